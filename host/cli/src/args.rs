@@ -1,0 +1,105 @@
+//! The command line, as clap parses it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Run agent tools as sandboxed WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "cordon", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options shared by every command.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Workspace root: bundles' directory grants resolve under it.
+    #[arg(long, global = true, env = "CORDON_WORKSPACE", default_value = ".")]
+    pub workspace: PathBuf,
+    /// Directory for compiled components [default: $XDG_CACHE_HOME/cordon or ~/.cache/cordon].
+    #[arg(long, global = true, env = "CORDON_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Compile every component on every start instead of caching.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+    /// More diagnostics on stderr (-v, -vv, -vvv). CORDON_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect plugin bundles.
+    #[command(subcommand)]
+    Plugins(PluginsCommand),
+    /// List and call tools.
+    #[command(subcommand)]
+    Tool(ToolCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginsCommand {
+    /// Validate every bundle in a directory and show its tools, grants and limits.
+    ///
+    /// Exits 0 when every bundle is valid, 1 otherwise.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The plugins directory.
+    #[arg(default_value = "plugins")]
+    pub dir: PathBuf,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolCommand {
+    /// List the tools of every bundle.
+    List(ListArgs),
+    /// Call one tool and print its output.
+    ///
+    /// Exits 0 on success and 1 on a tool error, printing its kind: invalid-input,
+    /// denied, failed, timeout, limit, crashed or not-found.
+    Call(CallArgs),
+}
+
+/// Where plugins come from.
+#[derive(Debug, Args)]
+pub struct PluginsArg {
+    /// The plugins directory.
+    #[arg(long, env = "CORDON_PLUGINS", default_value = "plugins")]
+    pub plugins: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    /// Print the full tool specs as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool's name, for example `jq.query`.
+    pub tool: String,
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    /// Arguments as a JSON object; `@FILE` reads them from a file, `-` from stdin.
+    #[arg(long, default_value = "{}")]
+    pub args: String,
+    /// Where committed state lives.
+    #[arg(long, env = "CORDON_STATE", default_value = ".cordon/state.json")]
+    pub state: PathBuf,
+    /// Print one JSON document with the output or error and every event.
+    #[arg(long)]
+    pub json: bool,
+}

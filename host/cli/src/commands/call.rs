@@ -1,0 +1,91 @@
+//! `cordon tool call`: run one tool in its sandbox and print what it returned.
+
+use std::io::Read;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use cordon_kernel::{Event, ToolError, ToolErrorKind, ToolSet};
+use cordon_store::JsonFileStateStore;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::args::{CallArgs, GlobalArgs};
+use crate::context;
+use crate::events::CliEvents;
+
+#[derive(Serialize)]
+struct Printed<'a> {
+    ok: bool,
+    tool: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a ToolError>,
+    events: Vec<Event>,
+}
+
+pub async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode> {
+    let host = context::host(global)?;
+    let report = context::load_all(&host, global, &args.plugins.plugins).await?;
+    let events = Arc::new(CliEvents::new(args.json));
+    let state = Arc::new(JsonFileStateStore::new(&args.state));
+    let plugins = host
+        .plugins(report.bundles, state, events.clone())
+        .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
+    let result = match parse_args(&args.args) {
+        Ok(value) => plugins.call(&args.tool, value).await,
+        Err(error) => Err(error),
+    };
+    let (output, error) = match &result {
+        Ok(output) => (Some(&output.content), None),
+        Err(error) => (None, Some(error)),
+    };
+    if args.json {
+        let printed = Printed {
+            ok: result.is_ok(),
+            tool: &args.tool,
+            output,
+            error,
+            events: events.take(),
+        };
+        println!("{}", serde_json::to_string_pretty(&printed)?);
+    } else if let Some(output) = output {
+        match output {
+            Value::String(text) => println!("{text}"),
+            other => println!("{}", serde_json::to_string_pretty(other)?),
+        }
+    } else if let Some(error) = error {
+        eprintln!("error: {}: {}", error.kind, error.message);
+    }
+    Ok(if result.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The `--args` value: inline JSON, `@FILE` or `-` for stdin.
+fn parse_args(raw: &str) -> Result<Value, ToolError> {
+    let invalid = |message: String| ToolError::new(ToolErrorKind::InvalidInput, message);
+    let text = if raw == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading arguments from stdin")
+            .map_err(|error| invalid(format!("{error:#}")))?;
+        text
+    } else if let Some(path) = raw.strip_prefix('@') {
+        std::fs::read_to_string(path)
+            .with_context(|| format!("reading arguments from {path}"))
+            .map_err(|error| invalid(format!("{error:#}")))?
+    } else {
+        raw.to_owned()
+    };
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|error| invalid(format!("--args is not valid JSON: {error}")))?;
+    if !value.is_object() {
+        return Err(invalid("--args must be a JSON object".into()));
+    }
+    Ok(value)
+}

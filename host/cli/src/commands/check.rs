@@ -1,0 +1,163 @@
+//! `cordon plugins check`: load every bundle of a directory and report each one,
+//! valid or not.
+
+use std::process::ExitCode;
+
+use cordon_kernel::ToolSpec;
+use cordon_wasm::{CacheOutcome, Grants, Limits, LoadedBundle};
+use serde::Serialize;
+
+use crate::args::{CheckArgs, GlobalArgs};
+use crate::context;
+
+#[derive(Serialize)]
+struct Report<'a> {
+    ok: bool,
+    bundles: Vec<BundleReport<'a>>,
+    errors: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct BundleReport<'a> {
+    name: &'a str,
+    version: String,
+    kind: String,
+    description: &'a str,
+    dir: String,
+    component: String,
+    sha256: &'a str,
+    cache: &'static str,
+    load_ms: u128,
+    tools: &'a [ToolSpec],
+    grants: &'a Grants,
+    limits: LimitsReport,
+}
+
+#[derive(Serialize)]
+struct LimitsReport {
+    memory_mib: usize,
+    timeout_ms: u128,
+    fuel: u64,
+    output_kib: usize,
+    log_kib: usize,
+}
+
+impl From<Limits> for LimitsReport {
+    fn from(limits: Limits) -> Self {
+        Self {
+            memory_mib: limits.memory_bytes >> 20,
+            timeout_ms: limits.timeout.as_millis(),
+            fuel: limits.fuel,
+            output_kib: limits.output_bytes >> 10,
+            log_kib: limits.log_bytes >> 10,
+        }
+    }
+}
+
+fn cache_word(outcome: CacheOutcome) -> &'static str {
+    match outcome {
+        CacheOutcome::Hit => "cached",
+        CacheOutcome::Compiled => "compiled",
+        CacheOutcome::Uncached => "compiled, not cached",
+    }
+}
+
+fn bundle_report(loaded: &LoadedBundle) -> BundleReport<'_> {
+    let manifest = &loaded.bundle.manifest;
+    BundleReport {
+        name: &manifest.name,
+        version: manifest.version.to_string(),
+        kind: manifest.kind.to_string(),
+        description: &manifest.description,
+        dir: loaded.bundle.dir.display().to_string(),
+        component: manifest.component.display().to_string(),
+        sha256: &loaded.bundle.digest,
+        cache: cache_word(loaded.cache),
+        load_ms: loaded.load_time.as_millis(),
+        tools: &loaded.tools,
+        grants: &manifest.grants,
+        limits: manifest.limits.into(),
+    }
+}
+
+pub async fn run(global: &GlobalArgs, args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let host = context::host(global)?;
+    let report = host.load_dir(&args.dir, &global.workspace).await?;
+    let ok = report.errors.is_empty();
+    let printed = Report {
+        ok,
+        bundles: report.bundles.iter().map(bundle_report).collect(),
+        errors: report.errors.iter().map(ToString::to_string).collect(),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&printed)?);
+    } else {
+        print_text(&printed);
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn print_text(report: &Report<'_>) {
+    for bundle in &report.bundles {
+        println!(
+            "ok     {} {} ({}) {}",
+            bundle.name, bundle.version, bundle.kind, bundle.dir
+        );
+        if !bundle.description.is_empty() {
+            println!("       {}", bundle.description);
+        }
+        let tools: Vec<&str> = bundle.tools.iter().map(|tool| tool.name.as_str()).collect();
+        println!("       tools:  {}", tools.join(", "));
+        println!("       grants: {}", describe_grants(bundle.grants));
+        let limits = &bundle.limits;
+        println!(
+            "       limits: memory {} MiB, timeout {} ms, fuel {}, output {} KiB, log {} KiB",
+            limits.memory_mib, limits.timeout_ms, limits.fuel, limits.output_kib, limits.log_kib
+        );
+        println!(
+            "       component: {} sha256:{} ({}, {} ms)",
+            bundle.component, bundle.sha256, bundle.cache, bundle.load_ms
+        );
+    }
+    for error in &report.errors {
+        println!("error  {error}");
+    }
+    println!(
+        "{} bundle(s) valid, {} error(s)",
+        report.bundles.len(),
+        report.errors.len()
+    );
+}
+
+fn describe_grants(grants: &Grants) -> String {
+    let mut parts = Vec::new();
+    if !grants.state.read.is_empty() {
+        parts.push(format!("state read [{}]", grants.state.read.join(", ")));
+    }
+    if !grants.state.write.is_empty() {
+        parts.push(format!("state write [{}]", grants.state.write.join(", ")));
+    }
+    if !grants.tools.is_empty() {
+        parts.push(format!("tools [{}]", grants.tools.join(", ")));
+    }
+    for dir in &grants.dirs {
+        parts.push(format!(
+            "dir {} -> {} ({})",
+            dir.host.display(),
+            dir.guest,
+            dir.mode
+        ));
+    }
+    if !grants.env.is_empty() {
+        parts.push(format!("env [{}]", grants.env.join(", ")));
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join("; ")
+    }
+}

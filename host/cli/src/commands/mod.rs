@@ -1,0 +1,5 @@
+//! One module per command.
+
+pub mod call;
+pub mod check;
+pub mod list;

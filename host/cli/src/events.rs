@@ -1,0 +1,86 @@
+//! Where a command's events go: straight to stderr for a person, or collected for
+//! the `--json` document.
+
+use std::sync::Mutex;
+
+use cordon_kernel::{Event, EventSink, LogLevel};
+
+/// Prints events as they happen, or keeps them for the JSON output.
+pub enum CliEvents {
+    /// Print each event to stderr.
+    Stderr,
+    /// Keep every event.
+    Collect(Mutex<Vec<Event>>),
+}
+
+impl CliEvents {
+    pub fn new(json: bool) -> Self {
+        if json {
+            Self::Collect(Mutex::default())
+        } else {
+            Self::Stderr
+        }
+    }
+
+    /// The collected events; empty when printing.
+    pub fn take(&self) -> Vec<Event> {
+        match self {
+            Self::Stderr => Vec::new(),
+            Self::Collect(events) => std::mem::take(
+                &mut events
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            ),
+        }
+    }
+}
+
+impl EventSink for CliEvents {
+    fn emit(&self, event: Event) {
+        match self {
+            Self::Stderr => eprintln!("{}", render(&event)),
+            Self::Collect(events) => events
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(event),
+        }
+    }
+}
+
+fn render(event: &Event) -> String {
+    match event {
+        Event::Log {
+            bundle,
+            level,
+            message,
+        } => {
+            let level = match level {
+                LogLevel::Trace => "trace",
+                LogLevel::Debug => "debug",
+                LogLevel::Info => "info",
+                LogLevel::Warn => "warn",
+                LogLevel::Error => "error",
+            };
+            format!("[{bundle}] {level}: {message}")
+        }
+        Event::Progress {
+            bundle,
+            done,
+            total,
+            message,
+        } => match total {
+            Some(total) => format!("[{bundle}] progress {done}/{total}: {message}"),
+            None => format!("[{bundle}] progress {done}: {message}"),
+        },
+        Event::Denied(denial) => format!(
+            "[{}] denied {} `{}`: {}",
+            denial.bundle, denial.capability, denial.target, denial.reason
+        ),
+        Event::LimitExceeded {
+            bundle,
+            tool,
+            limit,
+            detail,
+        } => format!("[{bundle}] {tool} stopped by the {limit} limit: {detail}"),
+    }
+}

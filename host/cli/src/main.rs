@@ -1,0 +1,63 @@
+//! `cordon`: check plugin bundles, list their tools and call them, each in its
+//! own sandbox.
+//!
+//! Exit codes: 0 success; 1 a tool call failed (its kind is printed); 2 the
+//! command could not run (bad usage, a plugin that does not load, an unreadable
+//! state file).
+
+mod args;
+mod commands;
+mod context;
+mod events;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command, PluginsCommand, ToolCommand};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.global.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cordon: cannot start the async runtime: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Plugins(PluginsCommand::Check(args)) => {
+                commands::check::run(&cli.global, args).await
+            }
+            Command::Tool(ToolCommand::List(args)) => commands::list::run(&cli.global, args).await,
+            Command::Tool(ToolCommand::Call(args)) => commands::call::run(&cli.global, args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("cordon: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}

@@ -1,0 +1,248 @@
+//! The `cordon` binary as an operator runs it: exit codes, text and JSON output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use cordon_test_artifacts as artifacts;
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// A working directory with a `plugins/` folder holding the bundled plugins.
+struct Project {
+    dir: TempDir,
+    cache: TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        let project = Self {
+            dir: tempfile::tempdir().unwrap(),
+            cache: tempfile::tempdir().unwrap(),
+        };
+        for (name, component) in [
+            ("jq", artifacts::JQ),
+            ("files", artifacts::FILES),
+            ("notes", artifacts::NOTES),
+        ] {
+            let bundle = project.plugins().join(name);
+            std::fs::create_dir_all(&bundle).unwrap();
+            std::fs::copy(
+                Path::new(artifacts::PLUGINS_DIR)
+                    .join(name)
+                    .join("plugin.toml"),
+                bundle.join("plugin.toml"),
+            )
+            .unwrap();
+            std::fs::copy(component, bundle.join(format!("{name}.wasm"))).unwrap();
+        }
+        std::fs::write(project.dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+        project
+    }
+
+    fn plugins(&self) -> PathBuf {
+        self.dir.path().join("plugins")
+    }
+
+    fn cordon(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_cordon"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("CORDON_CACHE_DIR", self.cache.path())
+            .env_remove("CORDON_PLUGINS")
+            .env_remove("CORDON_STATE")
+            .env_remove("CORDON_WORKSPACE")
+            .output()
+            .expect("run cordon")
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|error| panic!("stdout is not JSON ({error}): {}", stdout(output)))
+}
+
+#[test]
+fn plugins_check_lists_each_bundle_with_tools_and_grants() {
+    let project = Project::new();
+    let output = project.cordon(&["plugins", "check", "plugins"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("ok     jq 0.1.0 (tool)"), "{text}");
+    assert!(text.contains("jq.query"), "{text}");
+    assert!(text.contains("dir . -> /workspace (ro)"), "{text}");
+    assert!(text.contains("state read [notes, notes.next-id]"), "{text}");
+    assert!(text.contains("3 bundle(s) valid, 0 error(s)"), "{text}");
+
+    let output = project.cordon(&["plugins", "check", "--json"]);
+    assert!(output.status.success());
+    let report = json(&output);
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["bundles"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        report["bundles"][0]["cache"], "cached",
+        "the second run uses the cache"
+    );
+}
+
+#[test]
+fn plugins_check_fails_on_a_bad_bundle_and_names_it() {
+    let project = Project::new();
+    let bad = project.plugins().join("broken");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("plugin.toml"),
+        "[plugin]\nname = \"broken\"\nversion = \"1\"\nkind = \"tool\"\ncomponent = \"x.wasm\"\n",
+    )
+    .unwrap();
+    let output = project.cordon(&["plugins", "check"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(
+        text.contains("broken/plugin.toml") && text.contains("plugin.version"),
+        "{text}"
+    );
+    assert!(text.contains("3 bundle(s) valid, 1 error(s)"), "{text}");
+
+    let output = project.cordon(&["tool", "list"]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "tools do not run beside a broken bundle"
+    );
+    assert!(
+        stderr(&output).contains("cordon plugins check"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn tool_list_shows_every_tool() {
+    let project = Project::new();
+    let output = project.cordon(&["tool", "list"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for tool in ["files.read", "files.search", "jq.query", "notes.add"] {
+        assert!(text.contains(tool), "{tool}: {text}");
+    }
+    let listed = json(&project.cordon(&["tool", "list", "--json"]));
+    let jq = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "jq.query")
+        .expect("jq.query listed");
+    assert_eq!(jq["bundle"], "jq");
+    assert_eq!(jq["input-schema"]["type"], "object");
+    assert_eq!(jq["annotations"]["read-only"], true);
+}
+
+#[test]
+fn tool_call_prints_the_output_and_exits_zero() {
+    let project = Project::new();
+    let output = project.cordon(&[
+        "tool",
+        "call",
+        "jq.query",
+        "--args",
+        r#"{"filter": ".a + 1", "input": {"a": 41}}"#,
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(printed, serde_json::json!([42]));
+
+    let output = project.cordon(&[
+        "tool",
+        "call",
+        "files.read",
+        "--args",
+        r#"{"path": "notes.txt"}"#,
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(json(&output)["output"]["text"], "alpha\nbeta\n");
+}
+
+#[test]
+fn tool_call_exits_one_with_the_error_kind() {
+    let project = Project::new();
+    let output = project.cordon(&["tool", "call", "jq.query", "--args", r#"{"filter": 3}"#]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("error: invalid-input"),
+        "{}",
+        stderr(&output)
+    );
+
+    let output = project.cordon(&["tool", "call", "jq.query", "--args", "{not json"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("--args is not valid JSON"),
+        "{}",
+        stderr(&output)
+    );
+
+    let output = project.cordon(&["tool", "call", "no.such", "--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let printed = json(&output);
+    assert_eq!(printed["ok"], false);
+    assert_eq!(printed["error"]["kind"], "not-found");
+}
+
+#[test]
+fn notes_persist_between_invocations() {
+    let project = Project::new();
+    let output = project.cordon(&[
+        "tool",
+        "call",
+        "notes.add",
+        "--args",
+        r#"{"title": "Remember", "body": "the milk", "tags": ["home"]}"#,
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.cordon(&["tool", "call", "notes.list", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(json(&output)["output"]["notes"][0]["title"], "Remember");
+    assert!(project.dir.path().join(".cordon/state.json").is_file());
+}
+
+#[test]
+fn a_corrupt_state_file_is_reported_and_kept() {
+    let project = Project::new();
+    let state = project.dir.path().join(".cordon/state.json");
+    std::fs::create_dir_all(state.parent().unwrap()).unwrap();
+    std::fs::write(&state, "{broken").unwrap();
+    let output = project.cordon(&["tool", "call", "notes.list"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("state.json"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&state).unwrap(), "{broken");
+}
+
+#[test]
+fn every_command_has_help() {
+    let project = Project::new();
+    for args in [
+        vec!["--help"],
+        vec!["plugins", "--help"],
+        vec!["plugins", "check", "--help"],
+        vec!["tool", "--help"],
+        vec!["tool", "list", "--help"],
+        vec!["tool", "call", "--help"],
+    ] {
+        let output = project.cordon(&args);
+        assert!(output.status.success(), "{args:?}");
+        assert!(stdout(&output).contains("Usage:"), "{args:?}");
+    }
+}

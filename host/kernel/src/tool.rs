@@ -1,0 +1,121 @@
+//! Tools as the kernel sees them: their specs, their outputs, the closed set of
+//! ways a call can fail, and the [`ToolSet`] port that tool hosts implement.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Effect hints a tool declares about itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct ToolAnnotations {
+    /// Changes nothing outside its output.
+    pub read_only: bool,
+    /// May delete or overwrite something unrecoverable.
+    pub destructive: bool,
+    /// A repeat with the same arguments has no further effect.
+    pub idempotent: bool,
+    /// Reaches systems outside the agent's workspace.
+    pub open_world: bool,
+}
+
+/// What a tool tells the model and the host about itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct ToolSpec {
+    /// Unique name across all loaded tools.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+    /// JSON Schema of the output, when promised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Effect hints.
+    pub annotations: ToolAnnotations,
+}
+
+/// A successful tool result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// The value the model observes.
+    pub content: Value,
+}
+
+/// The closed set of reasons a tool call produced no output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolErrorKind {
+    /// The arguments were malformed or violated the tool's schema.
+    InvalidInput,
+    /// A capability the call needed was not granted.
+    Denied,
+    /// The tool ran and reported that it could not do the job.
+    Failed,
+    /// The call ran out of wall-clock time.
+    Timeout,
+    /// The call exceeded a resource limit: memory, fuel or output size.
+    Limit,
+    /// The component trapped or panicked.
+    Crashed,
+    /// No loaded tool has this name.
+    NotFound,
+}
+
+impl ToolErrorKind {
+    /// The stable kebab-case name printed by the CLI and stored in events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidInput => "invalid-input",
+            Self::Denied => "denied",
+            Self::Failed => "failed",
+            Self::Timeout => "timeout",
+            Self::Limit => "limit",
+            Self::Crashed => "crashed",
+            Self::NotFound => "not-found",
+        }
+    }
+}
+
+impl fmt::Display for ToolErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a tool call failed, as the model and the operator see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct ToolError {
+    /// Which kind of failure.
+    pub kind: ToolErrorKind,
+    /// A human-readable explanation.
+    pub message: String,
+}
+
+impl ToolError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// The future a [`ToolSet`] call returns.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+
+/// The port through which the kernel lists and calls tools.
+pub trait ToolSet: Send + Sync {
+    /// Every tool this set provides, in a stable order.
+    fn specs(&self) -> Vec<ToolSpec>;
+
+    /// Call the tool `name` with `args`. Every failure is a [`ToolError`]; a tool
+    /// set never panics on a tool's behalf.
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> ToolFuture<'a>;
+}

@@ -1,0 +1,379 @@
+//! Loading one bundle: read and validate its manifest, read and verify its
+//! component, resolve its directory grants, compile it (through the cache),
+//! check that it is a tool component whose imports Cordon can satisfy, pre-link
+//! it, and ask it to describe its tools.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cordon_kernel::{EventLog, MemoryStateStore, ToolAnnotations, ToolSpec};
+use serde_json::Value;
+use wasmtime::Store;
+
+use crate::bindings::{self, CONTRACT_VERSION, TOOL_EXPORT, ToolPluginPre};
+use crate::cache::{CacheOutcome, sha256_hex};
+use crate::engine::Engine;
+use crate::manifest::{BundleKind, DirMode, MANIFEST_FILE, Manifest, ManifestError, is_tool_name};
+use crate::plugins::PluginsInner;
+use crate::sandbox::CallState;
+
+/// A loaded bundle: its manifest, where it came from, and its pre-linked component.
+pub struct Bundle {
+    /// The validated manifest.
+    pub manifest: Manifest,
+    /// The bundle folder.
+    pub dir: PathBuf,
+    /// SHA-256 of the component, lowercase hex.
+    pub digest: String,
+    /// Directory grants resolved to canonical host paths.
+    pub dirs: Vec<ResolvedDir>,
+    pub(crate) pre: ToolPluginPre<CallState>,
+}
+
+/// A directory grant with its host path resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedDir {
+    /// Canonical host path.
+    pub host: PathBuf,
+    /// Path the component sees.
+    pub guest: String,
+    /// Access mode.
+    pub mode: DirMode,
+}
+
+/// A bundle together with the tools it described when loaded.
+pub struct LoadedBundle {
+    /// The bundle.
+    pub bundle: Arc<Bundle>,
+    /// Its tools, validated.
+    pub tools: Vec<ToolSpec>,
+    /// Each tool's compiled input schema, by tool name.
+    pub(crate) validators: BTreeMap<String, Arc<jsonschema::Validator>>,
+    /// Whether the compiled code came from the cache.
+    pub cache: CacheOutcome,
+    /// How long loading took.
+    pub load_time: Duration,
+}
+
+/// Why a bundle could not be loaded. Each names the file and, where it applies,
+/// the manifest field and value at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    /// The manifest is unreadable or invalid.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The plugins directory, or a folder in it, cannot be read.
+    #[error("{}: {message}", path.display())]
+    Folder { path: PathBuf, message: String },
+    /// The manifest's kind is not one this host runs yet.
+    #[error("{}: field `plugin.kind` = \"{kind}\": this host loads only `tool` bundles", file.display())]
+    UnsupportedKind { file: PathBuf, kind: BundleKind },
+    /// The component file cannot be read.
+    #[error("{}: field `plugin.component` = {component:?}: cannot read {}: {source}", file.display(), path.display())]
+    ComponentUnreadable {
+        file: PathBuf,
+        component: PathBuf,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The component's digest differs from the manifest's.
+    #[error("{}: field `plugin.sha256` = \"{expected}\": {} has sha256 {actual}", file.display(), path.display())]
+    DigestMismatch {
+        file: PathBuf,
+        path: PathBuf,
+        expected: String,
+        actual: String,
+    },
+    /// A directory grant does not resolve to a directory inside the workspace.
+    #[error("{}: field `{field}` = {value:?}: {reason}", file.display())]
+    DirGrant {
+        file: PathBuf,
+        field: String,
+        value: PathBuf,
+        reason: String,
+    },
+    /// The file is not a WebAssembly component this engine can compile.
+    #[error("{}: not a valid WebAssembly component: {message}", path.display())]
+    NotAComponent { path: PathBuf, message: String },
+    /// The component does not export the tool interface.
+    #[error(
+        "{}: wrong world: a tool bundle must export `{TOOL_EXPORT}@{CONTRACT_VERSION}` (build it against the `tool-plugin` world); it exports [{}]",
+        path.display(),
+        exports.join(", ")
+    )]
+    WrongWorld { path: PathBuf, exports: Vec<String> },
+    /// The component imports something Cordon does not provide.
+    #[error("{}: imports something Cordon does not provide: {message}", path.display())]
+    Imports { path: PathBuf, message: String },
+    /// `describe` failed or returned something unusable.
+    #[error("{}: describe(): {message}", path.display())]
+    Describe { path: PathBuf, message: String },
+    /// A described tool is invalid.
+    #[error("{}: tool {tool:?}: {reason}", path.display())]
+    InvalidTool {
+        path: PathBuf,
+        tool: String,
+        reason: String,
+    },
+    /// Two bundles define a tool of the same name.
+    #[error("{}: tool `{tool}` is already defined by bundle {}", second.display(), first.display())]
+    DuplicateTool {
+        tool: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    /// Two bundles share a name.
+    #[error("{}: bundle name `{name}` is already used by {}", second.display(), first.display())]
+    DuplicateBundle {
+        name: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+}
+
+/// Load the bundle in folder `dir`, resolving directory grants under `workspace_root`.
+pub(crate) async fn load(
+    engine: &Arc<Engine>,
+    dir: &Path,
+    workspace_root: &Path,
+) -> Result<LoadedBundle, BundleError> {
+    let started = Instant::now();
+    let file = dir.join(MANIFEST_FILE);
+    let manifest = Manifest::load(&file)?;
+    if manifest.kind != BundleKind::Tool {
+        return Err(BundleError::UnsupportedKind {
+            file,
+            kind: manifest.kind,
+        });
+    }
+    let path = dir.join(&manifest.component);
+    let bytes = std::fs::read(&path).map_err(|source| BundleError::ComponentUnreadable {
+        file: file.clone(),
+        component: manifest.component.clone(),
+        path: path.clone(),
+        source,
+    })?;
+    let digest = sha256_hex(&bytes);
+    if let Some(expected) = &manifest.sha256
+        && *expected != digest
+    {
+        return Err(BundleError::DigestMismatch {
+            file,
+            path,
+            expected: expected.clone(),
+            actual: digest,
+        });
+    }
+    let dirs = resolve_dirs(&file, &manifest, workspace_root)?;
+    let (component, cache) =
+        engine
+            .cache
+            .load(&engine.engine, &bytes, &digest)
+            .map_err(|error| BundleError::NotAComponent {
+                path: path.clone(),
+                message: format!("{error:#}"),
+            })?;
+    check_world(&engine.engine, &component, &path)?;
+    let instance_pre =
+        engine
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|error| BundleError::Imports {
+                path: path.clone(),
+                message: format!("{error:#}"),
+            })?;
+    let pre = ToolPluginPre::new(instance_pre).map_err(|error| BundleError::WrongWorld {
+        path: path.clone(),
+        exports: vec![format!("{error:#}")],
+    })?;
+    let bundle = Arc::new(Bundle {
+        manifest,
+        dir: dir.to_owned(),
+        digest,
+        dirs,
+        pre,
+    });
+    let (tools, validators) = describe(engine, &bundle, &path).await?;
+    Ok(LoadedBundle {
+        bundle,
+        tools,
+        validators,
+        cache,
+        load_time: started.elapsed(),
+    })
+}
+
+fn resolve_dirs(
+    file: &Path,
+    manifest: &Manifest,
+    workspace_root: &Path,
+) -> Result<Vec<ResolvedDir>, BundleError> {
+    let root = workspace_root
+        .canonicalize()
+        .map_err(|error| BundleError::Folder {
+            path: workspace_root.to_owned(),
+            message: format!("workspace root is unusable: {error}"),
+        })?;
+    manifest
+        .grants
+        .dirs
+        .iter()
+        .enumerate()
+        .map(|(index, grant)| {
+            let fail = |reason: String| BundleError::DirGrant {
+                file: file.to_owned(),
+                field: format!("grants.dirs[{index}].host"),
+                value: grant.host.clone(),
+                reason,
+            };
+            let host = root
+                .join(&grant.host)
+                .canonicalize()
+                .map_err(|error| fail(format!("cannot open under {}: {error}", root.display())))?;
+            if !host.starts_with(&root) {
+                return Err(fail(format!(
+                    "resolves to {}, outside the workspace root {}",
+                    host.display(),
+                    root.display()
+                )));
+            }
+            if !host.is_dir() {
+                return Err(fail(format!("{} is not a directory", host.display())));
+            }
+            Ok(ResolvedDir {
+                host,
+                guest: grant.guest.clone(),
+                mode: grant.mode,
+            })
+        })
+        .collect()
+}
+
+fn check_world(
+    engine: &wasmtime::Engine,
+    component: &wasmtime::component::Component,
+    path: &Path,
+) -> Result<(), BundleError> {
+    let exports: Vec<String> = component
+        .component_type()
+        .exports(engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    let compatible = exports.iter().any(|name| {
+        name.strip_prefix(TOOL_EXPORT)
+            .and_then(|rest| rest.strip_prefix('@'))
+            .and_then(|version| semver::Version::parse(version).ok())
+            .is_some_and(|version| version.major == 0 && version.minor == 1)
+    });
+    if compatible {
+        Ok(())
+    } else {
+        Err(BundleError::WrongWorld {
+            path: path.to_owned(),
+            exports,
+        })
+    }
+}
+
+type Described = (Vec<ToolSpec>, BTreeMap<String, Arc<jsonschema::Validator>>);
+
+/// Ask the component for its tools, in a sandbox with the bundle's limits and a
+/// throwaway state store, and validate what it says.
+async fn describe(
+    engine: &Arc<Engine>,
+    bundle: &Arc<Bundle>,
+    path: &Path,
+) -> Result<Described, BundleError> {
+    let fail = |message: String| BundleError::Describe {
+        path: path.to_owned(),
+        message,
+    };
+    let env = Arc::new(PluginsInner::isolated(
+        Arc::clone(engine),
+        Arc::new(MemoryStateStore::new()),
+        Arc::new(EventLog::new()),
+    ));
+    let state = CallState::new(Arc::clone(bundle), env, "describe", 0)
+        .map_err(|error| fail(format!("cannot prepare the sandbox: {error:#}")))?;
+    let limits = bundle.manifest.limits;
+    let mut store = Store::new(&engine.engine, state);
+    store.limiter(|state| &mut state.limiter);
+    store
+        .set_fuel(limits.fuel)
+        .map_err(|error| fail(format!("{error:#}")))?;
+    store.epoch_deadline_async_yield_and_update(1);
+    let described = tokio::time::timeout(limits.timeout, async {
+        let plugin = bundle.pre.instantiate_async(&mut store).await?;
+        plugin.cordon_plugin_tool().call_describe(&mut store).await
+    })
+    .await
+    .map_err(|_| fail(format!("did not return within {:?}", limits.timeout)))?
+    .map_err(|error| fail(format!("{error:#}")))?;
+    let mut specs = Vec::with_capacity(described.len());
+    let mut validators = BTreeMap::new();
+    for spec in described {
+        let tool = spec.name.clone();
+        let invalid = |reason: String| BundleError::InvalidTool {
+            path: path.to_owned(),
+            tool: tool.clone(),
+            reason,
+        };
+        let (spec, validator) = validate_spec(spec).map_err(invalid)?;
+        if validators
+            .insert(tool.clone(), Arc::new(validator))
+            .is_some()
+        {
+            return Err(invalid("is described twice".into()));
+        }
+        specs.push(spec);
+    }
+    Ok((specs, validators))
+}
+
+fn validate_spec(spec: bindings::ToolSpec) -> Result<(ToolSpec, jsonschema::Validator), String> {
+    if !is_tool_name(&spec.name) {
+        return Err(
+            "invalid name: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit"
+                .into(),
+        );
+    }
+    if spec.description.trim().is_empty() {
+        return Err("has an empty description".into());
+    }
+    let (input_schema, validator) = parse_schema("input-schema", &spec.input_schema)?;
+    let output_schema = spec
+        .output_schema
+        .as_deref()
+        .map(|text| parse_schema("output-schema", text).map(|(schema, _)| schema))
+        .transpose()?;
+    let bindings::ToolAnnotations {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+    } = spec.annotations;
+    let spec = ToolSpec {
+        name: spec.name,
+        description: spec.description,
+        input_schema,
+        output_schema,
+        annotations: ToolAnnotations {
+            read_only,
+            destructive,
+            idempotent,
+            open_world,
+        },
+    };
+    Ok((spec, validator))
+}
+
+fn parse_schema(field: &str, text: &str) -> Result<(Value, jsonschema::Validator), String> {
+    let schema: Value = serde_json::from_str(text)
+        .map_err(|error| format!("{field} is not valid JSON: {error}"))?;
+    let validator = jsonschema::validator_for(&schema)
+        .map_err(|error| format!("{field} is not a valid JSON Schema: {error}"))?;
+    Ok((schema, validator))
+}

@@ -1,0 +1,262 @@
+//! One tool call, end to end: look the tool up, validate the arguments against
+//! its schema, run it in a fresh, limited instance, and turn whatever happened
+//! (output, tool error, trap, limit, timeout) into a typed result plus the
+//! state writes to commit if it succeeded.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use cordon_kernel::{Event, LimitKind, StateWrite, ToolError, ToolErrorKind, ToolOutput};
+use serde_json::Value;
+use wasmtime::{Store, Trap};
+
+use crate::bindings::cordon::plugin::types as wit;
+use crate::bundle::Bundle;
+use crate::plugins::PluginsInner;
+use crate::sandbox::{CallState, LogLimitExceeded, StateUnavailable};
+
+/// What a call produced, and the state writes it staged.
+pub(crate) struct Outcome {
+    pub(crate) result: Result<ToolOutput, ToolError>,
+    /// Empty unless `result` is `Ok`.
+    pub(crate) writes: Vec<StateWrite>,
+}
+
+impl Outcome {
+    fn failed(kind: ToolErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            result: Err(ToolError::new(kind, message)),
+            writes: Vec::new(),
+        }
+    }
+}
+
+/// Call `name` with `args` at nesting `depth`.
+pub(crate) fn invoke<'a>(
+    plugins: &'a Arc<PluginsInner>,
+    name: &'a str,
+    args: Value,
+    depth: u32,
+) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
+    Box::pin(async move {
+        let Some(entry) = plugins.tools.get(name) else {
+            return Outcome::failed(ToolErrorKind::NotFound, format!("no tool named `{name}`"));
+        };
+        let problems: Vec<String> = entry
+            .validator
+            .iter_errors(&args)
+            .map(|error| {
+                let at = error.instance_path().to_string();
+                if at.is_empty() {
+                    error.to_string()
+                } else {
+                    format!("at {at}: {error}")
+                }
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Outcome::failed(
+                ToolErrorKind::InvalidInput,
+                format!(
+                    "arguments do not match the schema of `{name}`: {}",
+                    problems.join("; ")
+                ),
+            );
+        }
+        run(
+            plugins,
+            Arc::clone(&entry.bundle),
+            name,
+            &args.to_string(),
+            depth,
+        )
+        .await
+    })
+}
+
+/// A store for one call into `bundle`, with the bundle's limits applied.
+pub(crate) fn limited_store(
+    plugins: &Arc<PluginsInner>,
+    bundle: &Arc<Bundle>,
+    tool: &str,
+    depth: u32,
+) -> wasmtime::Result<Store<CallState>> {
+    let state = CallState::new(Arc::clone(bundle), Arc::clone(plugins), tool, depth)?;
+    let mut store = Store::new(&plugins.engine.engine, state);
+    store.limiter(|state| &mut state.limiter);
+    store.set_fuel(bundle.manifest.limits.fuel)?;
+    // Yield to the scheduler at every epoch tick, so the wall-clock timeout can
+    // fire even while guest code spins without calling the host.
+    store.epoch_deadline_async_yield_and_update(1);
+    Ok(store)
+}
+
+async fn run(
+    plugins: &Arc<PluginsInner>,
+    bundle: Arc<Bundle>,
+    tool: &str,
+    args: &str,
+    depth: u32,
+) -> Outcome {
+    let limits = bundle.manifest.limits;
+    let mut store = match limited_store(plugins, &bundle, tool, depth) {
+        Ok(store) => store,
+        Err(error) => {
+            return Outcome::failed(
+                ToolErrorKind::Failed,
+                format!("cannot prepare the sandbox: {error:#}"),
+            );
+        }
+    };
+    let returned = tokio::time::timeout(limits.timeout, async {
+        let plugin = bundle.pre.instantiate_async(&mut store).await?;
+        plugin
+            .cordon_plugin_tool()
+            .call_call(&mut store, &tool.to_owned(), &args.to_owned())
+            .await
+    })
+    .await;
+    let state = store.data();
+    state.flush_stdio();
+    let limit = |kind: LimitKind, error_kind: ToolErrorKind, detail: String| {
+        plugins.events.emit(Event::LimitExceeded {
+            bundle: bundle.manifest.name.clone(),
+            tool: tool.to_owned(),
+            limit: kind,
+            detail: detail.clone(),
+        });
+        Outcome::failed(error_kind, detail)
+    };
+    match returned {
+        Err(_elapsed) => limit(
+            LimitKind::Timeout,
+            ToolErrorKind::Timeout,
+            format!("did not finish within {} ms", limits.timeout.as_millis()),
+        ),
+        Ok(Err(error)) => match classify(&error, state) {
+            Stopped::Limit(kind, detail) => {
+                let error_kind = match kind {
+                    LimitKind::Timeout => ToolErrorKind::Timeout,
+                    _ => ToolErrorKind::Limit,
+                };
+                limit(kind, error_kind, detail)
+            }
+            Stopped::HostFailure(message) => Outcome::failed(ToolErrorKind::Failed, message),
+            Stopped::Crashed(message) => Outcome::failed(ToolErrorKind::Crashed, message),
+        },
+        Ok(Ok(Err(error))) => Outcome {
+            result: Err(from_wit_error(error, limits.output_bytes)),
+            writes: Vec::new(),
+        },
+        Ok(Ok(Ok(output))) => {
+            if output.content.len() > limits.output_bytes {
+                return limit(
+                    LimitKind::Output,
+                    ToolErrorKind::Limit,
+                    format!(
+                        "output of {} bytes exceeds the limit of {} bytes",
+                        output.content.len(),
+                        limits.output_bytes
+                    ),
+                );
+            }
+            match serde_json::from_str(&output.content) {
+                Ok(content) => Outcome {
+                    result: Ok(ToolOutput { content }),
+                    writes: store.into_data().staged.into_writes(),
+                },
+                Err(error) => Outcome::failed(
+                    ToolErrorKind::Failed,
+                    format!("the tool returned malformed JSON: {error}"),
+                ),
+            }
+        }
+    }
+}
+
+enum Stopped {
+    Limit(LimitKind, String),
+    HostFailure(String),
+    Crashed(String),
+}
+
+/// Why the component stopped, from the error and what the sandbox observed.
+fn classify(error: &wasmtime::Error, state: &CallState) -> Stopped {
+    let limits = state.bundle.manifest.limits;
+    if state.limiter.memory_refused {
+        return Stopped::Limit(
+            LimitKind::Memory,
+            format!("memory limit of {} MiB exceeded", limits.memory_bytes >> 20),
+        );
+    }
+    if let Some(StateUnavailable(message)) = error.downcast_ref::<StateUnavailable>() {
+        return Stopped::HostFailure(message.clone());
+    }
+    if let Some(exceeded) = error.downcast_ref::<LogLimitExceeded>() {
+        return Stopped::Limit(LimitKind::Log, exceeded.to_string());
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => {
+            return Stopped::Limit(
+                LimitKind::Fuel,
+                format!("fuel limit of {} exhausted", limits.fuel),
+            );
+        }
+        Some(Trap::Interrupt) => {
+            return Stopped::Limit(LimitKind::Timeout, "interrupted".into());
+        }
+        _ => {}
+    }
+    if state.stdio_full() {
+        return Stopped::Limit(
+            LimitKind::Log,
+            format!(
+                "stdout or stderr exceeded the limit of {} bytes",
+                limits.log_bytes
+            ),
+        );
+    }
+    let cause = error
+        .downcast_ref::<Trap>()
+        .map_or_else(|| format!("{error:#}"), ToString::to_string);
+    Stopped::Crashed(match state.last_words() {
+        Some(line) => format!("{cause} ({line})"),
+        None => cause,
+    })
+}
+
+fn from_wit_error(error: wit::ToolError, max_len: usize) -> ToolError {
+    let (kind, message) = match error {
+        wit::ToolError::InvalidInput(message) => (ToolErrorKind::InvalidInput, message),
+        wit::ToolError::Denied(message) => (ToolErrorKind::Denied, message),
+        wit::ToolError::Failed(message) => (ToolErrorKind::Failed, message),
+        wit::ToolError::Timeout(message) => (ToolErrorKind::Timeout, message),
+    };
+    ToolError::new(kind, truncate(message, max_len))
+}
+
+fn truncate(mut text: String, max_len: usize) -> String {
+    if text.len() > max_len {
+        let mut end = max_len;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
+    text
+}
+
+/// A kernel error as a component sees it.
+pub(crate) fn to_wit_error(error: ToolError) -> wit::ToolError {
+    match error.kind {
+        ToolErrorKind::InvalidInput => wit::ToolError::InvalidInput(error.message),
+        ToolErrorKind::Denied => wit::ToolError::Denied(error.message),
+        ToolErrorKind::Timeout => wit::ToolError::Timeout(error.message),
+        ToolErrorKind::Failed => wit::ToolError::Failed(error.message),
+        ToolErrorKind::Limit | ToolErrorKind::Crashed | ToolErrorKind::NotFound => {
+            wit::ToolError::Failed(format!("{}: {}", error.kind, error.message))
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! The engine every bundle runs on: wasmtime configured for components, async
+//! host calls, fuel, epoch interruption and the pooling allocator; the linker
+//! holding WASI and Cordon's imports; the compiled-component cache; and the
+//! thread that advances epochs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::bindings::ToolPlugin;
+use crate::cache::ComponentCache;
+use crate::limits::MAX_MEMORY_MIB;
+use crate::sandbox::CallState;
+
+/// How often the epoch advances. A call's guest code yields to the scheduler at
+/// each tick, which is what lets the wall-clock timeout interrupt a busy loop.
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Settings for a [`PluginHost`](crate::PluginHost).
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// Directory for compiled components; `None` compiles on every load.
+    pub cache_dir: Option<PathBuf>,
+    /// How many component instances may be alive at once, across all calls. The
+    /// pooling allocator reserves address space for this many up front.
+    pub max_instances: u32,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        Self {
+            cache_dir: None,
+            max_instances: 64,
+        }
+    }
+}
+
+/// Why the engine could not be created.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot create the WebAssembly engine: {0:#}")]
+pub struct EngineError(wasmtime::Error);
+
+pub(crate) struct Engine {
+    pub(crate) engine: wasmtime::Engine,
+    pub(crate) linker: Linker<CallState>,
+    pub(crate) cache: ComponentCache,
+}
+
+impl Engine {
+    pub(crate) fn new(config: &HostConfig) -> Result<Arc<Self>, EngineError> {
+        let engine =
+            wasmtime::Engine::new(&wasmtime_config(config.max_instances)).map_err(EngineError)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(EngineError)?;
+        ToolPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
+            .map_err(EngineError)?;
+        let cache = ComponentCache::new(&engine, config.cache_dir.clone());
+        start_epoch_ticker(&engine);
+        Ok(Arc::new(Self {
+            engine,
+            linker,
+            cache,
+        }))
+    }
+}
+
+fn wasmtime_config(max_instances: u32) -> Config {
+    let mut pool = PoolingAllocationConfig::default();
+    // A component built by Rust for wasm32-wasip2 holds a few core instances
+    // (the program, the WASI adapter and glue); leave room for more.
+    pool.total_component_instances(max_instances)
+        .total_stacks(max_instances)
+        .total_core_instances(max_instances * 8)
+        .total_memories(max_instances * 2)
+        .total_tables(max_instances * 4)
+        .max_memories_per_module(2)
+        .max_tables_per_module(4)
+        .max_memory_size((MAX_MEMORY_MIB as usize) << 20);
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .consume_fuel(true)
+        .epoch_interruption(true)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    config
+}
+
+/// Advance `engine`'s epoch every tick until the engine is dropped.
+fn start_epoch_ticker(engine: &wasmtime::Engine) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("cordon-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .map(drop)
+        .unwrap_or_else(|error| tracing::error!(%error, "cannot start the epoch thread"));
+}

@@ -1,0 +1,43 @@
+//! Cordon's WebAssembly host.
+//!
+//! Tools are WASI 0.2 components built against `wit/`. This crate loads them from
+//! bundle folders ([`manifest`], [`PluginHost`]), links WASI with nothing granted
+//! plus Cordon's own `state`, `log` and `tools` imports, and runs every call in a
+//! fresh instance with the bundle's limits. Only what the manifest declares is
+//! reachable; every refusal is a typed error and an audit event.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::{path::Path, sync::Arc};
+//! use cordon_kernel::{EventLog, MemoryStateStore, ToolSet};
+//! use cordon_wasm::{HostConfig, PluginHost};
+//!
+//! let host = PluginHost::new(HostConfig::default())?;
+//! let report = host.load_dir(Path::new("plugins"), Path::new(".")).await?;
+//! assert!(report.errors.is_empty());
+//! let plugins = host
+//!     .plugins(report.bundles, Arc::new(MemoryStateStore::new()), Arc::new(EventLog::new()))
+//!     .map_err(|errors| errors[0].to_string())?;
+//! let output = plugins
+//!     .call("jq.query", serde_json::json!({"filter": ".a", "input": {"a": 1}}))
+//!     .await?;
+//! # Ok(()) }
+//! ```
+
+mod bindings;
+mod bundle;
+mod cache;
+mod call;
+mod engine;
+mod imports;
+pub mod limits;
+pub mod manifest;
+mod plugins;
+mod sandbox;
+
+pub use bundle::{Bundle, BundleError, LoadedBundle, ResolvedDir};
+pub use cache::CacheOutcome;
+pub use engine::{EngineError, HostConfig};
+pub use limits::Limits;
+pub use manifest::{BundleKind, DirGrant, DirMode, Grants, Manifest, ManifestError, StateGrants};
+pub use plugins::{DirReport, PluginHost, Plugins};

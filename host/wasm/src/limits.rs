@@ -1,0 +1,118 @@
+//! Per-call resource limits: the manifest's `[limits]` table, its defaults and
+//! ceilings, and the resource limiter that enforces memory inside a store.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Limits applied to every call into a bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// Largest linear memory, in bytes.
+    pub memory_bytes: usize,
+    /// Wall-clock time for one call, including time spent waiting on the host.
+    pub timeout: Duration,
+    /// WebAssembly fuel for one call (about one unit per instruction).
+    pub fuel: u64,
+    /// Largest tool output, in bytes of JSON.
+    pub output_bytes: usize,
+    /// Largest total of log messages, stdout and stderr, in bytes.
+    pub log_bytes: usize,
+}
+
+/// Defaults suited to a tool that does a modest amount of work per call.
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            memory_bytes: 64 << 20,
+            timeout: Duration::from_secs(10),
+            fuel: 5_000_000_000,
+            output_bytes: 1 << 20,
+            log_bytes: 64 << 10,
+        }
+    }
+}
+
+/// The largest memory a manifest may ask for; the pooling allocator reserves this much.
+pub const MAX_MEMORY_MIB: u64 = 1024;
+const MAX_TIMEOUT_MS: u64 = 10 * 60 * 1000;
+const MAX_OUTPUT_KIB: u64 = 64 << 10;
+const MAX_LOG_KIB: u64 = 16 << 10;
+
+/// `[limits]` as written in the manifest.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawLimits {
+    memory_mib: Option<u64>,
+    timeout_ms: Option<u64>,
+    fuel: Option<u64>,
+    output_kib: Option<u64>,
+    log_kib: Option<u64>,
+}
+
+impl RawLimits {
+    /// The limits, or the field, value and reason of the first bad one.
+    pub(crate) fn validate(self) -> Result<Limits, (&'static str, u64, String)> {
+        let defaults = Limits::default();
+        let check = |field: &'static str, value: Option<u64>, min: u64, max: u64| match value {
+            Some(v) if v < min || v > max => {
+                Err((field, v, format!("must be between {min} and {max}")))
+            }
+            other => Ok(other),
+        };
+        let memory = check("memory-mib", self.memory_mib, 1, MAX_MEMORY_MIB)?;
+        let timeout = check("timeout-ms", self.timeout_ms, 1, MAX_TIMEOUT_MS)?;
+        let fuel = check("fuel", self.fuel, 1, u64::MAX)?;
+        let output = check("output-kib", self.output_kib, 1, MAX_OUTPUT_KIB)?;
+        let log = check("log-kib", self.log_kib, 0, MAX_LOG_KIB)?;
+        let kib = |v: u64| (v as usize) << 10;
+        Ok(Limits {
+            memory_bytes: memory.map_or(defaults.memory_bytes, |v| (v as usize) << 20),
+            timeout: timeout.map_or(defaults.timeout, Duration::from_millis),
+            fuel: fuel.unwrap_or(defaults.fuel),
+            output_bytes: output.map_or(defaults.output_bytes, kib),
+            log_bytes: log.map_or(defaults.log_bytes, kib),
+        })
+    }
+}
+
+/// Enforces the memory limit of one call and remembers whether it refused growth,
+/// so that the resulting trap can be reported as a memory limit rather than a crash.
+#[derive(Debug)]
+pub(crate) struct CallLimiter {
+    memory_bytes: usize,
+    pub(crate) memory_refused: bool,
+}
+
+impl CallLimiter {
+    pub(crate) fn new(memory_bytes: usize) -> Self {
+        Self {
+            memory_bytes,
+            memory_refused: false,
+        }
+    }
+}
+
+impl wasmtime::ResourceLimiter for CallLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = desired <= self.memory_bytes && maximum.is_none_or(|max| desired <= max);
+        if !allowed {
+            self.memory_refused = true;
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000 && maximum.is_none_or(|max| desired <= max))
+    }
+}

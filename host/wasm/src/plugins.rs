@@ -1,0 +1,218 @@
+//! The plugin host and the set of loaded plugins. [`PluginHost`] loads bundles
+//! from a directory; [`Plugins`] indexes their tools by name and implements the
+//! kernel's [`ToolSet`] port, committing each successful call's state writes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cordon_kernel::{
+    EventSink, StateStore, ToolError, ToolErrorKind, ToolFuture, ToolSet, ToolSpec,
+};
+use serde_json::Value;
+
+use crate::bundle::{self, Bundle, BundleError, LoadedBundle};
+use crate::call;
+use crate::engine::{Engine, EngineError, HostConfig};
+use crate::manifest::MANIFEST_FILE;
+
+/// Loads bundles onto one engine. Cheap to share; create one per process.
+pub struct PluginHost {
+    engine: Arc<Engine>,
+}
+
+/// Every bundle of a plugins directory: those that loaded and why the others did not.
+pub struct DirReport {
+    /// Bundles that loaded, in folder-name order.
+    pub bundles: Vec<LoadedBundle>,
+    /// Bundles that did not, and conflicts between bundles.
+    pub errors: Vec<BundleError>,
+}
+
+impl PluginHost {
+    /// A host with its own engine.
+    pub fn new(config: HostConfig) -> Result<Self, EngineError> {
+        Ok(Self {
+            engine: Engine::new(&config)?,
+        })
+    }
+
+    /// Load the bundle in folder `dir`; directory grants resolve under `workspace_root`.
+    pub async fn load_bundle(
+        &self,
+        dir: &Path,
+        workspace_root: &Path,
+    ) -> Result<LoadedBundle, BundleError> {
+        bundle::load(&self.engine, dir, workspace_root).await
+    }
+
+    /// Load every bundle in `dir`: each sub-folder holding a `plugin.toml`. One
+    /// bad bundle does not stop the others from being checked.
+    pub async fn load_dir(
+        &self,
+        dir: &Path,
+        workspace_root: &Path,
+    ) -> Result<DirReport, BundleError> {
+        let folder_error = |error: std::io::Error| BundleError::Folder {
+            path: dir.to_owned(),
+            message: format!("cannot read plugins directory: {error}"),
+        };
+        let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(folder_error)?
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.join(MANIFEST_FILE).is_file())
+            .collect();
+        folders.sort();
+        let mut report = DirReport {
+            bundles: Vec::new(),
+            errors: Vec::new(),
+        };
+        for folder in folders {
+            match self.load_bundle(&folder, workspace_root).await {
+                Ok(loaded) => report.bundles.push(loaded),
+                Err(error) => report.errors.push(error),
+            }
+        }
+        let (_, conflicts) = index(&report.bundles);
+        report.errors.extend(conflicts);
+        Ok(report)
+    }
+
+    /// Make `bundles` callable, reading and committing state through `state` and
+    /// reporting events to `events`.
+    pub fn plugins(
+        &self,
+        bundles: Vec<LoadedBundle>,
+        state: Arc<dyn StateStore>,
+        events: Arc<dyn EventSink>,
+    ) -> Result<Plugins, Vec<BundleError>> {
+        let (tools, conflicts) = index(&bundles);
+        if !conflicts.is_empty() {
+            return Err(conflicts);
+        }
+        Ok(Plugins {
+            inner: Arc::new(PluginsInner {
+                engine: Arc::clone(&self.engine),
+                bundles: bundles.into_iter().map(|loaded| loaded.bundle).collect(),
+                tools,
+                state,
+                events,
+            }),
+        })
+    }
+}
+
+/// One callable tool.
+pub(crate) struct ToolEntry {
+    pub(crate) bundle: Arc<Bundle>,
+    pub(crate) spec: ToolSpec,
+    pub(crate) validator: Arc<jsonschema::Validator>,
+}
+
+fn index(bundles: &[LoadedBundle]) -> (BTreeMap<String, ToolEntry>, Vec<BundleError>) {
+    let mut tools: BTreeMap<String, ToolEntry> = BTreeMap::new();
+    let mut names: BTreeMap<&str, &Path> = BTreeMap::new();
+    let mut conflicts = Vec::new();
+    for loaded in bundles {
+        let bundle = &loaded.bundle;
+        if let Some(first) = names.insert(&bundle.manifest.name, &bundle.dir) {
+            conflicts.push(BundleError::DuplicateBundle {
+                name: bundle.manifest.name.clone(),
+                first: first.to_owned(),
+                second: bundle.dir.clone(),
+            });
+            continue;
+        }
+        for spec in &loaded.tools {
+            if let Some(existing) = tools.get(&spec.name) {
+                conflicts.push(BundleError::DuplicateTool {
+                    tool: spec.name.clone(),
+                    first: existing.bundle.dir.clone(),
+                    second: bundle.dir.clone(),
+                });
+                continue;
+            }
+            if let Some(validator) = loaded.validators.get(&spec.name) {
+                tools.insert(
+                    spec.name.clone(),
+                    ToolEntry {
+                        bundle: Arc::clone(bundle),
+                        spec: spec.clone(),
+                        validator: Arc::clone(validator),
+                    },
+                );
+            }
+        }
+    }
+    (tools, conflicts)
+}
+
+/// Loaded plugins, ready to call. Cheap to clone; calls may run concurrently.
+#[derive(Clone)]
+pub struct Plugins {
+    inner: Arc<PluginsInner>,
+}
+
+pub(crate) struct PluginsInner {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) bundles: Vec<Arc<Bundle>>,
+    pub(crate) tools: BTreeMap<String, ToolEntry>,
+    pub(crate) state: Arc<dyn StateStore>,
+    pub(crate) events: Arc<dyn EventSink>,
+}
+
+impl PluginsInner {
+    /// An environment with no tools, for calls made while loading a bundle.
+    pub(crate) fn isolated(
+        engine: Arc<Engine>,
+        state: Arc<dyn StateStore>,
+        events: Arc<dyn EventSink>,
+    ) -> Self {
+        Self {
+            engine,
+            bundles: Vec::new(),
+            tools: BTreeMap::new(),
+            state,
+            events,
+        }
+    }
+}
+
+impl Plugins {
+    /// The loaded bundles.
+    pub fn bundles(&self) -> &[Arc<Bundle>] {
+        &self.inner.bundles
+    }
+
+    /// The bundle that provides `tool`.
+    pub fn bundle_of(&self, tool: &str) -> Option<&Arc<Bundle>> {
+        self.inner.tools.get(tool).map(|entry| &entry.bundle)
+    }
+}
+
+impl ToolSet for Plugins {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.inner
+            .tools
+            .values()
+            .map(|entry| entry.spec.clone())
+            .collect()
+    }
+
+    fn call<'a>(&'a self, name: &'a str, args: Value) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let outcome = call::invoke(&self.inner, name, args, 0).await;
+            let output = outcome.result?;
+            if !outcome.writes.is_empty() {
+                self.inner.state.apply(&outcome.writes).map_err(|error| {
+                    ToolError::new(
+                        ToolErrorKind::Failed,
+                        format!("state commit failed: {error}"),
+                    )
+                })?;
+            }
+            Ok(output)
+        })
+    }
+}

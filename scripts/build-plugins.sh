@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the bundled plugins for wasm32-wasip2 and copies each component into its
+# bundle folder as plugins/<name>/<name>.wasm, next to its plugin.toml.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+plugins=(jq files notes)
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in
+    /*) ;;
+    *) target_dir="$root/$target_dir" ;;
+esac
+
+rustup target add wasm32-wasip2 >/dev/null 2>&1 || {
+    echo "error: could not add the wasm32-wasip2 target; run \`rustup target add wasm32-wasip2\`" >&2
+    exit 1
+}
+
+packages=()
+for name in "${plugins[@]}"; do
+    packages+=(-p "cordon-plugin-$name")
+done
+cargo build --release --target wasm32-wasip2 "${packages[@]}"
+
+for name in "${plugins[@]}"; do
+    built="$target_dir/wasm32-wasip2/release/cordon_plugin_$name.wasm"
+    cp "$built" "plugins/$name/$name.wasm"
+    echo "plugins/$name/$name.wasm"
+done

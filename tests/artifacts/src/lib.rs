@@ -1,0 +1,7 @@
+//! Absolute paths to the guest components the host's tests load, built from
+//! source for `wasm32-wasip2` by this crate's build script: the bundled plugins
+//! (`JQ`, `FILES`, `NOTES`) and the fixtures (`HOSTILE`, `NOT_A_TOOL`,
+//! `BAD_DESCRIBE`), plus `PLUGINS_DIR`, the repository's `plugins/` folder
+//! holding each plugin's `plugin.toml`.
+
+include!(concat!(env!("OUT_DIR"), "/artifacts.rs"));

@@ -1,0 +1,312 @@
+//! Loading bundles: valid ones load with their tools, and every way a bundle can
+//! be wrong is an error that names the file, the field and the value.
+
+use std::path::Path;
+
+use cordon_tests::{Fixture, artifacts, host, manifest};
+use cordon_wasm::{BundleError, CacheOutcome, HostConfig, PluginHost};
+
+async fn only_error(fixture: &Fixture) -> (BundleError, String) {
+    let report = fixture.report(&host()).await;
+    assert!(report.bundles.is_empty(), "nothing should load");
+    let mut errors = report.errors;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let error = errors.remove(0);
+    let text = error.to_string();
+    (error, text)
+}
+
+#[tokio::test]
+async fn the_bundled_plugins_load_with_their_tools() {
+    let fixture = Fixture::new();
+    fixture.bundled_plugin("jq", Path::new(artifacts::JQ));
+    fixture.bundled_plugin("files", Path::new(artifacts::FILES));
+    fixture.bundled_plugin("notes", Path::new(artifacts::NOTES));
+    let report = fixture.report(&host()).await;
+    let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let mut tools: Vec<String> = report
+        .bundles
+        .iter()
+        .flat_map(|loaded| loaded.tools.iter().map(|tool| tool.name.clone()))
+        .collect();
+    tools.sort();
+    for expected in [
+        "files.list",
+        "files.read",
+        "files.search",
+        "jq.query",
+        "notes.add",
+        "notes.list",
+    ] {
+        assert!(
+            tools.iter().any(|tool| tool == expected),
+            "{expected} in {tools:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_manifest_key_names_the_file_and_the_key() {
+    let fixture = Fixture::new();
+    let text = manifest("hostile", "[limits]\nmemory-mb = 3\n");
+    let dir = fixture.bundle("bad", &text, Path::new(artifacts::HOSTILE));
+    let (error, text) = only_error(&fixture).await;
+    assert!(matches!(error, BundleError::Manifest(_)), "{error:?}");
+    assert!(
+        text.contains(&dir.join("plugin.toml").display().to_string()),
+        "{text}"
+    );
+    assert!(text.contains("memory-mb"), "{text}");
+}
+
+#[tokio::test]
+async fn malformed_toml_names_the_file_and_line() {
+    let fixture = Fixture::new();
+    fixture.bundle("bad", "[plugin\nname = 1", Path::new(artifacts::HOSTILE));
+    let (_, text) = only_error(&fixture).await;
+    assert!(
+        text.contains("plugin.toml") && text.contains("line 1"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_component_names_the_field_and_the_path() {
+    let fixture = Fixture::new();
+    let dir = fixture.bundle("gone", &manifest("gone", ""), Path::new(artifacts::HOSTILE));
+    std::fs::remove_file(dir.join("tool.wasm")).unwrap();
+    let (error, text) = only_error(&fixture).await;
+    assert!(
+        matches!(error, BundleError::ComponentUnreadable { .. }),
+        "{error:?}"
+    );
+    assert!(
+        text.contains("plugin.component") && text.contains("tool.wasm"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_component_whose_digest_differs_is_refused_and_a_matching_one_loads() {
+    let fixture = Fixture::new();
+    let wrong = "0".repeat(64);
+    fixture.bundle(
+        "pinned",
+        &manifest("pinned", "").replace(
+            "component = \"tool.wasm\"",
+            &format!("component = \"tool.wasm\"\nsha256 = \"{wrong}\""),
+        ),
+        Path::new(artifacts::HOSTILE),
+    );
+    let (error, text) = only_error(&fixture).await;
+    assert!(
+        matches!(error, BundleError::DigestMismatch { .. }),
+        "{error:?}"
+    );
+    assert!(
+        text.contains("plugin.sha256") && text.contains(&wrong),
+        "{text}"
+    );
+
+    let BundleError::DigestMismatch { actual, .. } = error else {
+        unreachable!()
+    };
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "pinned",
+        &manifest("pinned", "").replace(
+            "component = \"tool.wasm\"",
+            &format!("component = \"tool.wasm\"\nsha256 = \"{actual}\""),
+        ),
+        Path::new(artifacts::HOSTILE),
+    );
+    fixture.load().await;
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_component_is_refused() {
+    let fixture = Fixture::new();
+    let dir = fixture.bundle("junk", &manifest("junk", ""), Path::new(artifacts::HOSTILE));
+    std::fs::write(dir.join("tool.wasm"), b"\0asm but not really").unwrap();
+    let (error, text) = only_error(&fixture).await;
+    assert!(
+        matches!(error, BundleError::NotAComponent { .. }),
+        "{error:?}"
+    );
+    assert!(text.contains("tool.wasm"), "{text}");
+}
+
+#[tokio::test]
+async fn a_component_of_the_wrong_world_is_refused_by_name() {
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "command",
+        &manifest("command", ""),
+        Path::new(artifacts::NOT_A_TOOL),
+    );
+    let (error, text) = only_error(&fixture).await;
+    assert!(matches!(error, BundleError::WrongWorld { .. }), "{error:?}");
+    assert!(text.contains("cordon:plugin/tool@0.1.0"), "{text}");
+    assert!(
+        text.contains("wasi:cli/run"),
+        "lists what it does export: {text}"
+    );
+}
+
+#[tokio::test]
+async fn a_describe_with_a_bad_tool_name_or_schema_is_refused() {
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "bad-describe",
+        &manifest("bad-describe", ""),
+        Path::new(artifacts::BAD_DESCRIBE),
+    );
+    let (error, text) = only_error(&fixture).await;
+    assert!(
+        matches!(error, BundleError::InvalidTool { .. }),
+        "{error:?}"
+    );
+    assert!(text.contains("Bad Name!"), "{text}");
+}
+
+#[tokio::test]
+async fn two_bundles_defining_one_tool_name_are_a_conflict() {
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "first",
+        &manifest("first", ""),
+        Path::new(artifacts::HOSTILE),
+    );
+    let second = fixture.bundle(
+        "second",
+        &manifest("second", ""),
+        Path::new(artifacts::HOSTILE),
+    );
+    let report = fixture.report(&host()).await;
+    assert_eq!(report.bundles.len(), 2);
+    assert!(!report.errors.is_empty());
+    let text = report.errors[0].to_string();
+    assert!(
+        matches!(report.errors[0], BundleError::DuplicateTool { .. }),
+        "{text}"
+    );
+    assert!(
+        text.contains("hostile.echo") || text.contains("hostile."),
+        "{text}"
+    );
+    assert!(text.starts_with(&second.display().to_string()), "{text}");
+    let refused = host().plugins(
+        report.bundles,
+        std::sync::Arc::new(cordon_kernel::MemoryStateStore::new()),
+        std::sync::Arc::new(cordon_kernel::EventLog::new()),
+    );
+    assert!(
+        refused.is_err(),
+        "conflicting bundles cannot be made callable"
+    );
+}
+
+#[tokio::test]
+async fn two_bundles_with_one_name_are_a_conflict() {
+    let fixture = Fixture::new();
+    fixture.bundle("a", &manifest("same", ""), Path::new(artifacts::HOSTILE));
+    fixture.bundle("b", &manifest("same", ""), Path::new(artifacts::JQ));
+    let report = fixture.report(&host()).await;
+    assert!(
+        report.errors.iter().any(
+            |error| matches!(error, BundleError::DuplicateBundle { name, .. } if name == "same")
+        ),
+        "{:?}",
+        report.errors
+    );
+}
+
+#[tokio::test]
+async fn a_hook_bundle_is_refused_until_hooks_are_supported() {
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "hook",
+        &manifest("hook", "").replace("kind = \"tool\"", "kind = \"hook\""),
+        Path::new(artifacts::HOSTILE),
+    );
+    let (error, text) = only_error(&fixture).await;
+    assert!(
+        matches!(error, BundleError::UnsupportedKind { .. }),
+        "{error:?}"
+    );
+    assert!(text.contains("plugin.kind"), "{text}");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_directory_grant_through_a_symlink_out_of_the_workspace_is_refused() {
+    let fixture = Fixture::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), fixture.workspace.path().join("escape")).unwrap();
+    fixture.bundle(
+        "escaper",
+        &manifest(
+            "escaper",
+            "[[grants.dirs]]\nhost = \"escape\"\nguest = \"/x\"\nmode = \"ro\"\n",
+        ),
+        Path::new(artifacts::HOSTILE),
+    );
+    let (error, text) = only_error(&fixture).await;
+    assert!(matches!(error, BundleError::DirGrant { .. }), "{error:?}");
+    assert!(
+        text.contains("grants.dirs[0].host") && text.contains("outside the workspace"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_granted_directory_is_refused() {
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "absent",
+        &manifest(
+            "absent",
+            "[[grants.dirs]]\nhost = \"nope\"\nguest = \"/x\"\nmode = \"ro\"\n",
+        ),
+        Path::new(artifacts::HOSTILE),
+    );
+    let (_, text) = only_error(&fixture).await;
+    assert!(
+        text.contains("grants.dirs[0].host") && text.contains("nope"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_second_load_uses_the_compiled_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let host = || {
+        PluginHost::new(HostConfig {
+            cache_dir: Some(cache.path().to_owned()),
+            max_instances: 4,
+        })
+        .unwrap()
+    };
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "hostile",
+        &manifest("hostile", ""),
+        Path::new(artifacts::HOSTILE),
+    );
+    let first = fixture.report(&host()).await;
+    assert_eq!(first.bundles[0].cache, CacheOutcome::Compiled);
+    let second = fixture.report(&host()).await;
+    assert_eq!(second.bundles[0].cache, CacheOutcome::Hit);
+
+    for entry in std::fs::read_dir(cache.path()).unwrap() {
+        std::fs::write(entry.unwrap().path(), b"corrupted").unwrap();
+    }
+    let third = fixture.report(&host()).await;
+    assert!(third.errors.is_empty(), "{:?}", third.errors);
+    assert_eq!(
+        third.bundles[0].cache,
+        CacheOutcome::Compiled,
+        "a corrupt entry is replaced"
+    );
+}

@@ -1,0 +1,41 @@
+//! Attempts to use host capabilities beyond the manifest's grants: state keys and
+//! other tools. Refusals propagate as the tool's error.
+
+use crate::args::{CallArgs, KeyArgs, KeyValueArgs, NoArgs};
+use cordon_sdk::{state, tools};
+use serde_json::json;
+
+hostile_tool!(
+    StateWrite,
+    "hostile.state-write",
+    "Set a state key.",
+    KeyValueArgs,
+    |args| {
+        state::set(&args.key, &args.value)?;
+        Ok(json!({ "written": true }))
+    }
+);
+
+hostile_tool!(
+    StateRead,
+    "hostile.state-read",
+    "Read a state key.",
+    KeyArgs,
+    |args| Ok(json!({ "value": state::get::<serde_json::Value>(&args.key)? }))
+);
+
+hostile_tool!(
+    CallTool,
+    "hostile.call-tool",
+    "Call another tool.",
+    CallArgs,
+    |args| tools::call(&args.name, &args.args)
+);
+
+hostile_tool!(
+    Recurse,
+    "hostile.recurse",
+    "Call itself until the host refuses.",
+    NoArgs,
+    |_| tools::call("hostile.recurse", &json!({}))
+);

@@ -1,0 +1,69 @@
+//! A tool component for the host's security tests. Each tool tries one thing the
+//! host must refuse or bound, and returns what it observed as JSON (or lets the
+//! refusal surface as its tool error), so a test can assert the attempt failed.
+//! `hostile.echo` is the benign baseline.
+
+/// Declares a tool named `$name` whose `call` takes `$args` and evaluates `$body`.
+macro_rules! hostile_tool {
+    ($tool:ident, $name:literal, $description:literal, $args:ty, |$input:pat_param| $body:expr) => {
+        pub struct $tool;
+
+        impl cordon_sdk::Tool for $tool {
+            const NAME: &'static str = $name;
+            const DESCRIPTION: &'static str = $description;
+            type Args = $args;
+            type Output = serde_json::Value;
+
+            fn call($input: $args) -> Result<serde_json::Value, cordon_sdk::ToolError> {
+                $body
+            }
+        }
+    };
+}
+
+mod args;
+mod bombs;
+mod escapes;
+mod grants;
+
+use cordon_sdk::{Annotations, Tool, ToolError};
+use serde_json::{Map, Value};
+
+/// Returns its arguments unchanged.
+pub struct Echo;
+
+impl Tool for Echo {
+    const NAME: &'static str = "hostile.echo";
+    const DESCRIPTION: &'static str = "Return the arguments unchanged.";
+    type Args = Map<String, Value>;
+    type Output = Map<String, Value>;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(args: Map<String, Value>) -> Result<Map<String, Value>, ToolError> {
+        Ok(args)
+    }
+}
+
+cordon_sdk::export_tools!(
+    Echo,
+    escapes::ReadFile,
+    escapes::WriteFile,
+    escapes::ListDir,
+    escapes::Env,
+    escapes::Connect,
+    grants::StateWrite,
+    grants::StateRead,
+    grants::CallTool,
+    grants::Recurse,
+    bombs::Loop,
+    bombs::Sleep,
+    bombs::Alloc,
+    bombs::Print,
+    bombs::LogFlood,
+    bombs::Trap,
+    bombs::Panic,
+    bombs::BigOutput,
+);

@@ -1,0 +1,121 @@
+//! Shared set-up for the integration tests: bundle folders assembled in
+//! temporary directories from the guest components built for this test run.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use cordon_kernel::{EventLog, MemoryStateStore, ToolError, ToolOutput, ToolSet};
+use cordon_wasm::{DirReport, HostConfig, PluginHost, Plugins};
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub use cordon_test_artifacts as artifacts;
+
+/// One compiled-component cache for the whole test binary, so each component is
+/// compiled once per run however many tests load it.
+fn cache_dir() -> PathBuf {
+    static DIR: OnceLock<TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("create cache dir"))
+        .path()
+        .to_owned()
+}
+
+/// A plugin host sharing the test binary's cache.
+pub fn host() -> PluginHost {
+    PluginHost::new(HostConfig {
+        cache_dir: Some(cache_dir()),
+        max_instances: 16,
+    })
+    .expect("create plugin host")
+}
+
+/// A plugins directory and a workspace root, both temporary.
+pub struct Fixture {
+    pub plugins: TempDir,
+    pub workspace: TempDir,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        Self {
+            plugins: tempfile::tempdir().expect("plugins dir"),
+            workspace: tempfile::tempdir().expect("workspace dir"),
+        }
+    }
+
+    /// Add bundle `folder` with `manifest` and a copy of `component` named as the
+    /// manifest's `component` field says (`tool.wasm` in [`manifest`]).
+    pub fn bundle(&self, folder: &str, manifest: &str, component: &Path) -> PathBuf {
+        let dir = self.plugins.path().join(folder);
+        std::fs::create_dir_all(&dir).expect("bundle dir");
+        std::fs::write(dir.join("plugin.toml"), manifest).expect("write manifest");
+        std::fs::copy(component, dir.join("tool.wasm")).expect("copy component");
+        dir
+    }
+
+    /// Add one of the repository's bundled plugins, with its own manifest.
+    pub fn bundled_plugin(&self, name: &str, component: &Path) -> PathBuf {
+        let manifest = std::fs::read_to_string(
+            Path::new(artifacts::PLUGINS_DIR)
+                .join(name)
+                .join("plugin.toml"),
+        )
+        .expect("read bundled manifest");
+        let dir = self.plugins.path().join(name);
+        std::fs::create_dir_all(&dir).expect("bundle dir");
+        std::fs::write(dir.join("plugin.toml"), manifest).expect("write manifest");
+        std::fs::copy(component, dir.join(format!("{name}.wasm"))).expect("copy component");
+        dir
+    }
+
+    pub async fn report(&self, host: &PluginHost) -> DirReport {
+        host.load_dir(self.plugins.path(), self.workspace.path())
+            .await
+            .expect("read plugins dir")
+    }
+
+    /// Load every bundle, which must all be valid, with fresh in-memory state and events.
+    pub async fn load(&self) -> Loaded {
+        let host = host();
+        let report = self.report(&host).await;
+        let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+        assert!(errors.is_empty(), "bundles failed to load: {errors:#?}");
+        let state = Arc::new(MemoryStateStore::new());
+        let events = Arc::new(EventLog::new());
+        let plugins = host
+            .plugins(report.bundles, state.clone(), events.clone())
+            .unwrap_or_else(|errors| panic!("{}", errors[0]));
+        Loaded {
+            plugins,
+            state,
+            events,
+        }
+    }
+}
+
+impl Default for Fixture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Loaded plugins with their state store and event log.
+pub struct Loaded {
+    pub plugins: Plugins,
+    pub state: Arc<MemoryStateStore>,
+    pub events: Arc<EventLog>,
+}
+
+impl Loaded {
+    pub async fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, ToolError> {
+        self.plugins.call(tool, args).await
+    }
+}
+
+/// A manifest for a tool bundle named `name` whose component is `tool.wasm`,
+/// followed by `extra` TOML (grants, limits).
+pub fn manifest(name: &str, extra: &str) -> String {
+    format!(
+        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n{extra}"
+    )
+}
