@@ -22,10 +22,10 @@ packages=()
 for name in "${plugins[@]}"; do
     packages+=(-p "cordon-plugin-$name")
 done
-cargo build --release --target wasm32-wasip2 "${packages[@]}"
+cargo build --profile guest --target wasm32-wasip2 "${packages[@]}"
 
 for name in "${plugins[@]}"; do
-    built="$target_dir/wasm32-wasip2/release/cordon_plugin_$name.wasm"
+    built="$target_dir/wasm32-wasip2/guest/cordon_plugin_$name.wasm"
     cp "$built" "plugins/$name/$name.wasm"
     echo "plugins/$name/$name.wasm"
 done

@@ -26,7 +26,7 @@ step() {
 
 step plugins check plugins
 step tool list
-step tool call jq.query --args '{"filter": "[.[] | select(.stars > 100) | .name]", "input": [{"name": "wasmtime", "stars": 15000}, {"name": "toy", "stars": 3}]}'
+step tool call jq.query --args '{"filter": ".[] | select(.stars > 100) | .name", "input": [{"name": "wasmtime", "stars": 15000}, {"name": "toy", "stars": 3}]}'
 step tool call files.search --args '{"pattern": "fn main", "glob": "*.rs", "max_results": 3}'
 step tool call files.read --args '{"path": "wit/tools.wit", "limit": 12}'
 step tool call notes.add --args '{"title": "Sandbox", "body": "Each call runs in a fresh instance with only its grants.", "tags": ["cordon"]}'

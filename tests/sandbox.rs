@@ -441,3 +441,62 @@ async fn concurrent_calls_each_get_their_own_instance() {
         assert_eq!(output.content, json!({ "n": n }));
     }
 }
+
+#[tokio::test]
+async fn no_memory_survives_from_one_call_to_the_next() {
+    let (_fixture, loaded) = hostile("").await;
+    for _ in 0..3 {
+        let output = loaded.call("hostile.counter", json!({})).await.unwrap();
+        assert_eq!(output.content, json!({"calls": 1}));
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_fails_or_traps_after_writing_state_commits_nothing() {
+    let (_fixture, loaded) = hostile("[grants.state]\nread = [\"k\"]\nwrite = [\"k\"]\n").await;
+    let (kind, _) = error_kind(
+        &loaded,
+        "hostile.write-then-fail",
+        json!({"key": "k", "value": 1}),
+    )
+    .await;
+    assert_eq!(kind, ToolErrorKind::Failed);
+    let (kind, message) = error_kind(
+        &loaded,
+        "hostile.write-then-trap",
+        json!({"key": "k", "value": 2}),
+    )
+    .await;
+    assert_eq!(kind, ToolErrorKind::Crashed);
+    assert!(message.contains("trapped after writing"), "{message}");
+    assert_eq!(loaded.state.get("k").unwrap(), None);
+    loaded
+        .call("hostile.state-write", json!({"key": "k", "value": 3}))
+        .await
+        .unwrap();
+    assert_eq!(loaded.state.get("k").unwrap(), Some(json!(3)));
+}
+
+#[tokio::test]
+async fn a_nested_call_commits_its_writes_with_its_caller() {
+    let (_fixture, loaded) = hostile(
+        "[grants]\ntools = [\"hostile.state-write\", \"hostile.write-then-fail\"]\n[grants.state]\nread = [\"k\"]\nwrite = [\"k\"]\n",
+    )
+    .await;
+    loaded
+        .call(
+            "hostile.call-tool",
+            json!({"name": "hostile.state-write", "args": {"key": "k", "value": "nested"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(loaded.state.get("k").unwrap(), Some(json!("nested")));
+    let (kind, _) = error_kind(
+        &loaded,
+        "hostile.call-tool",
+        json!({"name": "hostile.write-then-fail", "args": {"key": "k", "value": "lost"}}),
+    )
+    .await;
+    assert_eq!(kind, ToolErrorKind::Failed);
+    assert_eq!(loaded.state.get("k").unwrap(), Some(json!("nested")));
+}

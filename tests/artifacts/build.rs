@@ -1,4 +1,4 @@
-//! Builds every guest crate for `wasm32-wasip2` in release mode with a nested
+//! Builds every guest crate for `wasm32-wasip2` in the `guest` profile with a nested
 //! `cargo build`, in a target directory of its own under `OUT_DIR`, and writes
 //! `artifacts.rs` with a constant holding the absolute path of each component.
 
@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const TARGET: &str = "wasm32-wasip2";
+/// The workspace profile for components: optimized, without debug info.
+const PROFILE: &str = "guest";
 
 /// A guest crate: the constant naming its component, its package, and the file
 /// cargo writes.
@@ -84,7 +86,7 @@ fn main() {
     let mut generated = String::new();
     for guest in GUESTS {
         build(root, &target_dir, guest.package);
-        let wasm = target_dir.join(TARGET).join("release").join(guest.file);
+        let wasm = target_dir.join(TARGET).join(PROFILE).join(guest.file);
         if !wasm.is_file() {
             fail(&format!(
                 "building {} succeeded but {} is missing",
@@ -106,14 +108,14 @@ fn main() {
     }
 }
 
-/// Runs `cargo build --release --target wasm32-wasip2 -p <package>` for the workspace
+/// Runs `cargo build --profile guest --target wasm32-wasip2 -p <package>` for the workspace
 /// at `root`, with none of the outer build's flags, wrappers or profile overrides.
 fn build(root: &Path, target_dir: &Path, package: &str) {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut command = Command::new(cargo);
     command
         .arg("build")
-        .arg("--release")
+        .args(["--profile", PROFILE])
         .args(["--target", TARGET, "--package", package])
         .arg("--manifest-path")
         .arg(root.join("Cargo.toml"));

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use cordon_kernel::{EventLog, MemoryStateStore, ToolAnnotations, ToolSpec};
 use serde_json::Value;
-use wasmtime::Store;
 
 use crate::bindings::{self, CONTRACT_VERSION, TOOL_EXPORT, ToolPluginPre};
 use crate::cache::{CacheOutcome, sha256_hex};
+use crate::call;
 use crate::engine::Engine;
 use crate::manifest::{BundleKind, DirMode, MANIFEST_FILE, Manifest, ManifestError, is_tool_name};
 use crate::plugins::PluginsInner;
@@ -296,15 +296,9 @@ async fn describe(
         Arc::new(MemoryStateStore::new()),
         Arc::new(EventLog::new()),
     ));
-    let state = CallState::new(Arc::clone(bundle), env, "describe", 0)
+    let mut store = call::limited_store(&env, bundle, "describe", 0)
         .map_err(|error| fail(format!("cannot prepare the sandbox: {error:#}")))?;
     let limits = bundle.manifest.limits;
-    let mut store = Store::new(&engine.engine, state);
-    store.limiter(|state| &mut state.limiter);
-    store
-        .set_fuel(limits.fuel)
-        .map_err(|error| fail(format!("{error:#}")))?;
-    store.epoch_deadline_async_yield_and_update(1);
     let described = tokio::time::timeout(limits.timeout, async {
         let plugin = bundle.pre.instantiate_async(&mut store).await?;
         plugin.cordon_plugin_tool().call_describe(&mut store).await

@@ -13,7 +13,7 @@ use wasmtime::{Store, Trap};
 
 use crate::bindings::cordon::plugin::types as wit;
 use crate::bundle::Bundle;
-use crate::plugins::PluginsInner;
+use crate::plugins::{PluginsInner, ToolEntry};
 use crate::sandbox::{CallState, LogLimitExceeded, StateUnavailable};
 
 /// What a call produced, and the state writes it staged.
@@ -64,14 +64,7 @@ pub(crate) fn invoke<'a>(
                 ),
             );
         }
-        run(
-            plugins,
-            Arc::clone(&entry.bundle),
-            name,
-            &args.to_string(),
-            depth,
-        )
-        .await
+        run(plugins, entry, args.to_string(), depth).await
     })
 }
 
@@ -92,15 +85,11 @@ pub(crate) fn limited_store(
     Ok(store)
 }
 
-async fn run(
-    plugins: &Arc<PluginsInner>,
-    bundle: Arc<Bundle>,
-    tool: &str,
-    args: &str,
-    depth: u32,
-) -> Outcome {
+async fn run(plugins: &Arc<PluginsInner>, entry: &ToolEntry, args: String, depth: u32) -> Outcome {
+    let bundle = &entry.bundle;
+    let tool = &entry.spec.name;
     let limits = bundle.manifest.limits;
-    let mut store = match limited_store(plugins, &bundle, tool, depth) {
+    let mut store = match limited_store(plugins, bundle, tool, depth) {
         Ok(store) => store,
         Err(error) => {
             return Outcome::failed(
@@ -113,7 +102,7 @@ async fn run(
         let plugin = bundle.pre.instantiate_async(&mut store).await?;
         plugin
             .cordon_plugin_tool()
-            .call_call(&mut store, &tool.to_owned(), &args.to_owned())
+            .call_call(&mut store, tool, &args)
             .await
     })
     .await;
@@ -122,7 +111,7 @@ async fn run(
     let limit = |kind: LimitKind, error_kind: ToolErrorKind, detail: String| {
         plugins.events.emit(Event::LimitExceeded {
             bundle: bundle.manifest.name.clone(),
-            tool: tool.to_owned(),
+            tool: tool.clone(),
             limit: kind,
             detail: detail.clone(),
         });

@@ -179,7 +179,7 @@ impl tools::Host for CallState {
         name: String,
         args: String,
     ) -> wasmtime::Result<Result<types::ToolOutput, types::ToolError>> {
-        if !self.bundle.manifest.grants.tools.iter().any(|t| *t == name) {
+        if !self.bundle.manifest.grants.tools.contains(&name) {
             self.deny(Capability::ToolCall, &name, "not declared");
             return Ok(Err(types::ToolError::Denied(format!(
                 "calling tool `{name}` is not granted to bundle `{}`",

@@ -39,3 +39,27 @@ hostile_tool!(
     NoArgs,
     |_| tools::call("hostile.recurse", &json!({}))
 );
+
+hostile_tool!(
+    WriteThenFail,
+    "hostile.write-then-fail",
+    "Set a state key, then fail: the write must not be committed.",
+    KeyValueArgs,
+    |args| {
+        state::set(&args.key, &args.value)?;
+        Err(cordon_sdk::ToolError::Failed(
+            "failed after writing".to_owned(),
+        ))
+    }
+);
+
+hostile_tool!(
+    WriteThenTrap,
+    "hostile.write-then-trap",
+    "Set a state key, then panic: the write must not be committed.",
+    KeyValueArgs,
+    |args| {
+        state::set(&args.key, &args.value)?;
+        panic!("trapped after writing")
+    }
+);

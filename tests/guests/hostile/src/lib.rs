@@ -25,6 +25,7 @@ mod args;
 mod bombs;
 mod escapes;
 mod grants;
+mod memory;
 
 use cordon_sdk::{Annotations, Tool, ToolError};
 use serde_json::{Map, Value};
@@ -58,6 +59,9 @@ cordon_sdk::export_tools!(
     grants::StateRead,
     grants::CallTool,
     grants::Recurse,
+    grants::WriteThenFail,
+    grants::WriteThenTrap,
+    memory::Counter,
     bombs::Loop,
     bombs::Sleep,
     bombs::Alloc,

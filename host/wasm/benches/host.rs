@@ -1,0 +1,167 @@
+//! The hot path, measured: loading bundles cold (compiling) and warm (from the
+//! compiled-component cache), and calling a tool in a fresh instance. Each figure
+//! is reported beside a baseline measured in the same run.
+//!
+//! Run with `cargo bench -p cordon-wasm --bench host`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cordon_kernel::{EventLog, MemoryStateStore, ToolSet};
+use cordon_wasm::{HostConfig, PluginHost};
+use serde_json::json;
+
+const MANIFEST: &str = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n";
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let plugins_dir = tempfile::tempdir().expect("plugins dir");
+    let bundle = plugins_dir.path().join("hostile");
+    std::fs::create_dir_all(&bundle).expect("bundle dir");
+    std::fs::write(bundle.join("plugin.toml"), MANIFEST).expect("manifest");
+    std::fs::copy(cordon_test_artifacts::HOSTILE, bundle.join("tool.wasm")).expect("component");
+    let workspace = tempfile::tempdir().expect("workspace");
+
+    let cold = median(5, || async {
+        let cache = tempfile::tempdir().expect("cache");
+        let host = host(Some(cache.path()));
+        time(|| host.load_dir(plugins_dir.path(), workspace.path())).await
+    })
+    .await;
+    let cache = tempfile::tempdir().expect("cache");
+    let warm_host = host(Some(cache.path()));
+    warm_host
+        .load_dir(plugins_dir.path(), workspace.path())
+        .await
+        .expect("prime cache");
+    let warm = median(15, || async {
+        let host = host(Some(cache.path()));
+        time(|| host.load_dir(plugins_dir.path(), workspace.path())).await
+    })
+    .await;
+    println!(
+        "load one bundle: cold (compile) {:.1} ms, warm (cache) {:.1} ms; warm/cold = {:.3}",
+        ms(cold),
+        ms(warm),
+        warm.as_secs_f64() / cold.as_secs_f64()
+    );
+
+    let report = warm_host
+        .load_dir(plugins_dir.path(), workspace.path())
+        .await
+        .expect("load");
+    let plugins = warm_host
+        .plugins(
+            report.bundles,
+            Arc::new(MemoryStateStore::new()),
+            Arc::new(EventLog::new()),
+        )
+        .unwrap_or_else(|errors| panic!("{}", errors[0]));
+    let args = json!({"query": "latency", "items": [1, 2, 3], "nested": {"ok": true}});
+    for _ in 0..20 {
+        plugins
+            .call("hostile.echo", args.clone())
+            .await
+            .expect("warm-up");
+    }
+    let rounds = 500;
+    let started = Instant::now();
+    for _ in 0..rounds {
+        plugins
+            .call("hostile.echo", args.clone())
+            .await
+            .expect("call");
+    }
+    let call = started.elapsed() / rounds;
+
+    // Baseline: the JSON work any host does for the same call (serialize the
+    // arguments, parse the result), with no sandbox at all.
+    let native_rounds = 100_000;
+    let started = Instant::now();
+    for _ in 0..native_rounds {
+        let text = std::hint::black_box(args.to_string());
+        let back: serde_json::Value = serde_json::from_str(&text).expect("json");
+        std::hint::black_box(back);
+    }
+    let native = started.elapsed() / native_rounds;
+    println!(
+        "call hostile.echo in a fresh instance: {:.1} us per call; native JSON round trip {:.2} us; ratio {:.0}x",
+        us(call),
+        us(native),
+        call.as_secs_f64() / native.as_secs_f64()
+    );
+
+    let parallel = 8;
+    let started = Instant::now();
+    let handles: Vec<_> = (0..parallel)
+        .map(|_| {
+            let plugins = plugins.clone();
+            let args = args.clone();
+            tokio::spawn(async move {
+                for _ in 0..rounds / parallel {
+                    plugins
+                        .call("hostile.echo", args.clone())
+                        .await
+                        .expect("call");
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.await.expect("join");
+    }
+    let per_call = started.elapsed() / (rounds / parallel * parallel);
+    println!(
+        "the same with {parallel} concurrent callers: {:.1} us per call; concurrent/sequential = {:.2}",
+        us(per_call),
+        per_call.as_secs_f64() / call.as_secs_f64()
+    );
+}
+
+fn host(cache: Option<&Path>) -> PluginHost {
+    PluginHost::new(HostConfig {
+        cache_dir: cache.map(Path::to_owned),
+        ..HostConfig::default()
+    })
+    .expect("host")
+}
+
+async fn time<F, Fut, T, E>(f: F) -> Duration
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+    E: std::fmt::Debug,
+{
+    let started = Instant::now();
+    f().await.expect("timed operation");
+    started.elapsed()
+}
+
+async fn median<F, Fut>(runs: usize, mut f: F) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Duration>,
+{
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        times.push(f().await);
+    }
+    times.sort();
+    times[runs / 2]
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+fn us(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e6
+}
