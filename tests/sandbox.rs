@@ -45,6 +45,16 @@ fn denials_of(loaded: &Loaded, capability: Capability) -> Vec<Denial> {
         .collect()
 }
 
+fn fs_denial_targets(loaded: &Loaded) -> Vec<String> {
+    denials_of(loaded, Capability::Filesystem)
+        .into_iter()
+        .map(|denial| {
+            assert_eq!(denial.bundle, "hostile");
+            denial.target
+        })
+        .collect()
+}
+
 fn limit_events(loaded: &Loaded) -> Vec<LimitKind> {
     loaded
         .events
@@ -112,6 +122,12 @@ async fn a_granted_directory_is_readable_and_nothing_beside_it() {
         assert_eq!(kind, ToolErrorKind::Failed, "{path}");
         assert!(!message.contains("top secret"), "{path}: {message}");
     }
+    // The two escapes through the grant reach the host and are audited; the
+    // absolute path matches no grant and fails inside the guest.
+    assert_eq!(
+        fs_denial_targets(&loaded),
+        ["../secret.txt", "../../secret.txt"]
+    );
     assert_still_serves(&loaded).await;
 }
 
@@ -150,6 +166,13 @@ async fn a_symlink_planted_in_a_granted_directory_does_not_lead_out() {
         std::fs::read_to_string(root.join("secret.txt")).unwrap(),
         "top secret"
     );
+    let targets = fs_denial_targets(&loaded);
+    for link in ["abs-link", "rel-link", "etc/passwd"] {
+        assert!(
+            targets.iter().any(|target| target == link),
+            "{link} audited: {targets:?}"
+        );
+    }
     assert_still_serves(&loaded).await;
 }
 
@@ -170,6 +193,7 @@ async fn a_read_only_directory_refuses_writes_and_a_read_write_one_accepts_them(
     )
     .await;
     assert_eq!(kind, ToolErrorKind::Failed);
+    assert_eq!(fs_denial_targets(&loaded), ["new.txt", "ok.txt"]);
     let inner = fixture.workspace.path().join("inner");
     assert!(!inner.join("new.txt").exists());
     assert_eq!(

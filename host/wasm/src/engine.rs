@@ -12,6 +12,7 @@ use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::bindings::ToolPlugin;
 use crate::cache::ComponentCache;
+use crate::fs_audit;
 use crate::limits::MAX_MEMORY_MIB;
 use crate::sandbox::CallState;
 
@@ -55,6 +56,7 @@ impl Engine {
             wasmtime::Engine::new(&wasmtime_config(config.max_instances)).map_err(EngineError)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(EngineError)?;
+        fs_audit::add_to_linker(&mut linker).map_err(EngineError)?;
         ToolPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
             .map_err(EngineError)?;
         let cache = ComponentCache::new(&engine, config.cache_dir.clone());

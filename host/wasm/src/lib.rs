@@ -29,6 +29,7 @@ mod bundle;
 mod cache;
 mod call;
 mod engine;
+mod fs_audit;
 mod imports;
 pub mod limits;
 pub mod manifest;
