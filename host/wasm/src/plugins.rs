@@ -46,8 +46,9 @@ impl PluginHost {
         bundle::load(&self.engine, dir, workspace_root).await
     }
 
-    /// Load every bundle in `dir`: each sub-folder holding a `plugin.toml`. One
-    /// bad bundle does not stop the others from being checked.
+    /// Load every bundle in `dir`: each sub-folder, which must hold a
+    /// `plugin.toml` (folders whose names start with `.` are skipped). One bad
+    /// bundle does not stop the others from being checked.
     pub async fn load_dir(
         &self,
         dir: &Path,
@@ -61,7 +62,7 @@ impl PluginHost {
             .map_err(folder_error)?
             .filter_map(Result::ok)
             .map(|entry| entry.path())
-            .filter(|path| path.join(MANIFEST_FILE).is_file())
+            .filter(|path| path.is_dir() && !is_hidden(path))
             .collect();
         folders.sort();
         let mut report = DirReport {
@@ -69,6 +70,13 @@ impl PluginHost {
             errors: Vec::new(),
         };
         for folder in folders {
+            if !folder.join(MANIFEST_FILE).is_file() {
+                report.errors.push(BundleError::Folder {
+                    message: format!("no {MANIFEST_FILE} in this bundle folder"),
+                    path: folder,
+                });
+                continue;
+            }
             match self.load_bundle(&folder, workspace_root).await {
                 Ok(loaded) => report.bundles.push(loaded),
                 Err(error) => report.errors.push(error),
@@ -101,6 +109,12 @@ impl PluginHost {
             }),
         })
     }
+}
+
+fn is_hidden(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| name.starts_with('.'))
 }
 
 /// One callable tool.

@@ -147,7 +147,8 @@ impl CallState {
             (&self.stderr, LogLevel::Warn),
         ] {
             let bytes = pipe.contents();
-            for line in String::from_utf8_lossy(&bytes).lines() {
+            let text = String::from_utf8_lossy(&bytes);
+            for line in text.lines().filter(|line| !line.trim().is_empty()) {
                 self.plugins.events.emit(Event::Log {
                     bundle: self.bundle.manifest.name.clone(),
                     level,
