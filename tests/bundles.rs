@@ -317,7 +317,14 @@ async fn a_folder_without_a_manifest_is_reported_not_skipped() {
     let dir = fixture.plugins.path().join("forgotten");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(fixture.plugins.path().join(".git")).unwrap();
-    std::fs::write(fixture.plugins.path().join("README.md"), "bundles live here").unwrap();
+    std::fs::write(
+        fixture.plugins.path().join("README.md"),
+        "bundles live here",
+    )
+    .unwrap();
     let (_, text) = only_error(&fixture).await;
-    assert!(text.contains("forgotten") && text.contains("no plugin.toml"), "{text}");
+    assert!(
+        text.contains("forgotten") && text.contains("no plugin.toml"),
+        "{text}"
+    );
 }
