@@ -1,0 +1,406 @@
+//! Permission policy: which tool calls may run, which need a person's approval,
+//! and which are refused.
+//!
+//! A policy is a default verdict plus rules. A rule names a tool, optionally with
+//! a wildcard (`notes.*`), and optionally constrains arguments with globs
+//! (`files.read(path=docs/**)`). Every rule that matches a call is considered
+//! and the most restrictive verdict wins, deny over ask over allow, whatever
+//! order the rules were written in; the default applies only when no rule
+//! matches. Path-like argument values are normalized before matching, so
+//! `docs/../secrets/key` is judged as `secrets/key`.
+
+use std::fmt;
+use std::path::Path;
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What may happen to a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Run it.
+    Allow,
+    /// Wait for a person to approve or deny it.
+    Ask,
+    /// Refuse it; the model sees a `denied` tool error.
+    Deny,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Allow => "allow",
+            Self::Ask => "ask",
+            Self::Deny => "deny",
+        })
+    }
+}
+
+/// One rule: a verdict for calls that match a tool pattern and argument globs.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    verdict: Verdict,
+    text: String,
+    tool: GlobMatcher,
+    args: Vec<(String, GlobMatcher)>,
+}
+
+/// Why a rule or a policy file was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// A rule does not parse.
+    #[error("invalid rule {rule:?}: {reason}")]
+    Rule { rule: String, reason: String },
+    /// The policy file cannot be read or parsed.
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+}
+
+impl Rule {
+    /// Parse `text`, such as `files.read(path=docs/**, mode=ro)`, as a rule with `verdict`.
+    pub fn parse(verdict: Verdict, text: &str) -> Result<Self, PolicyError> {
+        let fail = |reason: &str| PolicyError::Rule {
+            rule: text.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let trimmed = text.trim();
+        let (tool, args) = match trimmed.split_once('(') {
+            None => (trimmed, ""),
+            Some((tool, rest)) => {
+                let args = rest
+                    .strip_suffix(')')
+                    .ok_or_else(|| fail("an argument list must end with `)`"))?;
+                (tool.trim(), args)
+            }
+        };
+        let tool_ok = !tool.is_empty()
+            && tool
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-*?".contains(c));
+        if !tool_ok {
+            return Err(fail(
+                "a tool pattern uses lowercase letters, digits, `.`, `_`, `-` and the wildcards `*` and `?`",
+            ));
+        }
+        let tool = Glob::new(tool)
+            .map_err(|error| fail(&error.to_string()))?
+            .compile_matcher();
+        let mut constraints = Vec::new();
+        for part in args
+            .split(',')
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+        {
+            let (name, pattern) = part
+                .split_once('=')
+                .ok_or_else(|| fail("each argument constraint is `name=glob`"))?;
+            let (name, pattern) = (name.trim(), pattern.trim());
+            if name.is_empty() || pattern.is_empty() {
+                return Err(fail("each argument constraint is `name=glob`"));
+            }
+            let glob = GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|error| fail(&error.to_string()))?
+                .compile_matcher();
+            constraints.push((name.to_owned(), glob));
+        }
+        Ok(Self {
+            verdict,
+            text: trimmed.to_owned(),
+            tool,
+            args: constraints,
+        })
+    }
+
+    /// The verdict this rule gives.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    /// The rule as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether a call of `tool` with `args` matches this rule. An argument the
+    /// rule constrains must be present; a string is matched after path
+    /// normalization, any other value by its JSON text.
+    pub fn matches(&self, tool: &str, args: &Value) -> bool {
+        self.tool.is_match(tool)
+            && self.args.iter().all(|(name, glob)| match args.get(name) {
+                Some(Value::String(text)) => glob.is_match(normalize(text)),
+                Some(other) => glob.is_match(other.to_string()),
+                None => false,
+            })
+    }
+}
+
+/// Resolve `.` and `..` lexically and drop leading `./` and `/`, so that a
+/// path cannot dodge a glob by detouring. A path that climbs above its start
+/// keeps its leading `..`, which no relative glob matches.
+fn normalize(text: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    let mut climbs = 0usize;
+    for part in text.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    climbs += 1;
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    let mut normalized = "../".repeat(climbs);
+    normalized.push_str(&parts.join("/"));
+    normalized
+}
+
+/// The verdict for one call and the rule that decided it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    /// What may happen.
+    pub verdict: Verdict,
+    /// The deciding rule as written, or `None` when the default applied.
+    pub rule: Option<String>,
+}
+
+/// A default verdict and the rules that override it.
+#[derive(Debug, Clone)]
+pub struct PermissionPolicy {
+    default: Verdict,
+    rules: Vec<Rule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    default: Verdict,
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    ask: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+impl PermissionPolicy {
+    /// A policy with no rules that answers `default` to every call.
+    pub fn new(default: Verdict) -> Self {
+        Self {
+            default,
+            rules: Vec::new(),
+        }
+    }
+
+    /// Add a rule.
+    pub fn with_rule(mut self, rule: Rule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// Parse a policy file:
+    ///
+    /// ```toml
+    /// default = "ask"
+    /// allow = ["jq.query", "files.read(path=docs/**)"]
+    /// ask = ["notes.*"]
+    /// deny = ["files.read(path=**/.env)"]
+    /// ```
+    pub fn parse(file: &Path, text: &str) -> Result<Self, PolicyError> {
+        let in_file = |message: String| PolicyError::File {
+            file: file.display().to_string(),
+            message,
+        };
+        let parsed: PolicyFile = toml::from_str(text)
+            .map_err(|error| in_file(error.to_string().trim_end().to_owned()))?;
+        let mut policy = Self::new(parsed.default);
+        for (verdict, rules) in [
+            (Verdict::Allow, parsed.allow),
+            (Verdict::Ask, parsed.ask),
+            (Verdict::Deny, parsed.deny),
+        ] {
+            for (index, text) in rules.iter().enumerate() {
+                let rule = Rule::parse(verdict, text)
+                    .map_err(|error| in_file(format!("`{verdict}[{index}]`: {error}")))?;
+                policy.rules.push(rule);
+            }
+        }
+        Ok(policy)
+    }
+
+    /// Read and parse the policy file at `file`.
+    pub fn load(file: &Path) -> Result<Self, PolicyError> {
+        let text = std::fs::read_to_string(file).map_err(|error| PolicyError::File {
+            file: file.display().to_string(),
+            message: format!("cannot read: {error}"),
+        })?;
+        Self::parse(file, &text)
+    }
+
+    /// The verdict for a call of `tool` with `args`.
+    pub fn decide(&self, tool: &str, args: &Value) -> Decision {
+        self.rules
+            .iter()
+            .filter(|rule| rule.matches(tool, args))
+            .max_by_key(|rule| rule.verdict)
+            .map_or(
+                Decision {
+                    verdict: self.default,
+                    rule: None,
+                },
+                |rule| Decision {
+                    verdict: rule.verdict,
+                    rule: Some(rule.text.clone()),
+                },
+            )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn policy(text: &str) -> PermissionPolicy {
+        PermissionPolicy::parse(Path::new("policy.toml"), text).unwrap()
+    }
+
+    #[test]
+    fn the_default_applies_when_no_rule_matches() {
+        let policy = policy("default = \"ask\"\nallow = [\"jq.query\"]");
+        assert_eq!(
+            policy.decide("jq.query", &json!({})).verdict,
+            Verdict::Allow
+        );
+        assert_eq!(
+            policy.decide("notes.add", &json!({})),
+            Decision {
+                verdict: Verdict::Ask,
+                rule: None
+            }
+        );
+    }
+
+    #[test]
+    fn deny_beats_ask_beats_allow_whatever_the_order() {
+        let policy = policy(
+            "default = \"allow\"\ndeny = [\"files.read(path=secrets/**)\"]\nask = [\"files.*\"]\nallow = [\"files.read\"]",
+        );
+        let decision = policy.decide("files.read", &json!({"path": "secrets/key"}));
+        assert_eq!(decision.verdict, Verdict::Deny);
+        assert_eq!(
+            decision.rule.as_deref(),
+            Some("files.read(path=secrets/**)")
+        );
+        assert_eq!(
+            policy
+                .decide("files.read", &json!({"path": "docs/a.md"}))
+                .verdict,
+            Verdict::Ask
+        );
+        assert_eq!(
+            policy.decide("jq.query", &json!({})).verdict,
+            Verdict::Allow
+        );
+    }
+
+    #[test]
+    fn argument_globs_match_paths_segment_by_segment() {
+        let policy = policy(
+            "default = \"deny\"\nallow = [\"files.read(path=docs/*.md)\", \"files.list(path=docs/**)\"]",
+        );
+        assert_eq!(
+            policy
+                .decide("files.read", &json!({"path": "docs/a.md"}))
+                .verdict,
+            Verdict::Allow
+        );
+        assert_eq!(
+            policy
+                .decide("files.read", &json!({"path": "docs/sub/a.md"}))
+                .verdict,
+            Verdict::Deny
+        );
+        assert_eq!(
+            policy
+                .decide("files.list", &json!({"path": "docs/sub/deeper"}))
+                .verdict,
+            Verdict::Allow
+        );
+        assert_eq!(
+            policy.decide("files.read", &json!({})).verdict,
+            Verdict::Deny,
+            "a constrained argument must be present"
+        );
+    }
+
+    #[test]
+    fn a_detour_through_dot_dot_is_judged_where_it_lands() {
+        let policy = policy(
+            "default = \"ask\"\nallow = [\"files.read(path=docs/**)\"]\ndeny = [\"files.read(path=secrets/**)\"]",
+        );
+        for path in [
+            "docs/../secrets/key",
+            "./docs/../../secrets/key",
+            "docs/./../secrets/key",
+        ] {
+            let verdict = policy
+                .decide("files.read", &json!({ "path": path }))
+                .verdict;
+            assert_ne!(verdict, Verdict::Allow, "{path}");
+        }
+        assert_eq!(
+            policy
+                .decide("files.read", &json!({"path": "docs/../secrets/key"}))
+                .verdict,
+            Verdict::Deny
+        );
+        assert_eq!(
+            policy
+                .decide("files.read", &json!({"path": "/docs/a"}))
+                .verdict,
+            Verdict::Allow
+        );
+    }
+
+    #[test]
+    fn non_string_arguments_match_by_their_json_text() {
+        let policy = policy("default = \"ask\"\nallow = [\"notes.delete(id=1?)\"]");
+        assert_eq!(
+            policy.decide("notes.delete", &json!({"id": 12})).verdict,
+            Verdict::Allow
+        );
+        assert_eq!(
+            policy.decide("notes.delete", &json!({"id": 2})).verdict,
+            Verdict::Ask
+        );
+    }
+
+    #[test]
+    fn bad_rules_and_files_name_what_is_wrong() {
+        for (text, needle) in [
+            ("default = \"maybe\"", "maybe"),
+            ("default = \"ask\"\nallow = [\"Files.Read\"]", "`allow[0]`"),
+            (
+                "default = \"ask\"\ndeny = [\"x\", \"files.read(path=docs\"]",
+                "`deny[1]`",
+            ),
+            (
+                "default = \"ask\"\nask = [\"files.read(path)\"]",
+                "name=glob",
+            ),
+            ("default = \"ask\"\nallw = []", "allw"),
+        ] {
+            let error = PermissionPolicy::parse(Path::new("policy.toml"), text)
+                .unwrap_err()
+                .to_string();
+            assert!(error.starts_with("policy.toml"), "{error}");
+            assert!(error.contains(needle), "{needle}: {error}");
+        }
+    }
+}
