@@ -198,7 +198,6 @@ async fn two_bundles_defining_one_tool_name_are_a_conflict() {
     assert!(text.starts_with(&second.display().to_string()), "{text}");
     let refused = host().plugins(
         report.bundles,
-        std::sync::Arc::new(cordon_kernel::MemoryStateStore::new()),
         std::sync::Arc::new(cordon_kernel::EventLog::new()),
     );
     assert!(

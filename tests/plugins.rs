@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use cordon_kernel::{StateStore, ToolErrorKind};
+use cordon_kernel::{StateReader, ToolErrorKind};
 use cordon_tests::{Fixture, Loaded, artifacts};
 use serde_json::json;
 

@@ -4,7 +4,12 @@
 
 use std::path::Path;
 
-use cordon_kernel::{Capability, Denial, Event, LimitKind, StateStore, ToolErrorKind, ToolSet};
+use std::sync::Arc;
+
+use cordon_kernel::{
+    Capability, Denial, Event, LimitKind, MemoryStateStore, StateReader, ToolErrorKind,
+    call_committed,
+};
 use cordon_tests::{Fixture, Loaded, artifacts, manifest};
 use serde_json::{Value, json};
 
@@ -457,7 +462,10 @@ async fn concurrent_calls_each_get_their_own_instance() {
     let handles: Vec<_> = (0..12)
         .map(|n| {
             let plugins = loaded.plugins.clone();
-            tokio::spawn(async move { plugins.call("hostile.echo", json!({ "n": n })).await })
+            tokio::spawn(async move {
+                let state = Arc::new(MemoryStateStore::new());
+                call_committed(&plugins, state, "hostile.echo", json!({ "n": n })).await
+            })
         })
         .collect();
     for (n, handle) in handles.into_iter().enumerate() {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use cordon_kernel::{EventLog, MemoryStateStore, ToolError, ToolOutput, ToolSet};
+use cordon_kernel::{EventLog, MemoryStateStore, ToolError, ToolOutput, call_committed};
 use cordon_wasm::{DirReport, HostConfig, PluginHost, Plugins};
 use serde_json::Value;
 use tempfile::TempDir;
@@ -83,7 +83,7 @@ impl Fixture {
         let state = Arc::new(MemoryStateStore::new());
         let events = Arc::new(EventLog::new());
         let plugins = host
-            .plugins(report.bundles, state.clone(), events.clone())
+            .plugins(report.bundles, events.clone())
             .unwrap_or_else(|errors| panic!("{}", errors[0]));
         Loaded {
             plugins,
@@ -107,8 +107,9 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// Call `tool` and commit its writes to the in-memory state if it succeeds.
     pub async fn call(&self, tool: &str, args: Value) -> Result<ToolOutput, ToolError> {
-        self.plugins.call(tool, args).await
+        call_committed(&self.plugins, self.state.clone(), tool, args).await
     }
 }
 

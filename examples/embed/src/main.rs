@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use cordon_kernel::{EventLog, MemoryStateStore, ToolSet};
+use cordon_kernel::{EventLog, MemoryStateStore, ToolSet, call_committed};
 use cordon_wasm::{HostConfig, PluginHost};
 use serde_json::json;
 
@@ -28,21 +28,19 @@ async fn main() -> anyhow::Result<()> {
     }
     let events = Arc::new(EventLog::new());
     let plugins = host
-        .plugins(
-            report.bundles,
-            Arc::new(MemoryStateStore::new()),
-            events.clone(),
-        )
+        .plugins(report.bundles, events.clone())
         .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
     for spec in plugins.specs() {
         println!("{:<14} {}", spec.name, spec.description);
     }
-    let output = plugins
-        .call(
-            "jq.query",
-            json!({"filter": "map(.price) | add", "input": [{"price": 3}, {"price": 4}]}),
-        )
-        .await?;
+    let state = Arc::new(MemoryStateStore::new());
+    let output = call_committed(
+        &plugins,
+        state,
+        "jq.query",
+        json!({"filter": "map(.price) | add", "input": [{"price": 3}, {"price": 4}]}),
+    )
+    .await?;
     println!("jq.query -> {}", output.content);
     println!("{} event(s) recorded", events.snapshot().len());
     Ok(())

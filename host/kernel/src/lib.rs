@@ -6,17 +6,37 @@
 //! tool calls may run ([`policy`]). It knows nothing of WebAssembly, SQL or
 //! HTTP; adapters implement its ports.
 
+pub mod agent;
+pub mod commit;
 pub mod event;
+pub mod message;
+pub mod model;
 pub mod policy;
+pub mod run;
 pub mod state;
 pub mod tool;
 
+pub use agent::{AgentDef, AgentError};
+pub use commit::{
+    CommitError, CommitStore, Disposition, EndCause, Intent, MemoryCommitStore, PendingCall,
+    PendingReason, Receipt, RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,
+};
 pub use event::{Capability, Denial, Event, EventLog, EventSink, LimitKind, LogLevel};
+pub use message::{CallResult, Message, Role, ToolCall};
+pub use model::{
+    ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, StopReason,
+    Usage,
+};
 pub use policy::{Decision, PermissionPolicy, PolicyError, Rule, Verdict};
+pub use run::{
+    Approval, ApprovalFuture, Approver, DeferApprovals, Observer, Progress, RunError, RunOutcome,
+    Runtime, StepEvents, Unobserved,
+};
 pub use state::{
-    MemoryStateStore, StagedState, StateError, StateOp, StateStore, StateStoreError, StateWrite,
-    apply_writes,
+    MemoryStateStore, StagedState, StateError, StateOp, StateReader, StateSnapshot, StateStore,
+    StateStoreError, StateWrite, apply_writes,
 };
 pub use tool::{
-    ToolAnnotations, ToolError, ToolErrorKind, ToolFuture, ToolOutput, ToolSet, ToolSpec,
+    ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput, ToolSet,
+    ToolSpec, call_committed,
 };

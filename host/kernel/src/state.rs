@@ -122,13 +122,28 @@ pub enum StateStoreError {
     Rejected { key: String, error: StateError },
 }
 
-/// The port that persists committed state.
-pub trait StateStore: Send + Sync {
+/// Read access to committed state: what a tool call sees before its own writes.
+pub trait StateReader: Send + Sync {
     /// The committed value of `key`.
     fn get(&self, key: &str) -> Result<Option<Value>, StateStoreError>;
+}
 
+/// State that can also commit writes outside a run, such as the state of
+/// single tool calls made from the command line. Inside a run, state changes
+/// only through step commits.
+pub trait StateStore: StateReader {
     /// Apply `writes` in order, all or nothing.
     fn apply(&self, writes: &[StateWrite]) -> Result<(), StateStoreError>;
+}
+
+/// A fixed snapshot of state, for example a run's state as of its last commit.
+#[derive(Debug, Clone, Default)]
+pub struct StateSnapshot(pub BTreeMap<String, Value>);
+
+impl StateReader for StateSnapshot {
+    fn get(&self, key: &str) -> Result<Option<Value>, StateStoreError> {
+        Ok(self.0.get(key).cloned())
+    }
 }
 
 /// Apply `writes` in order to a map of values, all or nothing: on error `values`
@@ -186,11 +201,13 @@ impl MemoryStateStore {
     }
 }
 
-impl StateStore for MemoryStateStore {
+impl StateReader for MemoryStateStore {
     fn get(&self, key: &str) -> Result<Option<Value>, StateStoreError> {
         Ok(self.lock().get(key).cloned())
     }
+}
 
+impl StateStore for MemoryStateStore {
     fn apply(&self, writes: &[StateWrite]) -> Result<(), StateStoreError> {
         apply_writes(&mut self.lock(), writes)
     }

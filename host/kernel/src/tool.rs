@@ -4,9 +4,12 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::state::{StateReader, StateStore, StateWrite};
 
 /// Effect hints a tool declares about itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,15 +110,50 @@ impl ToolError {
     }
 }
 
+/// What a call produced, and the state writes it staged. The caller decides
+/// when, and whether, the writes are committed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallOutcome {
+    /// The output, or why there is none.
+    pub result: Result<ToolOutput, ToolError>,
+    /// Writes staged by the call; empty unless `result` is `Ok`.
+    pub writes: Vec<StateWrite>,
+}
+
 /// The future a [`ToolSet`] call returns.
-pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolCallOutcome> + Send + 'a>>;
 
 /// The port through which the kernel lists and calls tools.
 pub trait ToolSet: Send + Sync {
     /// Every tool this set provides, in a stable order.
     fn specs(&self) -> Vec<ToolSpec>;
 
-    /// Call the tool `name` with `args`. Every failure is a [`ToolError`]; a tool
-    /// set never panics on a tool's behalf.
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> ToolFuture<'a>;
+    /// Call the tool `name` with `args`, reading committed state from `state`.
+    /// Every failure is a [`ToolError`]; a tool set never panics on a tool's
+    /// behalf and never commits state itself.
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        state: Arc<dyn StateReader>,
+    ) -> ToolFuture<'a>;
+}
+
+/// Call `name` outside any run and commit its writes to `store` if it succeeds:
+/// the path for single tool calls, such as `cordon tool call`.
+pub async fn call_committed(
+    tools: &dyn ToolSet,
+    store: Arc<dyn StateStore>,
+    name: &str,
+    args: Value,
+) -> Result<ToolOutput, ToolError> {
+    let outcome = tools.call(name, args, store.clone()).await;
+    let output = outcome.result?;
+    store.apply(&outcome.writes).map_err(|error| {
+        ToolError::new(
+            ToolErrorKind::Failed,
+            format!("state commit failed: {error}"),
+        )
+    })?;
+    Ok(output)
 }

@@ -11,7 +11,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use cordon_kernel::{StateStore, StateStoreError, StateWrite, apply_writes};
+use cordon_kernel::{StateReader, StateStore, StateStoreError, StateWrite, apply_writes};
 use serde_json::Value;
 
 /// A [`StateStore`] backed by a JSON object in a file.
@@ -71,11 +71,13 @@ impl JsonFileStateStore {
     }
 }
 
-impl StateStore for JsonFileStateStore {
+impl StateReader for JsonFileStateStore {
     fn get(&self, key: &str) -> Result<Option<Value>, StateStoreError> {
         Ok(self.read()?.remove(key))
     }
+}
 
+impl StateStore for JsonFileStateStore {
     fn apply(&self, writes: &[StateWrite]) -> Result<(), StateStoreError> {
         if writes.is_empty() {
             return Ok(());

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cordon_kernel::{EventLog, MemoryStateStore, ToolSet};
-use cordon_wasm::{HostConfig, PluginHost};
+use cordon_kernel::{EventLog, StateReader, StateSnapshot, ToolSet};
+use cordon_wasm::{HostConfig, PluginHost, Plugins};
 use serde_json::json;
 
 const MANIFEST: &str = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n";
@@ -59,26 +59,16 @@ async fn run() {
         .await
         .expect("load");
     let plugins = warm_host
-        .plugins(
-            report.bundles,
-            Arc::new(MemoryStateStore::new()),
-            Arc::new(EventLog::new()),
-        )
+        .plugins(report.bundles, Arc::new(EventLog::new()))
         .unwrap_or_else(|errors| panic!("{}", errors[0]));
     let args = json!({"query": "latency", "items": [1, 2, 3], "nested": {"ok": true}});
     for _ in 0..20 {
-        plugins
-            .call("hostile.echo", args.clone())
-            .await
-            .expect("warm-up");
+        echo(&plugins, &args).await;
     }
     let rounds = 500;
     let started = Instant::now();
     for _ in 0..rounds {
-        plugins
-            .call("hostile.echo", args.clone())
-            .await
-            .expect("call");
+        echo(&plugins, &args).await;
     }
     let call = started.elapsed() / rounds;
 
@@ -107,10 +97,7 @@ async fn run() {
             let args = args.clone();
             tokio::spawn(async move {
                 for _ in 0..rounds / parallel {
-                    plugins
-                        .call("hostile.echo", args.clone())
-                        .await
-                        .expect("call");
+                    echo(&plugins, &args).await;
                 }
             })
         })
@@ -124,6 +111,12 @@ async fn run() {
         us(per_call),
         per_call.as_secs_f64() / call.as_secs_f64()
     );
+}
+
+async fn echo(plugins: &Plugins, args: &serde_json::Value) {
+    let state: Arc<dyn StateReader> = Arc::new(StateSnapshot::default());
+    let outcome = plugins.call("hostile.echo", args.clone(), state).await;
+    outcome.result.expect("call");
 }
 
 fn host(cache: Option<&Path>) -> PluginHost {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cordon_kernel::{EventLog, MemoryStateStore, ToolAnnotations, ToolSpec};
+use cordon_kernel::{EventLog, StateReader, StateSnapshot, ToolAnnotations, ToolSpec};
 use serde_json::Value;
 
 use crate::bindings::{self, CONTRACT_VERSION, TOOL_EXPORT, ToolPluginPre};
@@ -293,10 +293,10 @@ async fn describe(
     };
     let env = Arc::new(PluginsInner::isolated(
         Arc::clone(engine),
-        Arc::new(MemoryStateStore::new()),
         Arc::new(EventLog::new()),
     ));
-    let mut store = call::limited_store(&env, bundle, "describe", 0)
+    let no_state: Arc<dyn StateReader> = Arc::new(StateSnapshot::default());
+    let mut store = call::limited_store(&env, &no_state, bundle, "describe", 0)
         .map_err(|error| fail(format!("cannot prepare the sandbox: {error:#}")))?;
     let limits = bundle.manifest.limits;
     let described = tokio::time::timeout(limits.timeout, async {

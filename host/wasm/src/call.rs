@@ -7,7 +7,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use cordon_kernel::{Event, LimitKind, StateWrite, ToolError, ToolErrorKind, ToolOutput};
+use cordon_kernel::{
+    Event, LimitKind, StateReader, StateWrite, ToolError, ToolErrorKind, ToolOutput,
+};
 use serde_json::Value;
 use wasmtime::{Store, Trap};
 
@@ -35,6 +37,7 @@ impl Outcome {
 /// Call `name` with `args` at nesting `depth`.
 pub(crate) fn invoke<'a>(
     plugins: &'a Arc<PluginsInner>,
+    state: &'a Arc<dyn StateReader>,
     name: &'a str,
     args: Value,
     depth: u32,
@@ -64,18 +67,25 @@ pub(crate) fn invoke<'a>(
                 ),
             );
         }
-        run(plugins, entry, args.to_string(), depth).await
+        run(plugins, state, entry, args.to_string(), depth).await
     })
 }
 
 /// A store for one call into `bundle`, with the bundle's limits applied.
 pub(crate) fn limited_store(
     plugins: &Arc<PluginsInner>,
+    state: &Arc<dyn StateReader>,
     bundle: &Arc<Bundle>,
     tool: &str,
     depth: u32,
 ) -> wasmtime::Result<Store<CallState>> {
-    let state = CallState::new(Arc::clone(bundle), Arc::clone(plugins), tool, depth)?;
+    let state = CallState::new(
+        Arc::clone(bundle),
+        Arc::clone(plugins),
+        Arc::clone(state),
+        tool,
+        depth,
+    )?;
     let mut store = Store::new(&plugins.engine.engine, state);
     store.limiter(|state| &mut state.limiter);
     store.set_fuel(bundle.manifest.limits.fuel)?;
@@ -85,11 +95,17 @@ pub(crate) fn limited_store(
     Ok(store)
 }
 
-async fn run(plugins: &Arc<PluginsInner>, entry: &ToolEntry, args: String, depth: u32) -> Outcome {
+async fn run(
+    plugins: &Arc<PluginsInner>,
+    state: &Arc<dyn StateReader>,
+    entry: &ToolEntry,
+    args: String,
+    depth: u32,
+) -> Outcome {
     let bundle = &entry.bundle;
     let tool = &entry.spec.name;
     let limits = bundle.manifest.limits;
-    let mut store = match limited_store(plugins, bundle, tool, depth) {
+    let mut store = match limited_store(plugins, state, bundle, tool, depth) {
         Ok(store) => store,
         Err(error) => {
             return Outcome::failed(

@@ -50,8 +50,7 @@ impl CallState {
         if let Some(staged) = self.staged.staged_value(key) {
             return Ok(staged.clone());
         }
-        self.plugins
-            .state
+        self.state
             .get(key)
             .map_err(|error| StateUnavailable(error.to_string()).into())
     }
@@ -205,7 +204,8 @@ impl tools::Host for CallState {
             }
         };
         let plugins = std::sync::Arc::clone(&self.plugins);
-        let outcome = call::invoke(&plugins, &name, args, self.depth + 1).await;
+        let state = std::sync::Arc::clone(&self.state);
+        let outcome = call::invoke(&plugins, &state, &name, args, self.depth + 1).await;
         // The callee's writes join this call's: they commit only if the outermost
         // call succeeds.
         for write in outcome.writes {

@@ -9,18 +9,18 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::{path::Path, sync::Arc};
-//! use cordon_kernel::{EventLog, MemoryStateStore, ToolSet};
+//! use cordon_kernel::{EventLog, MemoryStateStore, call_committed};
 //! use cordon_wasm::{HostConfig, PluginHost};
 //!
 //! let host = PluginHost::new(HostConfig::default())?;
 //! let report = host.load_dir(Path::new("plugins"), Path::new(".")).await?;
 //! assert!(report.errors.is_empty());
 //! let plugins = host
-//!     .plugins(report.bundles, Arc::new(MemoryStateStore::new()), Arc::new(EventLog::new()))
+//!     .plugins(report.bundles, Arc::new(EventLog::new()))
 //!     .map_err(|errors| errors[0].to_string())?;
-//! let output = plugins
-//!     .call("jq.query", serde_json::json!({"filter": ".a", "input": {"a": 1}}))
-//!     .await?;
+//! let state = Arc::new(MemoryStateStore::new());
+//! let args = serde_json::json!({"filter": ".a", "input": {"a": 1}});
+//! let output = call_committed(&plugins, state, "jq.query", args).await?;
 //! # Ok(()) }
 //! ```
 

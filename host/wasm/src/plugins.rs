@@ -6,9 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cordon_kernel::{
-    EventSink, StateStore, ToolError, ToolErrorKind, ToolFuture, ToolSet, ToolSpec,
-};
+use cordon_kernel::{EventSink, StateReader, ToolCallOutcome, ToolFuture, ToolSet, ToolSpec};
 use serde_json::Value;
 
 use crate::bundle::{self, Bundle, BundleError, LoadedBundle};
@@ -87,12 +85,10 @@ impl PluginHost {
         Ok(report)
     }
 
-    /// Make `bundles` callable, reading and committing state through `state` and
-    /// reporting events to `events`.
+    /// Make `bundles` callable, reporting events to `events`.
     pub fn plugins(
         &self,
         bundles: Vec<LoadedBundle>,
-        state: Arc<dyn StateStore>,
         events: Arc<dyn EventSink>,
     ) -> Result<Plugins, Vec<BundleError>> {
         let (tools, conflicts) = index(&bundles);
@@ -104,7 +100,6 @@ impl PluginHost {
                 engine: Arc::clone(&self.engine),
                 bundles: bundles.into_iter().map(|loaded| loaded.bundle).collect(),
                 tools,
-                state,
                 events,
             }),
         })
@@ -172,22 +167,16 @@ pub(crate) struct PluginsInner {
     pub(crate) engine: Arc<Engine>,
     pub(crate) bundles: Vec<Arc<Bundle>>,
     pub(crate) tools: BTreeMap<String, ToolEntry>,
-    pub(crate) state: Arc<dyn StateStore>,
     pub(crate) events: Arc<dyn EventSink>,
 }
 
 impl PluginsInner {
     /// An environment with no tools, for calls made while loading a bundle.
-    pub(crate) fn isolated(
-        engine: Arc<Engine>,
-        state: Arc<dyn StateStore>,
-        events: Arc<dyn EventSink>,
-    ) -> Self {
+    pub(crate) fn isolated(engine: Arc<Engine>, events: Arc<dyn EventSink>) -> Self {
         Self {
             engine,
             bundles: Vec::new(),
             tools: BTreeMap::new(),
-            state,
             events,
         }
     }
@@ -214,19 +203,18 @@ impl ToolSet for Plugins {
             .collect()
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value) -> ToolFuture<'a> {
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        state: Arc<dyn StateReader>,
+    ) -> ToolFuture<'a> {
         Box::pin(async move {
-            let outcome = call::invoke(&self.inner, name, args, 0).await;
-            let output = outcome.result?;
-            if !outcome.writes.is_empty() {
-                self.inner.state.apply(&outcome.writes).map_err(|error| {
-                    ToolError::new(
-                        ToolErrorKind::Failed,
-                        format!("state commit failed: {error}"),
-                    )
-                })?;
+            let outcome = call::invoke(&self.inner, &state, name, args, 0).await;
+            ToolCallOutcome {
+                result: outcome.result,
+                writes: outcome.writes,
             }
-            Ok(output)
         })
     }
 }

@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use cordon_kernel::{Capability, Denial, Event, LogLevel, StagedState};
+use cordon_kernel::{Capability, Denial, Event, LogLevel, StagedState, StateReader};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::sockets::SocketAddrUse;
@@ -25,6 +25,8 @@ pub(crate) struct CallState {
     pub(crate) limiter: CallLimiter,
     pub(crate) bundle: Arc<Bundle>,
     pub(crate) plugins: Arc<PluginsInner>,
+    /// Committed state as this call reads it, before its own writes.
+    pub(crate) state: Arc<dyn StateReader>,
     /// The tool being called.
     pub(crate) tool: String,
     /// How many tool calls enclose this one.
@@ -50,6 +52,7 @@ impl CallState {
     pub(crate) fn new(
         bundle: Arc<Bundle>,
         plugins: Arc<PluginsInner>,
+        state: Arc<dyn StateReader>,
         tool: &str,
         depth: u32,
     ) -> wasmtime::Result<Self> {
@@ -97,6 +100,7 @@ impl CallState {
             log_budget: limits.log_bytes,
             bundle,
             plugins,
+            state,
             tool: tool.to_owned(),
             depth,
             staged: StagedState::new(),

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use cordon_kernel::{Event, ToolError, ToolErrorKind, ToolSet};
+use cordon_kernel::{Event, StateStore, ToolError, ToolErrorKind, call_committed};
 use cordon_store::JsonFileStateStore;
 use serde::Serialize;
 use serde_json::Value;
@@ -29,12 +29,12 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode
     let host = context::host(global)?;
     let report = context::load_all(&host, global, &args.plugins.plugins).await?;
     let events = Arc::new(CliEvents::new(args.json));
-    let state = Arc::new(JsonFileStateStore::new(&args.state));
+    let state: Arc<dyn StateStore> = Arc::new(JsonFileStateStore::new(&args.state));
     let plugins = host
-        .plugins(report.bundles, state, events.clone())
+        .plugins(report.bundles, events.clone())
         .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
     let result = match parse_args(&args.args) {
-        Ok(value) => plugins.call(&args.tool, value).await,
+        Ok(value) => call_committed(&plugins, state, &args.tool, value).await,
         Err(error) => Err(error),
     };
     let (output, error) = match &result {

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use cordon_kernel::{EventLog, MemoryStateStore, ToolAnnotations, ToolSet};
+use cordon_kernel::{EventLog, ToolAnnotations, ToolSet};
 use serde::Serialize;
 
 use crate::args::{GlobalArgs, ListArgs};
@@ -20,11 +20,7 @@ pub async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<ExitCode
     let host = context::host(global)?;
     let report = context::load_all(&host, global, &args.plugins.plugins).await?;
     let plugins = host
-        .plugins(
-            report.bundles,
-            Arc::new(MemoryStateStore::new()),
-            Arc::new(EventLog::new()),
-        )
+        .plugins(report.bundles, Arc::new(EventLog::new()))
         .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
     let specs = plugins.specs();
     let listed: Vec<Listed<'_>> = specs

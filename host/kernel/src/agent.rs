@@ -1,0 +1,260 @@
+//! The agent definition: an immutable description of what a run executes.
+
+use std::path::Path;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+
+use crate::policy::{PermissionPolicy, PolicyError, Rule, Verdict};
+
+/// What a run executes. Immutable once built; a run never changes it.
+#[derive(Debug, Clone)]
+pub struct AgentDef {
+    /// The agent's name.
+    pub name: String,
+    /// Instructions the model receives with every step.
+    pub instructions: String,
+    /// Which model to use, such as `scripted:demo.toml`; the host resolves it.
+    pub model: Option<String>,
+    /// The most model steps a run may take; the last one must answer without tools.
+    pub max_steps: u32,
+    /// The gate every tool call passes.
+    pub permissions: PermissionPolicy,
+    tools: GlobSet,
+    tool_patterns: Vec<String>,
+}
+
+/// Why an agent definition was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    /// The file cannot be read or parsed.
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+    /// A value is not acceptable.
+    #[error("{file}: field `{field}`: {message}")]
+    Invalid {
+        file: String,
+        field: String,
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct AgentFile {
+    name: String,
+    #[serde(default)]
+    instructions: String,
+    model: Option<String>,
+    #[serde(default = "default_tools")]
+    tools: Vec<String>,
+    #[serde(default = "default_max_steps")]
+    max_steps: u32,
+    #[serde(default)]
+    permissions: PermissionsTable,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PermissionsTable {
+    #[serde(default = "default_verdict")]
+    default: Verdict,
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    ask: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+impl Default for PermissionsTable {
+    fn default() -> Self {
+        Self {
+            default: default_verdict(),
+            allow: Vec::new(),
+            ask: Vec::new(),
+            deny: Vec::new(),
+        }
+    }
+}
+
+fn default_tools() -> Vec<String> {
+    vec!["*".into()]
+}
+
+fn default_max_steps() -> u32 {
+    12
+}
+
+/// Unless told otherwise, a person approves every call.
+fn default_verdict() -> Verdict {
+    Verdict::Ask
+}
+
+impl AgentDef {
+    /// An agent named `name` that may use tools matching `tools` under `permissions`.
+    pub fn new(
+        name: &str,
+        instructions: &str,
+        tools: &[&str],
+        max_steps: u32,
+        permissions: PermissionPolicy,
+    ) -> Result<Self, PolicyError> {
+        let patterns: Vec<String> = tools.iter().map(|tool| (*tool).to_owned()).collect();
+        let set = tool_set(&patterns).map_err(|(pattern, reason)| PolicyError::Rule {
+            rule: pattern,
+            reason,
+        })?;
+        Ok(Self {
+            name: name.to_owned(),
+            instructions: instructions.to_owned(),
+            model: None,
+            max_steps: max_steps.max(1),
+            permissions,
+            tools: set,
+            tool_patterns: patterns,
+        })
+    }
+
+    /// Read an agent file:
+    ///
+    /// ```toml
+    /// name = "researcher"
+    /// instructions = "Answer from the workspace's files."
+    /// model = "scripted:script.toml"
+    /// tools = ["files.*", "jq.query"]
+    /// max-steps = 8
+    /// [permissions]
+    /// default = "ask"
+    /// allow = ["files.*"]
+    /// deny = ["files.read(path=**/.env)"]
+    /// ```
+    pub fn load(file: &Path) -> Result<Self, AgentError> {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(file).map_err(|error| AgentError::File {
+            file: name.clone(),
+            message: format!("cannot read: {error}"),
+        })?;
+        Self::parse(&name, &text)
+    }
+
+    /// Parse agent file `text`, reporting errors against `file`.
+    pub fn parse(file: &str, text: &str) -> Result<Self, AgentError> {
+        let parsed: AgentFile = toml::from_str(text).map_err(|error| AgentError::File {
+            file: file.to_owned(),
+            message: error.to_string().trim_end().to_owned(),
+        })?;
+        let invalid = |field: &str, message: String| AgentError::Invalid {
+            file: file.to_owned(),
+            field: field.to_owned(),
+            message,
+        };
+        if parsed.max_steps == 0 {
+            return Err(invalid("max-steps", "must be at least 1".into()));
+        }
+        let tools = tool_set(&parsed.tools)
+            .map_err(|(pattern, reason)| invalid("tools", format!("{pattern:?}: {reason}")))?;
+        let table = parsed.permissions;
+        let mut permissions = PermissionPolicy::new(table.default);
+        for (verdict, rules) in [
+            (Verdict::Allow, table.allow),
+            (Verdict::Ask, table.ask),
+            (Verdict::Deny, table.deny),
+        ] {
+            for (index, text) in rules.iter().enumerate() {
+                let rule = Rule::parse(verdict, text).map_err(|error| {
+                    invalid(
+                        &format!("permissions.{verdict}[{index}]"),
+                        error.to_string(),
+                    )
+                })?;
+                permissions = permissions.with_rule(rule);
+            }
+        }
+        Ok(Self {
+            name: parsed.name,
+            instructions: parsed.instructions,
+            model: parsed.model,
+            max_steps: parsed.max_steps,
+            permissions,
+            tools,
+            tool_patterns: parsed.tools,
+        })
+    }
+
+    /// Whether the agent may use the tool `name` at all.
+    pub fn uses_tool(&self, name: &str) -> bool {
+        self.tools.is_match(name)
+    }
+
+    /// The tool patterns as written.
+    pub fn tool_patterns(&self) -> &[String] {
+        &self.tool_patterns
+    }
+}
+
+fn tool_set(patterns: &[String]) -> Result<GlobSet, (String, String)> {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = Glob::new(pattern).map_err(|error| (pattern.clone(), error.to_string()))?;
+        builder.add(glob);
+    }
+    builder
+        .build()
+        .map_err(|error| (patterns.join(", "), error.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_file_sets_tools_steps_and_permissions() {
+        let agent = AgentDef::parse(
+            "agent.toml",
+            "name = \"a\"\ntools = [\"files.*\"]\nmax-steps = 3\n[permissions]\ndefault = \"deny\"\nallow = [\"files.read\"]\n",
+        )
+        .unwrap();
+        assert!(agent.uses_tool("files.read"));
+        assert!(!agent.uses_tool("notes.add"));
+        assert_eq!(agent.max_steps, 3);
+        let args = serde_json::json!({});
+        assert_eq!(
+            agent.permissions.decide("files.read", &args).verdict,
+            Verdict::Allow
+        );
+        assert_eq!(
+            agent.permissions.decide("files.list", &args).verdict,
+            Verdict::Deny
+        );
+    }
+
+    #[test]
+    fn defaults_ask_before_every_call() {
+        let agent = AgentDef::parse("agent.toml", "name = \"a\"").unwrap();
+        assert!(agent.uses_tool("anything"));
+        let args = serde_json::json!({});
+        assert_eq!(
+            agent.permissions.decide("anything", &args).verdict,
+            Verdict::Ask
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file_and_field() {
+        for (text, needle) in [
+            ("name = \"a\"\nmax-steps = 0", "`max-steps`"),
+            (
+                "name = \"a\"\n[permissions]\nallow = [\"Bad(\"]",
+                "`permissions.allow[0]`",
+            ),
+            ("name = \"a\"\nsteps = 3", "steps"),
+        ] {
+            let error = AgentDef::parse("agent.toml", text).unwrap_err().to_string();
+            assert!(
+                error.starts_with("agent.toml") && error.contains(needle),
+                "{error}"
+            );
+        }
+    }
+}

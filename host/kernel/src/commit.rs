@@ -1,0 +1,334 @@
+//! The commit port: the only place a run's facts become durable.
+//!
+//! A run is a sequence of step commits. Each carries the messages, tool
+//! records, state writes and audit events of one step, plus the run's
+//! disposition afterwards, and is applied all or nothing. Sequence numbers
+//! start at 1 and must grow by exactly one: a store refuses a commit whose
+//! number is taken, so two writers can never both commit step N.
+//!
+//! Before tools with effects run, the loop records an [`Intent`] naming them. If
+//! the process dies before the step commits, the intent tells a resumed run
+//! which calls may have happened, so a call that is neither idempotent nor
+//! read-only is never silently run twice.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::Event;
+use crate::message::{CallResult, Message, ToolCall};
+use crate::policy::Decision;
+use crate::state::{StateWrite, apply_writes};
+
+/// A tool call, how the gate judged it, and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolRecord {
+    /// The call.
+    pub call: ToolCall,
+    /// The permission decision.
+    pub decision: Decision,
+    /// Its result; `None` while it waits for approval.
+    pub result: Option<CallResult>,
+}
+
+/// Why a call waits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum PendingReason {
+    /// The policy asks a person first.
+    Approval { rule: Option<String> },
+    /// The call may or may not have run before a crash, and running it again
+    /// is not known to be safe.
+    Indeterminate,
+}
+
+/// A call waiting for a person's decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingCall {
+    /// The call.
+    pub call: ToolCall,
+    /// Why it waits.
+    pub reason: PendingReason,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "cause", content = "detail", rename_all = "kebab-case")]
+pub enum EndCause {
+    /// The model gave its final answer.
+    FinalAnswer,
+    /// The step limit was reached.
+    MaxSteps,
+    /// Someone cancelled the run.
+    Cancelled,
+    /// A failure the run cannot continue past.
+    Error(String),
+}
+
+/// Where a run stands after a commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "disposition", rename_all = "kebab-case")]
+pub enum Disposition {
+    /// More steps follow.
+    Running,
+    /// Paused until each pending call is approved or denied.
+    Waiting { pending: Vec<PendingCall> },
+    /// Over.
+    Ended {
+        cause: EndCause,
+        answer: Option<String>,
+    },
+}
+
+/// One step's facts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepCommit {
+    /// The run.
+    pub run_id: String,
+    /// Position in the run, from 1.
+    pub seq: u64,
+    /// Messages added by this step.
+    pub messages: Vec<Message>,
+    /// Tool calls decided or finished in this step.
+    pub tools: Vec<ToolRecord>,
+    /// State changes, applied with the commit.
+    pub state: Vec<StateWrite>,
+    /// Audit events of the step.
+    pub events: Vec<Event>,
+    /// Where the run stands afterwards.
+    pub disposition: Disposition,
+}
+
+/// Proof that a commit is durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Receipt {
+    /// The committed step.
+    pub seq: u64,
+}
+
+/// Calls about to run in step `seq`, recorded before they start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Intent {
+    /// The run.
+    pub run_id: String,
+    /// The step the calls belong to.
+    pub seq: u64,
+    /// The model turn that requested them, when it is not committed yet.
+    pub assistant: Option<Message>,
+    /// The calls, with their decisions.
+    pub calls: Vec<ToolRecord>,
+}
+
+/// Identity of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunHeader {
+    /// Unique id.
+    pub run_id: String,
+    /// The agent it runs.
+    pub agent: String,
+    /// Seconds since the Unix epoch at creation.
+    pub created: u64,
+}
+
+/// Everything committed for a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    /// Its identity.
+    pub header: RunHeader,
+    /// Its commits, in order.
+    pub commits: Vec<StepCommit>,
+    /// Calls recorded as starting after the last commit, if any.
+    pub intent: Option<Intent>,
+}
+
+impl RunRecord {
+    /// The number of the last commit, 0 before the first.
+    pub fn last_seq(&self) -> u64 {
+        self.commits.last().map_or(0, |commit| commit.seq)
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> Vec<Message> {
+        self.commits
+            .iter()
+            .flat_map(|commit| commit.messages.iter().cloned())
+            .collect()
+    }
+
+    /// Where the run stands; `Running` before the first commit.
+    pub fn disposition(&self) -> Disposition {
+        self.commits
+            .last()
+            .map_or(Disposition::Running, |commit| commit.disposition.clone())
+    }
+
+    /// The committed state: every commit's writes applied in order.
+    pub fn state(&self) -> Result<BTreeMap<String, Value>, CommitError> {
+        let mut state = BTreeMap::new();
+        for commit in &self.commits {
+            apply_writes(&mut state, &commit.state).map_err(|error| CommitError::Corrupt {
+                location: format!("run {} step {}", self.header.run_id, commit.seq),
+                message: error.to_string(),
+            })?;
+        }
+        Ok(state)
+    }
+}
+
+/// A run as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Its identity.
+    pub header: RunHeader,
+    /// Its last commit number.
+    pub last_seq: u64,
+    /// Where it stands.
+    pub disposition: Disposition,
+}
+
+/// Why a commit port operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommitError {
+    /// Another writer committed this step first.
+    #[error("run {run_id}: step {seq} is already committed")]
+    Conflict { run_id: String, seq: u64 },
+    /// A commit skipped a step number.
+    #[error("run {run_id}: expected step {expected}, got {seq}")]
+    OutOfOrder {
+        run_id: String,
+        expected: u64,
+        seq: u64,
+    },
+    /// No run has this id.
+    #[error("no run with id {0}")]
+    UnknownRun(String),
+    /// A run with this id exists already.
+    #[error("a run with id {0} exists already")]
+    DuplicateRun(String),
+    /// Stored data cannot be read back.
+    #[error("{location} is unreadable: {message}")]
+    Corrupt { location: String, message: String },
+    /// The storage itself failed.
+    #[error("commit store failure: {0}")]
+    Storage(String),
+}
+
+/// The port that makes a run's facts durable.
+pub trait CommitStore: Send + Sync {
+    /// Register a new run.
+    fn create_run(&self, header: &RunHeader) -> Result<(), CommitError>;
+
+    /// Durably record `commit`, all or nothing, clearing the run's intent.
+    /// Refuses a step number that is not the last plus one.
+    fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError>;
+
+    /// Durably record calls about to start.
+    fn record_intent(&self, intent: &Intent) -> Result<(), CommitError>;
+
+    /// Everything committed for `run_id`.
+    fn load(&self, run_id: &str) -> Result<RunRecord, CommitError>;
+
+    /// Every run, oldest first.
+    fn runs(&self) -> Result<Vec<RunSummary>, CommitError>;
+}
+
+/// Checks a store applies before accepting `commit` after `last_seq`.
+pub fn check_sequence(commit: &StepCommit, last_seq: u64) -> Result<(), CommitError> {
+    if commit.seq <= last_seq {
+        Err(CommitError::Conflict {
+            run_id: commit.run_id.clone(),
+            seq: commit.seq,
+        })
+    } else if commit.seq != last_seq + 1 {
+        Err(CommitError::OutOfOrder {
+            run_id: commit.run_id.clone(),
+            expected: last_seq + 1,
+            seq: commit.seq,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// A [`CommitStore`] in memory, for tests and embedders that persist elsewhere.
+#[derive(Debug, Default)]
+pub struct MemoryCommitStore {
+    runs: Mutex<BTreeMap<String, RunRecord>>,
+}
+
+impl MemoryCommitStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, RunRecord>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl CommitStore for MemoryCommitStore {
+    fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
+        let mut runs = self.lock();
+        if runs.contains_key(&header.run_id) {
+            return Err(CommitError::DuplicateRun(header.run_id.clone()));
+        }
+        runs.insert(
+            header.run_id.clone(),
+            RunRecord {
+                header: header.clone(),
+                commits: Vec::new(),
+                intent: None,
+            },
+        );
+        Ok(())
+    }
+
+    fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
+        let mut runs = self.lock();
+        let record = runs
+            .get_mut(&commit.run_id)
+            .ok_or_else(|| CommitError::UnknownRun(commit.run_id.clone()))?;
+        check_sequence(commit, record.last_seq())?;
+        let mut state = record.state()?;
+        apply_writes(&mut state, &commit.state)
+            .map_err(|error| CommitError::Storage(error.to_string()))?;
+        record.commits.push(commit.clone());
+        record.intent = None;
+        Ok(Receipt { seq: commit.seq })
+    }
+
+    fn record_intent(&self, intent: &Intent) -> Result<(), CommitError> {
+        let mut runs = self.lock();
+        let record = runs
+            .get_mut(&intent.run_id)
+            .ok_or_else(|| CommitError::UnknownRun(intent.run_id.clone()))?;
+        record.intent = Some(intent.clone());
+        Ok(())
+    }
+
+    fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
+        self.lock()
+            .get(run_id)
+            .cloned()
+            .ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))
+    }
+
+    fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {
+        let mut runs: Vec<RunSummary> = self
+            .lock()
+            .values()
+            .map(|record| RunSummary {
+                header: record.header.clone(),
+                last_seq: record.last_seq(),
+                disposition: record.disposition(),
+            })
+            .collect();
+        runs.sort_by_key(|run| (run.header.created, run.header.run_id.clone()));
+        Ok(runs)
+    }
+}

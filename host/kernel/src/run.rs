@@ -1,0 +1,656 @@
+//! The agent loop. One run is a sequence of steps: call the model with the
+//! conversation and the committed state, pass each requested tool call through
+//! the permission gate, run the allowed calls concurrently, and commit the
+//! step's messages, tool records, state writes and audit events in one atomic
+//! commit. Nothing a step did is visible before its receipt.
+//!
+//! A run pauses with a committed [`RunOutcome::Waiting`] when a call needs a
+//! person's approval (or when a crash left a call whose effect is unknown) and
+//! resumes later on the same path. A resumed run starts from the last commit;
+//! calls recorded as started but never committed run again only when their tool
+//! is read-only or idempotent.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::agent::AgentDef;
+use crate::commit::{
+    CommitError, CommitStore, Disposition, EndCause, Intent, PendingCall, PendingReason, RunHeader,
+    RunRecord, StepCommit, ToolRecord,
+};
+use crate::event::{Event, EventSink};
+use crate::message::{CallResult, Message, ToolCall};
+use crate::model::{ModelDelta, ModelProvider, ModelRequest};
+use crate::policy::{Decision, Verdict};
+use crate::state::{StateSnapshot, StateWrite};
+use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
+
+/// A person's answer to a pending call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// Run it.
+    Approve,
+    /// Refuse it; the model sees a `denied` tool error.
+    Deny,
+}
+
+/// The future an [`Approver`] returns.
+pub type ApprovalFuture<'a> = Pin<Box<dyn Future<Output = Option<Vec<Approval>>> + Send + 'a>>;
+
+/// The port that asks a person about calls the policy will not decide alone.
+pub trait Approver: Send + Sync {
+    /// One answer per pending call, in order; `None` pauses the run with a
+    /// committed waiting outcome, to be resumed later.
+    fn decide<'a>(&'a self, pending: &'a [PendingCall]) -> ApprovalFuture<'a>;
+}
+
+/// An [`Approver`] that never answers: every call needing approval pauses the run.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DeferApprovals;
+
+impl Approver for DeferApprovals {
+    fn decide<'a>(&'a self, _pending: &'a [PendingCall]) -> ApprovalFuture<'a> {
+        Box::pin(async { None })
+    }
+}
+
+/// Progress of a run, reported as it happens; the committed facts are the record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// Model text as it streams.
+    Text(String),
+    /// A call the model requested, with the gate's verdict.
+    ToolCall { call: ToolCall, decision: Decision },
+    /// What a call produced.
+    ToolResult { call_id: String, result: CallResult },
+    /// A step is durable.
+    Committed { seq: u64, disposition: Disposition },
+}
+
+/// Receives progress as it happens.
+pub trait Observer: Send + Sync {
+    /// Report one piece of progress. Must not block for long.
+    fn observe(&self, progress: Progress);
+}
+
+/// An [`Observer`] that ignores everything.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Unobserved;
+
+impl Observer for Unobserved {
+    fn observe(&self, _progress: Progress) {}
+}
+
+/// Collects the audit events of the current step, so they commit with it, and
+/// passes each on to another sink as it happens. Give it to the tool set as its
+/// event sink and to the runtime.
+pub struct StepEvents {
+    pending: Mutex<Vec<Event>>,
+    forward: Arc<dyn EventSink>,
+}
+
+impl StepEvents {
+    /// A collector forwarding to `forward`.
+    pub fn new(forward: Arc<dyn EventSink>) -> Self {
+        Self {
+            pending: Mutex::new(Vec::new()),
+            forward,
+        }
+    }
+
+    fn drain(&self) -> Vec<Event> {
+        std::mem::take(
+            &mut self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+}
+
+impl EventSink for StepEvents {
+    fn emit(&self, event: Event) {
+        self.forward.emit(event.clone());
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(event);
+    }
+}
+
+/// Where a run stands when the loop returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunOutcome {
+    /// Paused until each pending call is approved or denied.
+    Waiting {
+        run_id: String,
+        pending: Vec<PendingCall>,
+    },
+    /// Over.
+    Ended {
+        run_id: String,
+        cause: EndCause,
+        answer: Option<String>,
+    },
+}
+
+/// Why the loop could not go on. The store holds every step committed before.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The commit port failed.
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+    /// The run is over and cannot resume.
+    #[error("run {0} has ended")]
+    Ended(String),
+    /// The run is not waiting, so decisions make no sense.
+    #[error("run {0} is not waiting for decisions")]
+    NotWaiting(String),
+    /// A pending call has no decision.
+    #[error("run {run_id} is waiting on call {call_id}: approve or deny it")]
+    MissingDecision { run_id: String, call_id: String },
+    /// A decision names a call that is not pending.
+    #[error("run {run_id} has no pending call {call_id}")]
+    UnknownCall { run_id: String, call_id: String },
+}
+
+/// The loop and the ports it runs on.
+pub struct Runtime {
+    model: Arc<dyn ModelProvider>,
+    tools: Arc<dyn ToolSet>,
+    store: Arc<dyn CommitStore>,
+    approver: Arc<dyn Approver>,
+    observer: Arc<dyn Observer>,
+    events: Arc<StepEvents>,
+    cancelled: Arc<AtomicBool>,
+}
+
+/// The state of a run the loop carries between commits.
+struct Cursor {
+    run_id: String,
+    seq: u64,
+    messages: Vec<Message>,
+    state: BTreeMap<String, Value>,
+}
+
+impl Cursor {
+    fn from_record(record: &RunRecord) -> Result<Self, CommitError> {
+        Ok(Self {
+            run_id: record.header.run_id.clone(),
+            seq: record.last_seq(),
+            messages: record.messages(),
+            state: record.state()?,
+        })
+    }
+
+    fn model_steps(&self) -> u32 {
+        let steps = self
+            .messages
+            .iter()
+            .filter(|message| matches!(message, Message::Assistant { .. }))
+            .count();
+        u32::try_from(steps).unwrap_or(u32::MAX)
+    }
+}
+
+impl Runtime {
+    /// A runtime on these ports. `events` must also be the tool set's event sink
+    /// for audit events to commit with their step.
+    pub fn new(
+        model: Arc<dyn ModelProvider>,
+        tools: Arc<dyn ToolSet>,
+        store: Arc<dyn CommitStore>,
+        events: Arc<StepEvents>,
+    ) -> Self {
+        Self {
+            model,
+            tools,
+            store,
+            approver: Arc::new(DeferApprovals),
+            observer: Arc::new(Unobserved),
+            events,
+            cancelled: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Ask `approver` about calls the policy sends to a person.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// Report progress to `observer`.
+    pub fn with_observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = observer;
+        self
+    }
+
+    /// A flag that, once set, ends the run at the next step boundary.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.cancelled)
+    }
+
+    /// Start run `run_id` of `agent` with `input`, created at `created` (seconds
+    /// since the Unix epoch).
+    pub async fn start(
+        &self,
+        agent: &AgentDef,
+        run_id: &str,
+        created: u64,
+        input: &str,
+    ) -> Result<RunOutcome, RunError> {
+        self.store.create_run(&RunHeader {
+            run_id: run_id.to_owned(),
+            agent: agent.name.clone(),
+            created,
+        })?;
+        let mut cursor = Cursor {
+            run_id: run_id.to_owned(),
+            seq: 0,
+            messages: Vec::new(),
+            state: BTreeMap::new(),
+        };
+        self.commit(
+            &mut cursor,
+            vec![Message::User {
+                text: input.to_owned(),
+            }],
+            Vec::new(),
+            Vec::new(),
+            Disposition::Running,
+        )?;
+        self.drive(agent, cursor).await
+    }
+
+    /// Continue run `run_id` from its last commit, applying `decisions` (by call
+    /// id) to the calls it waits on.
+    pub async fn resume(
+        &self,
+        agent: &AgentDef,
+        run_id: &str,
+        decisions: &BTreeMap<String, Approval>,
+    ) -> Result<RunOutcome, RunError> {
+        let mut record = self.store.load(run_id)?;
+        if let Some(intent) = record.intent.take()
+            && intent.seq == record.last_seq() + 1
+        {
+            let mut cursor = Cursor::from_record(&record)?;
+            if let Some(waiting) = self
+                .settle_interrupted(&mut cursor, intent, decisions)
+                .await?
+            {
+                return Ok(waiting);
+            }
+            record = self.store.load(run_id)?;
+        }
+        let mut cursor = Cursor::from_record(&record)?;
+        match record.disposition() {
+            Disposition::Ended { .. } => Err(RunError::Ended(run_id.to_owned())),
+            Disposition::Running if decisions.is_empty() => self.drive(agent, cursor).await,
+            Disposition::Running => Err(RunError::NotWaiting(run_id.to_owned())),
+            Disposition::Waiting { pending } => {
+                let records = record
+                    .commits
+                    .last()
+                    .map(|commit| commit.tools.clone())
+                    .unwrap_or_default();
+                let records = apply_decisions(run_id, records, &pending, decisions)?;
+                self.execute(&mut cursor, None, records).await?;
+                self.drive(agent, cursor).await
+            }
+        }
+    }
+
+    /// The loop proper, from `cursor` until the run waits or ends.
+    async fn drive(&self, agent: &AgentDef, mut cursor: Cursor) -> Result<RunOutcome, RunError> {
+        loop {
+            if self.cancelled.load(Ordering::SeqCst) {
+                return self.end(&mut cursor, Vec::new(), EndCause::Cancelled, None);
+            }
+            let taken = cursor.model_steps();
+            if taken >= agent.max_steps {
+                return self.end(&mut cursor, Vec::new(), EndCause::MaxSteps, None);
+            }
+            let last_step = taken + 1 == agent.max_steps;
+            let tools: Vec<ToolSpec> = if last_step {
+                Vec::new()
+            } else {
+                self.tools
+                    .specs()
+                    .into_iter()
+                    .filter(|spec| agent.uses_tool(&spec.name))
+                    .collect()
+            };
+            let observer = Arc::clone(&self.observer);
+            let deltas = move |delta: ModelDelta| match delta {
+                ModelDelta::Text(text) => observer.observe(Progress::Text(text)),
+            };
+            let request = ModelRequest {
+                instructions: &agent.instructions,
+                messages: &cursor.messages,
+                tools: &tools,
+                state: &cursor.state,
+            };
+            let response = match self.model.complete(request, &deltas).await {
+                Ok(response) => response,
+                Err(error) => {
+                    return self.end(
+                        &mut cursor,
+                        Vec::new(),
+                        EndCause::Error(error.to_string()),
+                        None,
+                    );
+                }
+            };
+            let calls = if last_step {
+                Vec::new()
+            } else {
+                response.tool_calls
+            };
+            let assistant = Message::Assistant {
+                text: response.text.clone(),
+                tool_calls: calls.clone(),
+            };
+            if calls.is_empty() {
+                let cause = if last_step {
+                    EndCause::MaxSteps
+                } else {
+                    EndCause::FinalAnswer
+                };
+                return self.end(&mut cursor, vec![assistant], cause, Some(response.text));
+            }
+            let mut records: Vec<ToolRecord> = calls
+                .into_iter()
+                .map(|call| {
+                    let decision = gate(agent, &call);
+                    self.observer.observe(Progress::ToolCall {
+                        call: call.clone(),
+                        decision: decision.clone(),
+                    });
+                    ToolRecord {
+                        call,
+                        decision,
+                        result: None,
+                    }
+                })
+                .collect();
+            let pending: Vec<PendingCall> = records
+                .iter()
+                .filter(|record| record.decision.verdict == Verdict::Ask)
+                .map(|record| PendingCall {
+                    call: record.call.clone(),
+                    reason: PendingReason::Approval {
+                        rule: record.decision.rule.clone(),
+                    },
+                })
+                .collect();
+            if !pending.is_empty() {
+                match self.approver.decide(&pending).await {
+                    Some(answers) if answers.len() == pending.len() => {
+                        let decided: BTreeMap<String, Approval> = pending
+                            .iter()
+                            .map(|pending| pending.call.id.clone())
+                            .zip(answers)
+                            .collect();
+                        records = apply_decisions(&cursor.run_id, records, &pending, &decided)?;
+                    }
+                    _ => {
+                        self.commit(
+                            &mut cursor,
+                            vec![assistant],
+                            records,
+                            Vec::new(),
+                            Disposition::Waiting {
+                                pending: pending.clone(),
+                            },
+                        )?;
+                        return Ok(RunOutcome::Waiting {
+                            run_id: cursor.run_id.clone(),
+                            pending,
+                        });
+                    }
+                }
+            }
+            self.execute(&mut cursor, Some(assistant), records).await?;
+        }
+    }
+
+    /// Run the allowed calls of `records` concurrently, answer the denied ones,
+    /// and commit the step.
+    async fn execute(
+        &self,
+        cursor: &mut Cursor,
+        assistant: Option<Message>,
+        mut records: Vec<ToolRecord>,
+    ) -> Result<(), RunError> {
+        let runnable: Vec<usize> = records
+            .iter()
+            .enumerate()
+            .filter(|(_, record)| {
+                record.result.is_none() && record.decision.verdict == Verdict::Allow
+            })
+            .map(|(index, _)| index)
+            .collect();
+        if !runnable.is_empty() {
+            self.store.record_intent(&Intent {
+                run_id: cursor.run_id.clone(),
+                seq: cursor.seq + 1,
+                assistant: assistant.clone(),
+                calls: records.clone(),
+            })?;
+        }
+        let snapshot = Arc::new(StateSnapshot(cursor.state.clone()));
+        let calls = runnable.iter().map(|&index| {
+            let call = &records[index].call;
+            self.tools
+                .call(&call.name, call.args.clone(), snapshot.clone())
+        });
+        let outcomes = futures_util::future::join_all(calls).await;
+        let mut writes: Vec<StateWrite> = Vec::new();
+        for (index, outcome) in runnable.iter().zip(outcomes) {
+            records[*index].result = Some(match outcome.result {
+                Ok(output) => {
+                    writes.extend(outcome.writes);
+                    CallResult::Output(output.content)
+                }
+                Err(error) => CallResult::Error(error),
+            });
+        }
+        let mut messages: Vec<Message> = assistant.into_iter().collect();
+        for record in &mut records {
+            let result = record.result.get_or_insert_with(|| {
+                CallResult::Error(ToolError::new(
+                    ToolErrorKind::Denied,
+                    match &record.decision.rule {
+                        Some(rule) => format!("denied by permission rule `{rule}`"),
+                        None => "denied by the default permission".to_owned(),
+                    },
+                ))
+            });
+            self.observer.observe(Progress::ToolResult {
+                call_id: record.call.id.clone(),
+                result: result.clone(),
+            });
+            messages.push(Message::Tool {
+                call_id: record.call.id.clone(),
+                result: result.clone(),
+            });
+        }
+        self.commit(cursor, messages, records, writes, Disposition::Running)?;
+        Ok(())
+    }
+
+    /// A crash left `intent` uncommitted. Calls whose tools are read-only or
+    /// idempotent run again; any other call waits for a person unless
+    /// `decisions` already settle it. Returns the waiting outcome when the run
+    /// must pause.
+    async fn settle_interrupted(
+        &self,
+        cursor: &mut Cursor,
+        intent: Intent,
+        decisions: &BTreeMap<String, Approval>,
+    ) -> Result<Option<RunOutcome>, RunError> {
+        let safe: BTreeSet<String> = self
+            .tools
+            .specs()
+            .into_iter()
+            .filter(|spec| spec.annotations.read_only || spec.annotations.idempotent)
+            .map(|spec| spec.name)
+            .collect();
+        let pending: Vec<PendingCall> = intent
+            .calls
+            .iter()
+            .filter(|record| {
+                record.result.is_none()
+                    && record.decision.verdict == Verdict::Allow
+                    && !safe.contains(&record.call.name)
+            })
+            .map(|record| PendingCall {
+                call: record.call.clone(),
+                reason: PendingReason::Indeterminate,
+            })
+            .collect();
+        if pending.is_empty() {
+            self.execute(cursor, intent.assistant, intent.calls).await?;
+            return Ok(None);
+        }
+        let settled = pending
+            .iter()
+            .all(|pending| decisions.contains_key(&pending.call.id));
+        if settled {
+            let records = apply_decisions(&cursor.run_id, intent.calls, &pending, decisions)?;
+            self.execute(cursor, intent.assistant, records).await?;
+            return Ok(None);
+        }
+        self.commit(
+            cursor,
+            intent.assistant.into_iter().collect(),
+            intent.calls,
+            Vec::new(),
+            Disposition::Waiting {
+                pending: pending.clone(),
+            },
+        )?;
+        Ok(Some(RunOutcome::Waiting {
+            run_id: cursor.run_id.clone(),
+            pending,
+        }))
+    }
+
+    fn end(
+        &self,
+        cursor: &mut Cursor,
+        messages: Vec<Message>,
+        cause: EndCause,
+        answer: Option<String>,
+    ) -> Result<RunOutcome, RunError> {
+        self.commit(
+            cursor,
+            messages,
+            Vec::new(),
+            Vec::new(),
+            Disposition::Ended {
+                cause: cause.clone(),
+                answer: answer.clone(),
+            },
+        )?;
+        Ok(RunOutcome::Ended {
+            run_id: cursor.run_id.clone(),
+            cause,
+            answer,
+        })
+    }
+
+    fn commit(
+        &self,
+        cursor: &mut Cursor,
+        messages: Vec<Message>,
+        tools: Vec<ToolRecord>,
+        state: Vec<StateWrite>,
+        disposition: Disposition,
+    ) -> Result<(), RunError> {
+        let commit = StepCommit {
+            run_id: cursor.run_id.clone(),
+            seq: cursor.seq + 1,
+            messages,
+            tools,
+            state,
+            events: self.events.drain(),
+            disposition,
+        };
+        let receipt = self.store.commit(&commit)?;
+        crate::state::apply_writes(&mut cursor.state, &commit.state).map_err(|error| {
+            CommitError::Corrupt {
+                location: format!("run {} step {}", commit.run_id, commit.seq),
+                message: error.to_string(),
+            }
+        })?;
+        cursor.seq = receipt.seq;
+        cursor.messages.extend(commit.messages);
+        self.observer.observe(Progress::Committed {
+            seq: receipt.seq,
+            disposition: commit.disposition,
+        });
+        Ok(())
+    }
+}
+
+/// The gate: tools outside the agent's list are denied, the policy decides the rest.
+fn gate(agent: &AgentDef, call: &ToolCall) -> Decision {
+    if agent.uses_tool(&call.name) {
+        agent.permissions.decide(&call.name, &call.args)
+    } else {
+        Decision {
+            verdict: Verdict::Deny,
+            rule: Some(format!("`{}` is not among the agent's tools", call.name)),
+        }
+    }
+}
+
+/// Turn each pending call's decision into an allow or deny verdict.
+fn apply_decisions(
+    run_id: &str,
+    mut records: Vec<ToolRecord>,
+    pending: &[PendingCall],
+    decisions: &BTreeMap<String, Approval>,
+) -> Result<Vec<ToolRecord>, RunError> {
+    if let Some(unknown) = decisions
+        .keys()
+        .find(|id| !pending.iter().any(|pending| &pending.call.id == *id))
+    {
+        return Err(RunError::UnknownCall {
+            run_id: run_id.to_owned(),
+            call_id: unknown.clone(),
+        });
+    }
+    for waiting in pending {
+        let approval =
+            decisions
+                .get(&waiting.call.id)
+                .ok_or_else(|| RunError::MissingDecision {
+                    run_id: run_id.to_owned(),
+                    call_id: waiting.call.id.clone(),
+                })?;
+        if let Some(record) = records
+            .iter_mut()
+            .find(|record| record.call.id == waiting.call.id)
+        {
+            record.decision = match approval {
+                Approval::Approve => Decision {
+                    verdict: Verdict::Allow,
+                    rule: Some("approved by the operator".into()),
+                },
+                Approval::Deny => Decision {
+                    verdict: Verdict::Deny,
+                    rule: Some("denied by the operator".into()),
+                },
+            };
+        }
+    }
+    Ok(records)
+}

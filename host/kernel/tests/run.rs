@@ -1,0 +1,617 @@
+//! The agent loop against in-memory ports: a model that replays turns, a tool
+//! set of plain functions, and the in-memory commit store.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cordon_kernel::{
+    AgentDef, Approval, ApprovalFuture, Approver, CallResult, CommitError, CommitStore,
+    Disposition, EndCause, EventLog, Intent, MemoryCommitStore, Message, ModelDelta, ModelError,
+    ModelFuture, ModelProvider, ModelRequest, ModelResponse, PendingCall, PendingReason,
+    PermissionPolicy, Rule, RunHeader, RunOutcome, Runtime, StateOp, StateReader, StateWrite,
+    StepCommit, StepEvents, StopReason, ToolAnnotations, ToolCall, ToolCallOutcome, ToolErrorKind,
+    ToolFuture, ToolOutput, ToolSet, ToolSpec, Usage, Verdict,
+};
+use serde_json::{Value, json};
+
+/// What the model saw at each step.
+#[derive(Debug, Clone)]
+struct Seen {
+    messages: Vec<Message>,
+    tools: Vec<String>,
+    state: BTreeMap<String, Value>,
+}
+
+/// Replays responses in order and records every request.
+struct Replay {
+    turns: Mutex<VecDeque<ModelResponse>>,
+    seen: Mutex<Vec<Seen>>,
+}
+
+impl Replay {
+    fn new(turns: Vec<ModelResponse>) -> Arc<Self> {
+        Arc::new(Self {
+            turns: Mutex::new(turns.into()),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl ModelProvider for Replay {
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+        deltas: &'a (dyn Fn(ModelDelta) + Send + Sync),
+    ) -> ModelFuture<'a> {
+        Box::pin(async move {
+            self.seen.lock().unwrap().push(Seen {
+                messages: request.messages.to_vec(),
+                tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
+                state: request.state.clone(),
+            });
+            let turn = self
+                .turns
+                .lock()
+                .unwrap()
+                .pop_front()
+                .ok_or_else(|| ModelError::Exhausted("no turn left".into()))?;
+            deltas(ModelDelta::Text(turn.text.clone()));
+            Ok(turn)
+        })
+    }
+}
+
+fn say(text: &str) -> ModelResponse {
+    ModelResponse {
+        text: text.into(),
+        tool_calls: Vec::new(),
+        usage: Usage::default(),
+        stop: StopReason::EndTurn,
+    }
+}
+
+fn call(calls: &[(&str, &str, Value)]) -> ModelResponse {
+    ModelResponse {
+        text: String::new(),
+        tool_calls: calls
+            .iter()
+            .map(|(id, name, args)| ToolCall {
+                id: (*id).into(),
+                name: (*name).into(),
+                args: args.clone(),
+            })
+            .collect(),
+        usage: Usage::default(),
+        stop: StopReason::ToolUse,
+    }
+}
+
+type Handler = Box<dyn Fn(&Value, &dyn StateReader) -> ToolCallOutcome + Send + Sync>;
+
+/// Tools as plain functions, counting their calls.
+struct Functions {
+    tools: Vec<(ToolSpec, Handler)>,
+    calls: AtomicUsize,
+    during: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+    rendezvous: Option<Arc<tokio::sync::Barrier>>,
+}
+
+impl Functions {
+    fn new() -> Self {
+        Self {
+            tools: Vec::new(),
+            calls: AtomicUsize::new(0),
+            during: Mutex::new(None),
+            rendezvous: None,
+        }
+    }
+
+    fn with(mut self, name: &str, annotations: ToolAnnotations, handler: Handler) -> Self {
+        self.tools.push((
+            ToolSpec {
+                name: name.into(),
+                description: format!("the {name} tool"),
+                input_schema: json!({"type": "object"}),
+                output_schema: None,
+                annotations,
+            },
+            handler,
+        ));
+        self
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+impl ToolSet for Functions {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|(spec, _)| spec.clone()).collect()
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        state: Arc<dyn StateReader>,
+    ) -> ToolFuture<'a> {
+        Box::pin(async move {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            if let Some(rendezvous) = &self.rendezvous {
+                rendezvous.wait().await;
+            }
+            if let Some(during) = self.during.lock().unwrap().as_ref() {
+                during();
+            }
+            match self.tools.iter().find(|(spec, _)| spec.name == name) {
+                Some((_, handler)) => handler(&args, state.as_ref()),
+                None => ToolCallOutcome {
+                    result: Err(cordon_kernel::ToolError::new(ToolErrorKind::NotFound, name)),
+                    writes: Vec::new(),
+                },
+            }
+        })
+    }
+}
+
+fn echo() -> Handler {
+    Box::new(|args, _| ToolCallOutcome {
+        result: Ok(ToolOutput {
+            content: args.clone(),
+        }),
+        writes: Vec::new(),
+    })
+}
+
+fn counter() -> Handler {
+    Box::new(|_, state| {
+        let seen = state.get("count").unwrap().unwrap_or(json!(0));
+        ToolCallOutcome {
+            result: Ok(ToolOutput {
+                content: json!({ "saw": seen }),
+            }),
+            writes: vec![StateWrite {
+                key: "count".into(),
+                op: StateOp::Increment { delta: 1 },
+            }],
+        }
+    })
+}
+
+const READ_ONLY: ToolAnnotations = ToolAnnotations {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+const EFFECTFUL: ToolAnnotations = ToolAnnotations {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+
+fn agent(default: Verdict, rules: &[(Verdict, &str)], max_steps: u32) -> AgentDef {
+    let mut policy = PermissionPolicy::new(default);
+    for (verdict, text) in rules {
+        policy = policy.with_rule(Rule::parse(*verdict, text).unwrap());
+    }
+    AgentDef::new("test", "be brief", &["*"], max_steps, policy).unwrap()
+}
+
+struct Rig {
+    model: Arc<Replay>,
+    tools: Arc<Functions>,
+    store: Arc<MemoryCommitStore>,
+    runtime: Runtime,
+}
+
+fn rig(turns: Vec<ModelResponse>, tools: Functions) -> Rig {
+    let model = Replay::new(turns);
+    let tools = Arc::new(tools);
+    let store = Arc::new(MemoryCommitStore::new());
+    let events = Arc::new(StepEvents::new(Arc::new(EventLog::new())));
+    let runtime = Runtime::new(model.clone(), tools.clone(), store.clone(), events);
+    Rig {
+        model,
+        tools,
+        store,
+        runtime,
+    }
+}
+
+fn tool_result(message: &Message) -> Option<&CallResult> {
+    match message {
+        Message::Tool { result, .. } => Some(result),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn a_final_answer_ends_the_run_with_two_commits() {
+    let rig = rig(vec![say("done")], Functions::new());
+    let outcome = rig
+        .runtime
+        .start(&agent(Verdict::Allow, &[], 5), "r1", 1, "hello")
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome,
+        RunOutcome::Ended {
+            run_id: "r1".into(),
+            cause: EndCause::FinalAnswer,
+            answer: Some("done".into())
+        }
+    );
+    let record = rig.store.load("r1").unwrap();
+    assert_eq!(record.commits.len(), 2, "the input, then the answer");
+    assert_eq!(record.messages().len(), 2);
+}
+
+#[tokio::test]
+async fn allowed_calls_run_and_their_results_reach_the_model() {
+    let tools = Functions::new().with("echo", READ_ONLY, echo());
+    let rig = rig(
+        vec![call(&[("c1", "echo", json!({"x": 1}))]), say("ok")],
+        tools,
+    );
+    rig.runtime
+        .start(&agent(Verdict::Allow, &[], 5), "r", 1, "go")
+        .await
+        .unwrap();
+    let seen = rig.model.seen();
+    assert_eq!(seen[0].tools, ["echo"]);
+    let last = seen[1].messages.last().unwrap();
+    assert_eq!(
+        tool_result(last),
+        Some(&CallResult::Output(json!({"x": 1})))
+    );
+    let record = rig.store.load("r").unwrap();
+    assert_eq!(record.commits[1].tools[0].decision.verdict, Verdict::Allow);
+}
+
+#[tokio::test]
+async fn a_denied_call_reaches_the_model_as_a_denied_error() {
+    let tools = Functions::new().with("echo", READ_ONLY, echo());
+    let rig = rig(vec![call(&[("c1", "echo", json!({}))]), say("ok")], tools);
+    rig.runtime
+        .start(
+            &agent(Verdict::Allow, &[(Verdict::Deny, "echo")], 5),
+            "r",
+            1,
+            "go",
+        )
+        .await
+        .unwrap();
+    assert_eq!(rig.tools.calls(), 0);
+    let seen = rig.model.seen();
+    let Some(CallResult::Error(error)) = tool_result(seen[1].messages.last().unwrap()) else {
+        panic!("expected a tool error");
+    };
+    assert_eq!(error.kind, ToolErrorKind::Denied);
+    assert!(error.message.contains("echo"), "{error}");
+}
+
+#[tokio::test]
+async fn an_ask_commits_a_waiting_outcome_and_resumes_on_approval() {
+    let tools = Functions::new().with("echo", READ_ONLY, echo());
+    let rig = rig(
+        vec![call(&[("c1", "echo", json!({"a": 1}))]), say("ok")],
+        tools,
+    );
+    let agent = agent(Verdict::Ask, &[], 5);
+    let outcome = rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
+    let RunOutcome::Waiting { pending, .. } = outcome else {
+        panic!("expected waiting, got {outcome:?}");
+    };
+    assert_eq!(pending[0].call.id, "c1");
+    assert!(matches!(pending[0].reason, PendingReason::Approval { .. }));
+    assert_eq!(rig.tools.calls(), 0, "nothing runs before approval");
+    assert!(matches!(
+        rig.store.load("r").unwrap().disposition(),
+        Disposition::Waiting { .. }
+    ));
+
+    let missing = rig.runtime.resume(&agent, "r", &BTreeMap::new()).await;
+    assert!(missing.is_err(), "resuming without a decision is refused");
+    let decisions = BTreeMap::from([("c1".to_owned(), Approval::Approve)]);
+    let outcome = rig.runtime.resume(&agent, "r", &decisions).await.unwrap();
+    assert!(matches!(
+        outcome,
+        RunOutcome::Ended {
+            cause: EndCause::FinalAnswer,
+            ..
+        }
+    ));
+    assert_eq!(rig.tools.calls(), 1);
+}
+
+#[tokio::test]
+async fn a_denial_on_resume_reaches_the_model() {
+    let tools = Functions::new().with("echo", READ_ONLY, echo());
+    let rig = rig(vec![call(&[("c1", "echo", json!({}))]), say("ok")], tools);
+    let agent = agent(Verdict::Ask, &[], 5);
+    rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
+    let decisions = BTreeMap::from([("c1".to_owned(), Approval::Deny)]);
+    rig.runtime.resume(&agent, "r", &decisions).await.unwrap();
+    assert_eq!(rig.tools.calls(), 0);
+    let seen = rig.model.seen();
+    let Some(CallResult::Error(error)) = tool_result(seen[1].messages.last().unwrap()) else {
+        panic!("expected a tool error");
+    };
+    assert_eq!(error.kind, ToolErrorKind::Denied);
+}
+
+struct ApproveAll;
+
+impl Approver for ApproveAll {
+    fn decide<'a>(&'a self, pending: &'a [PendingCall]) -> ApprovalFuture<'a> {
+        Box::pin(async move { Some(vec![Approval::Approve; pending.len()]) })
+    }
+}
+
+#[tokio::test]
+async fn an_interactive_approver_answers_without_pausing() {
+    let tools = Functions::new().with("echo", READ_ONLY, echo());
+    let mut rig = rig(vec![call(&[("c1", "echo", json!({}))]), say("ok")], tools);
+    rig.runtime = rig.runtime.with_approver(Arc::new(ApproveAll));
+    let outcome = rig
+        .runtime
+        .start(&agent(Verdict::Ask, &[], 5), "r", 1, "go")
+        .await
+        .unwrap();
+    assert!(matches!(outcome, RunOutcome::Ended { .. }));
+    assert_eq!(rig.tools.calls(), 1);
+}
+
+#[tokio::test]
+async fn the_last_step_is_offered_no_tools_and_ends_the_run() {
+    let tools = Functions::new().with("echo", READ_ONLY, echo());
+    let turns = vec![
+        call(&[("c1", "echo", json!({}))]),
+        call(&[("c2", "echo", json!({}))]),
+        call(&[("c3", "echo", json!({}))]),
+    ];
+    let rig = rig(turns, tools);
+    let outcome = rig
+        .runtime
+        .start(&agent(Verdict::Allow, &[], 3), "r", 1, "go")
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            outcome,
+            RunOutcome::Ended {
+                cause: EndCause::MaxSteps,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    let seen = rig.model.seen();
+    assert_eq!(seen.len(), 3);
+    assert!(
+        seen[2].tools.is_empty(),
+        "the last step must answer without tools"
+    );
+    assert_eq!(rig.tools.calls(), 2);
+}
+
+#[tokio::test]
+async fn state_writes_commit_with_their_step_and_reach_the_next_request() {
+    let tools = Functions::new().with("count", EFFECTFUL, counter());
+    let turns = vec![
+        call(&[("c1", "count", json!({}))]),
+        call(&[("c2", "count", json!({}))]),
+        say("ok"),
+    ];
+    let rig = rig(turns, tools);
+    rig.runtime
+        .start(&agent(Verdict::Allow, &[], 5), "r", 1, "go")
+        .await
+        .unwrap();
+    let seen = rig.model.seen();
+    assert_eq!(seen[1].state.get("count"), Some(&json!(1)));
+    assert_eq!(seen[2].state.get("count"), Some(&json!(2)));
+    let record = rig.store.load("r").unwrap();
+    assert_eq!(record.state().unwrap().get("count"), Some(&json!(2)));
+}
+
+#[tokio::test]
+async fn nothing_a_step_does_is_visible_before_its_commit() {
+    let tools = Functions::new().with("count", EFFECTFUL, counter());
+    let rig = rig(vec![call(&[("c1", "count", json!({}))]), say("ok")], tools);
+    let store = rig.store.clone();
+    let observed = Arc::new(Mutex::new(None));
+    let observed_in_call = observed.clone();
+    *rig.tools.during.lock().unwrap() = Some(Box::new(move || {
+        let record = store.load("r").unwrap();
+        *observed_in_call.lock().unwrap() = Some((record.last_seq(), record.state().unwrap()));
+    }));
+    rig.runtime
+        .start(&agent(Verdict::Allow, &[], 5), "r", 1, "go")
+        .await
+        .unwrap();
+    let (seq, state) = observed.lock().unwrap().clone().unwrap();
+    assert_eq!(seq, 1, "only the input was committed while the tool ran");
+    assert!(state.is_empty());
+}
+
+#[tokio::test]
+async fn parallel_calls_run_concurrently() {
+    let mut tools = Functions::new()
+        .with("a", READ_ONLY, echo())
+        .with("b", READ_ONLY, echo());
+    // Each call waits until both have started: run one after the other, they
+    // would wait forever.
+    tools.rendezvous = Some(Arc::new(tokio::sync::Barrier::new(2)));
+    let rig = rig(
+        vec![
+            call(&[("c1", "a", json!({})), ("c2", "b", json!({}))]),
+            say("ok"),
+        ],
+        tools,
+    );
+    let agent = agent(Verdict::Allow, &[], 5);
+    let run = rig.runtime.start(&agent, "r", 1, "go");
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(10), run)
+        .await
+        .expect("both calls were in flight at once")
+        .unwrap();
+    assert!(matches!(outcome, RunOutcome::Ended { .. }));
+    assert_eq!(rig.tools.calls(), 2);
+}
+
+#[tokio::test]
+async fn two_writers_cannot_both_commit_one_step() {
+    let store = MemoryCommitStore::new();
+    store
+        .create_run(&RunHeader {
+            run_id: "r".into(),
+            agent: "a".into(),
+            created: 1,
+        })
+        .unwrap();
+    let commit = |text: &str| StepCommit {
+        run_id: "r".into(),
+        seq: 1,
+        messages: vec![Message::User { text: text.into() }],
+        tools: Vec::new(),
+        state: Vec::new(),
+        events: Vec::new(),
+        disposition: Disposition::Running,
+    };
+    store.commit(&commit("first")).unwrap();
+    assert_eq!(
+        store.commit(&commit("second")),
+        Err(CommitError::Conflict {
+            run_id: "r".into(),
+            seq: 1
+        })
+    );
+    assert_eq!(
+        store.load("r").unwrap().messages(),
+        vec![Message::User {
+            text: "first".into()
+        }]
+    );
+}
+
+/// A run interrupted after recording an intent for `tool`, before committing.
+fn interrupted(store: &MemoryCommitStore, tool: &str) {
+    store
+        .create_run(&RunHeader {
+            run_id: "r".into(),
+            agent: "test".into(),
+            created: 1,
+        })
+        .unwrap();
+    store
+        .commit(&StepCommit {
+            run_id: "r".into(),
+            seq: 1,
+            messages: vec![Message::User { text: "go".into() }],
+            tools: Vec::new(),
+            state: Vec::new(),
+            events: Vec::new(),
+            disposition: Disposition::Running,
+        })
+        .unwrap();
+    let call = ToolCall {
+        id: "c1".into(),
+        name: tool.into(),
+        args: json!({}),
+    };
+    store
+        .record_intent(&Intent {
+            run_id: "r".into(),
+            seq: 2,
+            assistant: Some(Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![call.clone()],
+            }),
+            calls: vec![cordon_kernel::ToolRecord {
+                call,
+                decision: cordon_kernel::Decision {
+                    verdict: Verdict::Allow,
+                    rule: None,
+                },
+                result: None,
+            }],
+        })
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_interrupted_read_only_call_runs_again_on_resume() {
+    let tools = Functions::new().with("echo", READ_ONLY, echo());
+    let rig = rig(vec![say("ok")], tools);
+    interrupted(&rig.store, "echo");
+    let agent = agent(Verdict::Allow, &[], 5);
+    let outcome = rig
+        .runtime
+        .resume(&agent, "r", &BTreeMap::new())
+        .await
+        .unwrap();
+    assert!(matches!(
+        outcome,
+        RunOutcome::Ended {
+            cause: EndCause::FinalAnswer,
+            ..
+        }
+    ));
+    assert_eq!(rig.tools.calls(), 1);
+}
+
+#[tokio::test]
+async fn an_interrupted_effectful_call_is_indeterminate_until_decided() {
+    let tools = Functions::new().with("count", EFFECTFUL, counter());
+    let rig = rig(vec![say("ok")], tools);
+    interrupted(&rig.store, "count");
+    let agent = agent(Verdict::Allow, &[], 5);
+    let outcome = rig
+        .runtime
+        .resume(&agent, "r", &BTreeMap::new())
+        .await
+        .unwrap();
+    let RunOutcome::Waiting { pending, .. } = outcome else {
+        panic!("expected waiting, got {outcome:?}");
+    };
+    assert_eq!(pending[0].reason, PendingReason::Indeterminate);
+    assert_eq!(rig.tools.calls(), 0, "never silently run twice");
+
+    let decisions = BTreeMap::from([("c1".to_owned(), Approval::Deny)]);
+    let outcome = rig.runtime.resume(&agent, "r", &decisions).await.unwrap();
+    assert!(matches!(outcome, RunOutcome::Ended { .. }));
+    assert_eq!(rig.tools.calls(), 0);
+}
+
+#[tokio::test]
+async fn a_model_failure_ends_the_run_with_the_error() {
+    let rig = rig(Vec::new(), Functions::new());
+    let outcome = rig
+        .runtime
+        .start(&agent(Verdict::Allow, &[], 5), "r", 1, "go")
+        .await
+        .unwrap();
+    let RunOutcome::Ended {
+        cause: EndCause::Error(message),
+        ..
+    } = outcome
+    else {
+        panic!("expected an error end, got {outcome:?}");
+    };
+    assert!(message.contains("no turn left"), "{message}");
+    assert!(
+        rig.runtime
+            .resume(&agent(Verdict::Allow, &[], 5), "r", &BTreeMap::new())
+            .await
+            .is_err()
+    );
+}
