@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # An offline tour of Cordon on a fresh machine: builds the bundled plugins and the
-# `cordon` binary, validates the bundles, lists their tools, then calls each one
-# inside its sandbox, including calls the sandbox refuses.
+# `cordon` binary, validates the bundles and calls their tools in the sandbox,
+# then runs the demo agent (a scripted model) over this repository: its calls
+# pass the permission gate, one is denied, one waits for approval, and the run's
+# committed history is shown.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,8 +18,9 @@ case "$target_dir" in
 esac
 cordon="$target_dir/debug/cordon"
 
-state="$(mktemp -d)/state.json"
-export CORDON_STATE="$state"
+scratch="$(mktemp -d)"
+export CORDON_STATE="$scratch/state.json"
+export CORDON_STORE="$scratch/cordon.db"
 
 step() {
     printf '\n\033[1m$ cordon %s\033[0m\n' "$*"
@@ -35,3 +38,9 @@ echo
 echo "Refused: a path outside the granted workspace, and arguments that break the schema."
 step tool call files.read --args '{"path": "../../etc/passwd"}'
 step tool call jq.query --args '{"filter": 42}'
+
+echo
+echo "The demo agent (examples/demo): reads freely, may not read .env, asks before writing a note."
+step run --agent examples/demo/agent.toml --run-id demo "Where does the cordon CLI start?" </dev/null
+step runs resume demo --approve call-3-1 --agent examples/demo/agent.toml </dev/null
+step runs show demo

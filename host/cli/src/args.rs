@@ -33,12 +33,107 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run an agent on a prompt: model steps, gated tool calls, one commit per step.
+    ///
+    /// Exits 0 when the model gives its final answer, 1 when the run ends
+    /// otherwise (step limit, model error, cancelled), 3 when it waits for
+    /// approval (resume with `cordon runs resume`), 2 when it cannot start.
+    Run(RunArgs),
+    /// Inspect and resume committed runs.
+    #[command(subcommand)]
+    Runs(RunsCommand),
     /// Inspect plugin bundles.
     #[command(subcommand)]
     Plugins(PluginsCommand),
     /// List and call tools.
     #[command(subcommand)]
     Tool(ToolCommand),
+}
+
+/// How a run is set up; shared by `run` and `runs resume`.
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    /// Agent file (name, instructions, model, tools, max-steps, permissions).
+    /// Without one: every tool, 12 steps, and every call asks for approval.
+    #[arg(long, env = "CORDON_AGENT")]
+    pub agent: Option<PathBuf>,
+    /// The model, such as `scripted:demo/script.toml`; overrides the agent file's.
+    #[arg(long, env = "CORDON_MODEL")]
+    pub model: Option<String>,
+    /// Print JSON lines (progress, then the outcome) instead of text; never prompts.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where committed runs live.
+#[derive(Debug, Args)]
+pub struct StoreArg {
+    /// The run store (SQLite).
+    #[arg(long, env = "CORDON_STORE", default_value = ".cordon/cordon.db")]
+    pub store: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What to ask the agent.
+    pub prompt: String,
+    /// Id for the new run [default: generated from the time].
+    #[arg(long)]
+    pub run_id: Option<String>,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// Every run in the store, oldest first.
+    List(ListRunsArgs),
+    /// One run's committed history: messages, tool calls, verdicts, state, commits.
+    Show(ShowRunArgs),
+    /// Continue a run from its last commit, deciding the calls it waits on.
+    ///
+    /// Exit codes as for `cordon run`.
+    Resume(ResumeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ListRunsArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowRunArgs {
+    /// The run id.
+    pub run: String,
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run id.
+    pub run: String,
+    /// Approve a pending call by id (repeatable).
+    #[arg(long = "approve", value_name = "CALL")]
+    pub approve: Vec<String>,
+    /// Deny a pending call by id (repeatable).
+    #[arg(long = "deny", value_name = "CALL")]
+    pub deny: Vec<String>,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
+    pub store: StoreArg,
 }
 
 #[derive(Debug, Subcommand)]

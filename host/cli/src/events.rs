@@ -47,7 +47,8 @@ impl EventSink for CliEvents {
     }
 }
 
-fn render(event: &Event) -> String {
+/// One event as a line of text.
+pub fn render(event: &Event) -> String {
     match event {
         Event::Log {
             bundle,

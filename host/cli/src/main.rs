@@ -1,20 +1,22 @@
 //! `cordon`: check plugin bundles, list their tools and call them, each in its
 //! own sandbox.
 //!
-//! Exit codes: 0 success; 1 a tool call failed (its kind is printed); 2 the
-//! command could not run (bad usage, a plugin that does not load, an unreadable
-//! state file).
+//! Exit codes: 0 success; 1 a tool call failed (its kind is printed) or a run
+//! ended without a final answer; 2 the command could not run (bad usage, a
+//! plugin that does not load, an unreadable store); 3 a run waits for approval.
 
+mod approve;
 mod args;
 mod commands;
 mod context;
 mod events;
+mod progress;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command, PluginsCommand, ToolCommand};
+use crate::args::{Cli, Command, PluginsCommand, RunsCommand, ToolCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -31,6 +33,12 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
+            Command::Run(args) => commands::run::run(&cli.global, args).await,
+            Command::Runs(RunsCommand::Resume(args)) => {
+                commands::run::resume(&cli.global, args).await
+            }
+            Command::Runs(RunsCommand::List(args)) => commands::runs::list(args),
+            Command::Runs(RunsCommand::Show(args)) => commands::runs::show(args),
             Command::Plugins(PluginsCommand::Check(args)) => {
                 commands::check::run(&cli.global, args).await
             }

@@ -50,6 +50,7 @@ pub struct PendingCall {
     /// The call.
     pub call: ToolCall,
     /// Why it waits.
+    #[serde(flatten)]
     pub reason: PendingReason,
 }
 

@@ -3,3 +3,5 @@
 pub mod call;
 pub mod check;
 pub mod list;
+pub mod run;
+pub mod runs;

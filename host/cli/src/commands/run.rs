@@ -1,0 +1,130 @@
+//! `cordon run` and `cordon runs resume`: drive the agent loop against the
+//! plugins directory, a model and the run store, printing progress as it goes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use cordon_kernel::{
+    AgentDef, Approval, EndCause, PermissionPolicy, RunOutcome, Runtime, StepEvents, Verdict,
+};
+use cordon_store::SqliteCommitStore;
+
+use crate::approve::TerminalApprover;
+use crate::args::{AgentArgs, GlobalArgs, ResumeArgs, RunArgs};
+use crate::context;
+use crate::progress::Printer;
+
+/// The exit code for a run that waits for approval.
+pub const EXIT_WAITING: u8 = 3;
+
+struct Session {
+    agent: AgentDef,
+    runtime: Runtime,
+    printer: Arc<Printer>,
+}
+
+impl Session {
+    async fn open(global: &GlobalArgs, args: &AgentArgs, store: &Path) -> anyhow::Result<Self> {
+        let agent = match &args.agent {
+            Some(file) => AgentDef::load(file)?,
+            None => AgentDef::new(
+                "cordon",
+                "Use the tools when they help, then answer briefly.",
+                &["*"],
+                12,
+                PermissionPolicy::new(Verdict::Ask),
+            )?,
+        };
+        let (spec, base) = match (&args.model, &agent.model, &args.agent) {
+            (Some(spec), _, _) => (spec.clone(), PathBuf::from(".")),
+            (None, Some(spec), Some(file)) => (
+                spec.clone(),
+                file.parent()
+                    .map_or_else(|| PathBuf::from("."), Path::to_owned),
+            ),
+            _ => bail!("no model: pass --model scripted:FILE or set `model` in the agent file"),
+        };
+        let model = cordon_providers::resolve(&spec, &base)?;
+        let host = context::host(global)?;
+        let report = context::load_all(&host, global, &args.plugins.plugins).await?;
+        let printer = Arc::new(Printer::new(args.json));
+        let events = Arc::new(StepEvents::new(printer.clone()));
+        let plugins = host
+            .plugins(report.bundles, events.clone())
+            .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
+        let store = SqliteCommitStore::open(store)
+            .with_context(|| format!("opening the run store {}", store.display()))?;
+        let mut runtime = Runtime::new(model, Arc::new(plugins), Arc::new(store), events)
+            .with_observer(printer.clone());
+        if !args.json && TerminalApprover::available() {
+            runtime = runtime.with_approver(Arc::new(TerminalApprover));
+        }
+        let cancel = runtime.cancel_flag();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ncancelling at the next step boundary (Ctrl-C again to abort)");
+                cancel.store(true, Ordering::SeqCst);
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        });
+        Ok(Self {
+            agent,
+            runtime,
+            printer,
+        })
+    }
+
+    fn finish(&self, outcome: &RunOutcome) -> ExitCode {
+        self.printer.outcome(outcome);
+        match outcome {
+            RunOutcome::Ended {
+                cause: EndCause::FinalAnswer,
+                ..
+            } => ExitCode::SUCCESS,
+            RunOutcome::Ended { .. } => ExitCode::from(1),
+            RunOutcome::Waiting { .. } => ExitCode::from(EXIT_WAITING),
+        }
+    }
+}
+
+pub async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
+    let session = Session::open(global, &args.agent, &args.store.store).await?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let run_id = args
+        .run_id
+        .unwrap_or_else(|| format!("run-{}-{:06}", now.as_secs(), now.subsec_micros()));
+    let outcome = session
+        .runtime
+        .start(&session.agent, &run_id, now.as_secs(), &args.prompt)
+        .await?;
+    Ok(session.finish(&outcome))
+}
+
+pub async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<ExitCode> {
+    let mut decisions = BTreeMap::new();
+    for (calls, approval) in [
+        (&args.approve, Approval::Approve),
+        (&args.deny, Approval::Deny),
+    ] {
+        for call in calls {
+            if decisions.insert(call.clone(), approval).is_some() {
+                bail!("call {call} is both approved and denied");
+            }
+        }
+    }
+    let session = Session::open(global, &args.agent, &args.store.store).await?;
+    let outcome = session
+        .runtime
+        .resume(&session.agent, &args.run, &decisions)
+        .await?;
+    Ok(session.finish(&outcome))
+}

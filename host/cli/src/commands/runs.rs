@@ -1,0 +1,138 @@
+//! `cordon runs list` and `cordon runs show`: a run's committed facts, read
+//! straight from the store.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use cordon_kernel::{CallResult, CommitStore, Disposition, Message, RunRecord, StateOp};
+use cordon_store::SqliteCommitStore;
+use serde_json::json;
+
+use crate::args::{ListRunsArgs, ShowRunArgs};
+use crate::events::render;
+
+fn open(path: &std::path::Path) -> anyhow::Result<SqliteCommitStore> {
+    SqliteCommitStore::open(path)
+        .with_context(|| format!("opening the run store {}", path.display()))
+}
+
+fn describe(disposition: &Disposition) -> String {
+    match disposition {
+        Disposition::Running => "running".into(),
+        Disposition::Waiting { pending } => format!("waiting on {} call(s)", pending.len()),
+        Disposition::Ended { cause, .. } => match cause {
+            cordon_kernel::EndCause::FinalAnswer => "ended: final answer".into(),
+            cordon_kernel::EndCause::MaxSteps => "ended: step limit".into(),
+            cordon_kernel::EndCause::Cancelled => "ended: cancelled".into(),
+            cordon_kernel::EndCause::Error(message) => format!("ended: error: {message}"),
+        },
+    }
+}
+
+pub fn list(args: ListRunsArgs) -> anyhow::Result<ExitCode> {
+    let runs = open(&args.store.store)?.runs()?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if runs.is_empty() {
+        println!("no runs in {}", args.store.store.display());
+    }
+    for run in runs {
+        println!(
+            "{}  {:<12} {:>3} step(s)  {}",
+            run.header.run_id,
+            run.header.agent,
+            run.last_seq,
+            describe(&run.disposition)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(args: ShowRunArgs) -> anyhow::Result<ExitCode> {
+    let record = open(&args.store.store)?.load(&args.run)?;
+    let state = record.state()?;
+    if args.json {
+        let value = json!({
+            "run": record.header,
+            "commits": record.commits,
+            "intent": record.intent,
+            "state": state,
+            "disposition": record.disposition(),
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_text(&record);
+    println!("state:");
+    if state.is_empty() {
+        println!("  (empty)");
+    }
+    for (key, value) in state {
+        println!("  {key} = {value}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_text(record: &RunRecord) {
+    println!(
+        "run {} (agent {}): {}",
+        record.header.run_id,
+        record.header.agent,
+        describe(&record.disposition())
+    );
+    for commit in &record.commits {
+        println!("step {}: {}", commit.seq, describe(&commit.disposition));
+        for message in &commit.messages {
+            match message {
+                Message::User { text } => println!("  user: {text}"),
+                Message::Assistant { text, tool_calls } => {
+                    if !text.is_empty() {
+                        println!("  assistant: {text}");
+                    }
+                    for call in tool_calls {
+                        println!("  assistant calls {} {} {}", call.id, call.name, call.args);
+                    }
+                }
+                Message::Tool { call_id, result } => match result {
+                    CallResult::Output(value) => println!("  tool {call_id}: {value}"),
+                    CallResult::Error(error) => {
+                        println!("  tool {call_id}: {}: {}", error.kind, error.message)
+                    }
+                },
+            }
+        }
+        for tool in &commit.tools {
+            let rule = tool
+                .decision
+                .rule
+                .as_deref()
+                .map(|rule| format!(" ({rule})"))
+                .unwrap_or_default();
+            println!(
+                "  verdict {} {}: {}{rule}",
+                tool.call.id, tool.call.name, tool.decision.verdict
+            );
+        }
+        for write in &commit.state {
+            let op = match &write.op {
+                StateOp::Set { value } => format!("= {value}"),
+                StateOp::Remove => "removed".into(),
+                StateOp::Increment { delta } => format!("+= {delta}"),
+                StateOp::Append { item } => format!("append {item}"),
+            };
+            println!("  state {} {op}", write.key);
+        }
+        for event in &commit.events {
+            println!("  event {}", render(event));
+        }
+    }
+    if let Some(intent) = &record.intent {
+        println!(
+            "interrupted: step {} had started {} call(s) that were never committed",
+            intent.seq,
+            intent.calls.len()
+        );
+    }
+}

@@ -1,0 +1,206 @@
+//! How a run looks while it happens: text for a person, or JSON lines, from the
+//! loop's progress and the sandbox's events.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cordon_kernel::{
+    CallResult, Disposition, Event, EventSink, Observer, Progress, RunOutcome, Verdict,
+};
+use serde_json::{Value, json};
+
+use crate::events::render;
+
+/// `println!` that ignores a closed stdout (`cordon run ... | head`): the run
+/// itself must not fail because nobody reads its progress any more.
+macro_rules! say {
+    () => {{
+        let _ = writeln!(std::io::stdout().lock());
+    }};
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// Prints progress and events, as text or as JSON lines.
+pub struct Printer {
+    json: bool,
+    /// Whether streamed text left the cursor mid-line.
+    mid_line: AtomicBool,
+}
+
+impl Printer {
+    pub fn new(json: bool) -> Self {
+        Self {
+            json,
+            mid_line: AtomicBool::new(false),
+        }
+    }
+
+    /// End a line of streamed text before printing anything else.
+    fn break_line(&self) {
+        if self.mid_line.swap(false, Ordering::SeqCst) {
+            say!();
+        }
+    }
+
+    fn line(&self, value: Value) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{value}");
+    }
+
+    /// Print how the run ended or why it waits.
+    pub fn outcome(&self, outcome: &RunOutcome) {
+        if self.json {
+            self.line(outcome_json(outcome));
+            return;
+        }
+        self.break_line();
+        match outcome {
+            RunOutcome::Ended {
+                run_id,
+                cause,
+                answer,
+            } => {
+                say!();
+                match answer {
+                    Some(answer) if !answer.is_empty() => {
+                        say!("run {run_id} ended ({}): {answer}", cause_word(cause));
+                    }
+                    _ => say!("run {run_id} ended ({})", cause_word(cause)),
+                }
+            }
+            RunOutcome::Waiting { run_id, pending } => {
+                say!();
+                say!("run {run_id} is waiting for a decision on:");
+                for call in pending {
+                    say!("  {}  {} {}", call.call.id, call.call.name, call.call.args);
+                }
+                let first = pending.first().map_or("CALL", |call| call.call.id.as_str());
+                say!(
+                    "resume with: cordon runs resume {run_id} --approve {first}   (or --deny {first})"
+                );
+            }
+        }
+    }
+}
+
+fn cause_word(cause: &cordon_kernel::EndCause) -> String {
+    match cause {
+        cordon_kernel::EndCause::FinalAnswer => "final answer".into(),
+        cordon_kernel::EndCause::MaxSteps => "step limit".into(),
+        cordon_kernel::EndCause::Cancelled => "cancelled".into(),
+        cordon_kernel::EndCause::Error(message) => format!("error: {message}"),
+    }
+}
+
+/// The outcome as one JSON object.
+pub fn outcome_json(outcome: &RunOutcome) -> Value {
+    match outcome {
+        RunOutcome::Ended {
+            run_id,
+            cause,
+            answer,
+        } => {
+            json!({"type": "outcome", "run": run_id, "status": "ended", "cause": cause, "answer": answer})
+        }
+        RunOutcome::Waiting { run_id, pending } => {
+            json!({"type": "outcome", "run": run_id, "status": "waiting", "pending": pending})
+        }
+    }
+}
+
+fn disposition_word(disposition: &Disposition) -> &'static str {
+    match disposition {
+        Disposition::Running => "running",
+        Disposition::Waiting { .. } => "waiting",
+        Disposition::Ended { .. } => "ended",
+    }
+}
+
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.len() > 160 {
+        let mut end = 157;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &text[..end])
+    } else {
+        text
+    }
+}
+
+impl Observer for Printer {
+    fn observe(&self, progress: Progress) {
+        if self.json {
+            let value = match &progress {
+                Progress::Text(text) => json!({"type": "text", "text": text}),
+                Progress::ToolCall { call, decision } => {
+                    json!({"type": "tool-call", "call": call, "decision": decision})
+                }
+                Progress::ToolResult { call_id, result } => {
+                    json!({"type": "tool-result", "call": call_id, "result": result})
+                }
+                Progress::Committed { seq, disposition } => {
+                    json!({"type": "committed", "seq": seq, "disposition": disposition})
+                }
+            };
+            self.line(value);
+            return;
+        }
+        match progress {
+            Progress::Text(text) => {
+                let mut out = std::io::stdout().lock();
+                let _ = write!(out, "{text}");
+                let _ = out.flush();
+                self.mid_line.store(!text.ends_with('\n'), Ordering::SeqCst);
+            }
+            Progress::ToolCall { call, decision } => {
+                let verdict = match decision.verdict {
+                    Verdict::Allow => "allow",
+                    Verdict::Ask => "ask",
+                    Verdict::Deny => "deny",
+                };
+                let rule = decision
+                    .rule
+                    .map(|rule| format!(" ({rule})"))
+                    .unwrap_or_default();
+                self.break_line();
+                say!(
+                    "-> {} {} {}: {verdict}{rule}",
+                    call.id,
+                    call.name,
+                    short(&call.args)
+                );
+            }
+            Progress::ToolResult { call_id, result } => {
+                self.break_line();
+                match result {
+                    CallResult::Output(value) => say!("<- {call_id} ok {}", short(&value)),
+                    CallResult::Error(error) => {
+                        say!("<- {call_id} {}: {}", error.kind, error.message)
+                    }
+                }
+            }
+            Progress::Committed { seq, disposition } => {
+                self.break_line();
+                say!(
+                    "== step {seq} committed ({})",
+                    disposition_word(&disposition)
+                );
+            }
+        }
+    }
+}
+
+impl EventSink for Printer {
+    fn emit(&self, event: Event) {
+        if self.json {
+            self.line(json!({"type": "event", "event": event}));
+        } else {
+            self.break_line();
+            eprintln!("{}", render(&event));
+        }
+    }
+}

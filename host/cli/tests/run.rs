@@ -1,0 +1,396 @@
+//! `cordon run` and `cordon runs` as an operator uses them: scripted models
+//! driving real sandboxed tools, approvals without a terminal, resume, a killed
+//! process, and a damaged store.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use cordon_test_artifacts as artifacts;
+use serde_json::Value;
+use tempfile::TempDir;
+
+struct Project {
+    dir: TempDir,
+    cache: TempDir,
+}
+
+impl Project {
+    /// A project with the notes plugin and the hostile fixture (given a long timeout).
+    fn new() -> Self {
+        let project = Self {
+            dir: tempfile::tempdir().unwrap(),
+            cache: tempfile::tempdir().unwrap(),
+        };
+        let notes = project.path("plugins/notes");
+        std::fs::create_dir_all(&notes).unwrap();
+        std::fs::copy(
+            Path::new(artifacts::PLUGINS_DIR).join("notes/plugin.toml"),
+            notes.join("plugin.toml"),
+        )
+        .unwrap();
+        std::fs::copy(artifacts::NOTES, notes.join("notes.wasm")).unwrap();
+        let hostile = project.path("plugins/hostile");
+        std::fs::create_dir_all(&hostile).unwrap();
+        std::fs::write(
+            hostile.join("plugin.toml"),
+            "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n[limits]\ntimeout-ms = 120000\n",
+        )
+        .unwrap();
+        std::fs::copy(artifacts::HOSTILE, hostile.join("tool.wasm")).unwrap();
+        project
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        std::fs::write(self.path(relative), text).unwrap();
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("CORDON_CACHE_DIR", self.cache.path())
+            .env_remove("CORDON_AGENT")
+            .env_remove("CORDON_MODEL")
+            .env_remove("CORDON_STORE")
+            .env_remove("CORDON_PLUGINS")
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn cordon(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run cordon")
+    }
+
+    fn show(&self, run: &str) -> Value {
+        let output = self.cordon(&["runs", "show", run, "--json"]);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const AGENT_ALLOW_ALL: &str = "name = \"t\"\n[permissions]\ndefault = \"allow\"\n";
+const AGENT_ASK_NOTES: &str =
+    "name = \"t\"\n[permissions]\ndefault = \"allow\"\nask = [\"notes.add\"]\n";
+
+const NOTE_SCRIPT: &str = r#"
+[[turn]]
+text = "Saving."
+[[turn.call]]
+tool = "notes.add"
+args = { title = "Milk", body = "buy milk" }
+
+[[turn]]
+text = "Done."
+"#;
+
+#[test]
+fn a_scripted_run_uses_real_tools_and_commits_every_step() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    project.write("script.toml", NOTE_SCRIPT);
+    let output = project.cordon(&[
+        "run",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+        "--run-id",
+        "r1",
+        "remember milk",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("-> call-1-1 notes.add"), "{stdout}");
+    assert!(stdout.contains("== step 3 committed (ended)"), "{stdout}");
+    assert!(
+        stdout.contains("run r1 ended (final answer): Done."),
+        "{stdout}"
+    );
+
+    let shown = project.show("r1");
+    assert_eq!(shown["disposition"]["disposition"], "ended");
+    assert_eq!(shown["commits"].as_array().unwrap().len(), 3);
+    assert_eq!(shown["state"]["notes"][0]["title"], "Milk");
+    let listed = text(&project.cordon(&["runs", "list"]).stdout);
+    assert!(
+        listed.contains("r1") && listed.contains("ended: final answer"),
+        "{listed}"
+    );
+}
+
+#[test]
+fn without_a_terminal_an_approval_commits_a_waiting_run_that_resumes() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT_ASK_NOTES);
+    project.write("script.toml", NOTE_SCRIPT);
+    let run = [
+        "run",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+        "--run-id",
+        "r2",
+        "remember milk",
+    ];
+    let output = project.cordon(&run);
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("run r2 is waiting") && stdout.contains("call-1-1"),
+        "{stdout}"
+    );
+    let shown = project.show("r2");
+    assert_eq!(shown["disposition"]["disposition"], "waiting");
+    assert!(
+        shown["state"].as_object().unwrap().is_empty(),
+        "nothing ran yet"
+    );
+
+    let resume = [
+        "runs",
+        "resume",
+        "r2",
+        "--approve",
+        "call-1-1",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+    ];
+    let output = project.cordon(&resume);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    assert_eq!(project.show("r2")["state"]["notes"][0]["title"], "Milk");
+
+    let again = project.cordon(&resume);
+    assert_eq!(again.status.code(), Some(2), "an ended run does not resume");
+}
+
+#[test]
+fn a_denial_on_resume_reaches_the_model_and_runs_nothing() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT_ASK_NOTES);
+    project.write("script.toml", NOTE_SCRIPT);
+    let output = project.cordon(&[
+        "run",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+        "--run-id",
+        "r3",
+        "x",
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    let output = project.cordon(&[
+        "runs",
+        "resume",
+        "r3",
+        "--deny",
+        "call-1-1",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = project.show("r3");
+    assert!(shown["state"].get("notes").is_none());
+    let tool_message = &shown["commits"][2]["messages"][0];
+    assert_eq!(
+        tool_message["result"]["error"]["kind"], "denied",
+        "{tool_message}"
+    );
+}
+
+#[test]
+fn the_step_limit_ends_a_run_that_never_answers() {
+    let project = Project::new();
+    project.write(
+        "agent.toml",
+        "name = \"t\"\nmax-steps = 2\n[permissions]\ndefault = \"allow\"\n",
+    );
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"hostile.echo\"\n[[turn]]\n[[turn.call]]\ntool = \"hostile.echo\"\n",
+    );
+    let output = project.cordon(&[
+        "run",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+        "--run-id",
+        "r4",
+        "loop",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stdout).contains("step limit"),
+        "{}",
+        text(&output.stdout)
+    );
+}
+
+#[test]
+fn a_script_that_runs_out_ends_the_run_with_a_clear_error() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"hostile.echo\"\n",
+    );
+    let output = project.cordon(&[
+        "run",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+        "--run-id",
+        "r5",
+        "x",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stdout).contains("script.toml has 1 turn(s)"),
+        "{}",
+        text(&output.stdout)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_killed_run_resumes_from_its_last_commit_and_never_reruns_an_effectful_call() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"hostile.sleep\"\nargs = { ms = 100000 }\n[[turn]]\ntext = \"after\"\n",
+    );
+    let mut child = project
+        .command(&[
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "scripted:script.toml",
+            "--run-id",
+            "r6",
+            "sleep",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let output = project.cordon(&["runs", "show", "r6", "--json"]);
+        if output.status.success() {
+            let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
+            if !shown["intent"].is_null() {
+                break;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run never started its tool call"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let shown = project.show("r6");
+    assert_eq!(
+        shown["commits"].as_array().unwrap().len(),
+        1,
+        "only the input is committed"
+    );
+    assert_eq!(shown["intent"]["calls"][0]["call"]["name"], "hostile.sleep");
+
+    let resume = [
+        "runs",
+        "resume",
+        "r6",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+    ];
+    let output = project.cordon(&resume);
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    assert!(
+        text(&output.stdout).contains("call-1-1"),
+        "{}",
+        text(&output.stdout)
+    );
+    let shown = project.show("r6");
+    assert_eq!(
+        shown["disposition"]["pending"][0]["reason"],
+        "indeterminate"
+    );
+
+    let mut deny = resume.to_vec();
+    deny.extend(["--deny", "call-1-1"]);
+    let output = project.cordon(&deny);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    let shown = project.show("r6");
+    assert_eq!(shown["disposition"]["answer"], "after");
+}
+
+#[test]
+fn a_corrupt_store_is_reported_by_name_and_left_alone() {
+    let project = Project::new();
+    std::fs::create_dir_all(project.path(".cordon")).unwrap();
+    project.write(
+        ".cordon/cordon.db",
+        "this is not a database, but it is someone's data",
+    );
+    let before = std::fs::read(project.path(".cordon/cordon.db")).unwrap();
+    project.write("script.toml", NOTE_SCRIPT);
+    let output = project.cordon(&["run", "--model", "scripted:script.toml", "x"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("cordon.db"),
+        "{}",
+        text(&output.stderr)
+    );
+    let output = project.cordon(&["runs", "list"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read(project.path(".cordon/cordon.db")).unwrap(),
+        before
+    );
+}

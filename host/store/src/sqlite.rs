@@ -1,0 +1,986 @@
+//! Run commits in one SQLite file: the durable [`CommitStore`].
+//!
+//! [`SqliteCommitStore`] owns the file and everything in it. The file runs in
+//! WAL mode with `synchronous=FULL`, so a commit that returned is on disk and
+//! readers never block the writer. Any number of stores, in one process or
+//! several, may open the same file; a writer waits up to five seconds for
+//! another to finish before giving up.
+//!
+//! # Schema (version 1)
+//!
+//! ```sql
+//! runs    (run_id TEXT PRIMARY KEY, agent TEXT, created INTEGER)
+//! steps   (run_id TEXT REFERENCES runs, seq INTEGER, body TEXT,
+//!          PRIMARY KEY (run_id, seq))
+//! intents (run_id TEXT PRIMARY KEY REFERENCES runs, seq INTEGER, body TEXT)
+//! state   (run_id TEXT REFERENCES runs, key TEXT, value TEXT,
+//!          PRIMARY KEY (run_id, key))
+//! ```
+//!
+//! `steps.body` is the JSON of a [`StepCommit`] and `intents.body` the JSON of
+//! an [`Intent`]; a run has at most one intent, the one recorded since its last
+//! commit. `state` holds each run's committed state, one JSON value per key: it
+//! always equals every commit's writes applied in order ([`RunRecord::state`]),
+//! so reading state never replays the run. The file is marked with its own
+//! `application_id` and the schema version in `user_version`.
+//!
+//! A commit is one `BEGIN IMMEDIATE` transaction: it checks the step number,
+//! applies the state writes, inserts the step, updates the changed state rows
+//! and clears the intent, or does none of it. The primary key on
+//! `(run_id, seq)` backs up the step-number check: a racing writer's duplicate
+//! step is reported as [`CommitError::Conflict`].
+//!
+//! A file that is not SQLite, is damaged, belongs to another program or has a
+//! schema version this build does not know is reported as
+//! [`CommitError::Corrupt`] naming the file, and is never written to. So is a stored row that does not decode, naming its run and
+//! step.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use cordon_kernel::commit::check_sequence;
+use cordon_kernel::{
+    CommitError, CommitStore, Disposition, Intent, Receipt, RunHeader, RunRecord, RunSummary,
+    StepCommit, apply_writes,
+};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// How long a store waits for another writer before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Marks the file as a Cordon commit store (`PRAGMA application_id`): "CRDN".
+const APPLICATION_ID: i32 = 0x4352_444E;
+
+/// The schema this build reads and writes (`PRAGMA user_version`).
+const SCHEMA_VERSION: i32 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE runs (
+    run_id  TEXT    NOT NULL PRIMARY KEY,
+    agent   TEXT    NOT NULL,
+    created INTEGER NOT NULL
+) STRICT;
+CREATE INDEX runs_by_age ON runs (created, run_id);
+CREATE TABLE steps (
+    run_id TEXT    NOT NULL REFERENCES runs (run_id),
+    seq    INTEGER NOT NULL CHECK (seq >= 1),
+    body   TEXT    NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) STRICT;
+CREATE TABLE intents (
+    run_id TEXT    NOT NULL PRIMARY KEY REFERENCES runs (run_id),
+    seq    INTEGER NOT NULL,
+    body   TEXT    NOT NULL
+) STRICT;
+CREATE TABLE state (
+    run_id TEXT NOT NULL REFERENCES runs (run_id),
+    key    TEXT NOT NULL,
+    value  TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+) STRICT;
+";
+
+/// A [`CommitStore`] in a SQLite file.
+#[derive(Debug)]
+pub struct SqliteCommitStore {
+    path: PathBuf,
+    connection: Mutex<Connection>,
+}
+
+/// What an opened file holds, as far as this store is concerned.
+enum Format {
+    /// Nothing yet: the schema is to be created.
+    Empty,
+    /// A commit store of the current schema.
+    Current,
+}
+
+impl SqliteCommitStore {
+    /// Open the store at `path`, creating the file, its directory and the schema
+    /// when missing.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, CommitError> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|error| {
+                CommitError::Storage(format!("creating directory {}: {error}", dir.display()))
+            })?;
+        }
+        let mut connection = Connection::open(&path).context(&path, "opening the file")?;
+        connection
+            .busy_timeout(BUSY_TIMEOUT)
+            .context(&path, "setting the busy timeout")?;
+        // Only reads until the file is known to be ours, in one snapshot so that
+        // a store creating the schema meanwhile is seen entirely or not at all.
+        let format = {
+            let snapshot = connection
+                .transaction()
+                .context(&path, "reading the file")?;
+            format(&snapshot, &path)?
+        };
+        enable_wal(&connection, &path)?;
+        connection
+            .pragma_update(None, "synchronous", "FULL")
+            .context(&path, "enabling synchronous writes")?;
+        connection
+            .pragma_update(None, "foreign_keys", true)
+            .context(&path, "enabling foreign keys")?;
+        if let Format::Empty = format {
+            create_schema(&mut connection, &path)?;
+        }
+        Ok(Self {
+            path,
+            connection: Mutex::new(connection),
+        })
+    }
+
+    /// The file the store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The committed state of `run_id`: every commit's writes applied in order.
+    pub fn state(&self, run_id: &str) -> Result<BTreeMap<String, Value>, CommitError> {
+        let mut connection = self.lock();
+        let transaction = connection
+            .transaction()
+            .context(&self.path, "starting a read")?;
+        self.require_run(&transaction, run_id)?;
+        let mut statement = transaction
+            .prepare_cached("SELECT key, value FROM state WHERE run_id = ?1")
+            .context(&self.path, "reading state")?;
+        let rows = statement
+            .query_map([run_id], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get_ref(1)?.as_bytes()?.to_vec(),
+                ))
+            })
+            .context(&self.path, "reading state")?;
+        let mut state = BTreeMap::new();
+        for row in rows {
+            let (key, value) = row.context(&self.path, "reading state")?;
+            let value = self.decode(&value, || format!("run {run_id} state key `{key}`"))?;
+            state.insert(key, value);
+        }
+        Ok(state)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.connection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn corrupt(&self, what: &str, message: impl std::fmt::Display) -> CommitError {
+        CommitError::Corrupt {
+            location: format!("{}: {what}", self.path.display()),
+            message: message.to_string(),
+        }
+    }
+
+    fn decode<T: DeserializeOwned>(
+        &self,
+        bytes: &[u8],
+        what: impl FnOnce() -> String,
+    ) -> Result<T, CommitError> {
+        serde_json::from_slice(bytes).map_err(|error| self.corrupt(&what(), error))
+    }
+
+    fn header(&self, connection: &Connection, run_id: &str) -> Result<RunHeader, CommitError> {
+        let row = connection
+            .prepare_cached("SELECT agent, created FROM runs WHERE run_id = ?1")
+            .and_then(|mut statement| {
+                statement
+                    .query_row([run_id], |row| {
+                        Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+                    })
+                    .optional()
+            })
+            .context(&self.path, "reading a run")?;
+        let (agent, created) = row.ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))?;
+        Ok(RunHeader {
+            run_id: run_id.to_owned(),
+            agent,
+            created: self.unsigned(created, || format!("run {run_id}"))?,
+        })
+    }
+
+    fn require_run(&self, connection: &Connection, run_id: &str) -> Result<(), CommitError> {
+        let exists = connection
+            .prepare_cached("SELECT 1 FROM runs WHERE run_id = ?1")
+            .and_then(|mut statement| statement.exists([run_id]))
+            .context(&self.path, "looking up a run")?;
+        if exists {
+            Ok(())
+        } else {
+            Err(CommitError::UnknownRun(run_id.to_owned()))
+        }
+    }
+
+    fn last_seq(&self, connection: &Connection, run_id: &str) -> Result<u64, CommitError> {
+        let last: i64 = connection
+            .prepare_cached("SELECT coalesce(max(seq), 0) FROM steps WHERE run_id = ?1")
+            .and_then(|mut statement| statement.query_row([run_id], |row| row.get(0)))
+            .context(&self.path, "reading the last step")?;
+        self.unsigned(last, || format!("run {run_id}"))
+    }
+
+    fn unsigned(&self, value: i64, what: impl FnOnce() -> String) -> Result<u64, CommitError> {
+        u64::try_from(value).map_err(|_| self.corrupt(&what(), format!("negative number {value}")))
+    }
+
+    /// Decode the step stored at `seq` of `run_id`, checking it says so itself.
+    fn step(&self, run_id: &str, seq: i64, body: &[u8]) -> Result<StepCommit, CommitError> {
+        let what = || format!("run {run_id} step {seq}");
+        let commit: StepCommit = self.decode(body, what)?;
+        if commit.run_id != run_id || i64::try_from(commit.seq) != Ok(seq) {
+            return Err(self.corrupt(
+                &what(),
+                format!("the row holds run {} step {}", commit.run_id, commit.seq),
+            ));
+        }
+        Ok(commit)
+    }
+
+    fn insert_step(
+        &self,
+        connection: &Connection,
+        commit: &StepCommit,
+        seq: i64,
+        body: &str,
+    ) -> Result<(), CommitError> {
+        connection
+            .prepare_cached("INSERT INTO steps (run_id, seq, body) VALUES (?1, ?2, ?3)")
+            .and_then(|mut statement| statement.execute(params![commit.run_id, seq, body]))
+            .map(drop)
+            .map_err(|error| {
+                if error.sqlite_extended_error_code()
+                    == Some(rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+                {
+                    CommitError::Conflict {
+                        run_id: commit.run_id.clone(),
+                        seq: commit.seq,
+                    }
+                } else {
+                    failure(&self.path, "inserting a step", error)
+                }
+            })
+    }
+
+    /// The committed values of `keys` in `run_id`; absent keys are left out.
+    fn values(
+        &self,
+        connection: &Connection,
+        run_id: &str,
+        keys: &BTreeSet<&str>,
+    ) -> Result<BTreeMap<String, Value>, CommitError> {
+        let mut statement = connection
+            .prepare_cached("SELECT value FROM state WHERE run_id = ?1 AND key = ?2")
+            .context(&self.path, "reading state")?;
+        let mut values = BTreeMap::new();
+        for key in keys {
+            let value = statement
+                .query_row([run_id, *key], |row| {
+                    Ok(row.get_ref(0)?.as_bytes()?.to_vec())
+                })
+                .optional()
+                .context(&self.path, "reading state")?;
+            if let Some(value) = value {
+                let value = self.decode(&value, || format!("run {run_id} state key `{key}`"))?;
+                values.insert((*key).to_owned(), value);
+            }
+        }
+        Ok(values)
+    }
+
+    /// Make the stored state of `keys` in `run_id` equal `values`.
+    fn store_values(
+        &self,
+        connection: &Connection,
+        run_id: &str,
+        keys: &BTreeSet<&str>,
+        values: &BTreeMap<String, Value>,
+    ) -> Result<(), CommitError> {
+        let mut upsert = connection
+            .prepare_cached(
+                "INSERT INTO state (run_id, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+            )
+            .context(&self.path, "writing state")?;
+        let mut delete = connection
+            .prepare_cached("DELETE FROM state WHERE run_id = ?1 AND key = ?2")
+            .context(&self.path, "writing state")?;
+        for key in keys {
+            match values.get(*key) {
+                Some(value) => upsert
+                    .execute(params![run_id, key, value.to_string()])
+                    .context(&self.path, "writing state")?,
+                None => delete
+                    .execute([run_id, *key])
+                    .context(&self.path, "writing state")?,
+            };
+        }
+        Ok(())
+    }
+}
+
+impl CommitStore for SqliteCommitStore {
+    fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
+        let created = signed(header.created, "creation time")?;
+        let inserted = self
+            .lock()
+            .execute(
+                "INSERT INTO runs (run_id, agent, created) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (run_id) DO NOTHING",
+                params![header.run_id, header.agent, created],
+            )
+            .context(&self.path, "creating a run")?;
+        if inserted == 0 {
+            return Err(CommitError::DuplicateRun(header.run_id.clone()));
+        }
+        Ok(())
+    }
+
+    fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
+        let run_id = commit.run_id.as_str();
+        let body = serde_json::to_string(commit).map_err(|error| {
+            CommitError::Storage(format!(
+                "encoding run {run_id} step {}: {error}",
+                commit.seq
+            ))
+        })?;
+        let mut connection = self.lock();
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .context(&self.path, "starting a commit")?;
+        self.require_run(&transaction, run_id)?;
+        check_sequence(commit, self.last_seq(&transaction, run_id)?)?;
+        let seq = signed(commit.seq, "step number")?;
+
+        let keys: BTreeSet<&str> = commit
+            .state
+            .iter()
+            .map(|write| write.key.as_str())
+            .collect();
+        let mut values = self.values(&transaction, run_id, &keys)?;
+        apply_writes(&mut values, &commit.state).map_err(|error| {
+            CommitError::Storage(format!("run {run_id} step {}: {error}", commit.seq))
+        })?;
+
+        self.insert_step(&transaction, commit, seq, &body)?;
+        self.store_values(&transaction, run_id, &keys, &values)?;
+        transaction
+            .execute("DELETE FROM intents WHERE run_id = ?1", [run_id])
+            .context(&self.path, "clearing the intent")?;
+        transaction
+            .commit()
+            .context(&self.path, "committing a step")?;
+        Ok(Receipt { seq: commit.seq })
+    }
+
+    fn record_intent(&self, intent: &Intent) -> Result<(), CommitError> {
+        let run_id = intent.run_id.as_str();
+        let seq = signed(intent.seq, "step number")?;
+        let body = serde_json::to_string(intent).map_err(|error| {
+            CommitError::Storage(format!("encoding the intent of run {run_id}: {error}"))
+        })?;
+        let mut connection = self.lock();
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .context(&self.path, "starting an intent")?;
+        self.require_run(&transaction, run_id)?;
+        transaction
+            .execute(
+                "INSERT INTO intents (run_id, seq, body) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq, body = excluded.body",
+                params![run_id, seq, body],
+            )
+            .context(&self.path, "recording an intent")?;
+        transaction
+            .commit()
+            .context(&self.path, "recording an intent")
+    }
+
+    fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
+        let mut connection = self.lock();
+        // One read transaction, so the record is a single consistent snapshot.
+        let transaction = connection
+            .transaction()
+            .context(&self.path, "starting a read")?;
+        let header = self.header(&transaction, run_id)?;
+
+        let mut statement = transaction
+            .prepare_cached("SELECT seq, body FROM steps WHERE run_id = ?1 ORDER BY seq")
+            .context(&self.path, "reading steps")?;
+        let rows = statement
+            .query_map([run_id], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get_ref(1)?.as_bytes()?.to_vec()))
+            })
+            .context(&self.path, "reading steps")?;
+        let mut commits = Vec::new();
+        for row in rows {
+            let (seq, body) = row.context(&self.path, "reading steps")?;
+            commits.push(self.step(run_id, seq, &body)?);
+        }
+
+        let intent = transaction
+            .prepare_cached("SELECT body FROM intents WHERE run_id = ?1")
+            .and_then(|mut statement| {
+                statement
+                    .query_row([run_id], |row| Ok(row.get_ref(0)?.as_bytes()?.to_vec()))
+                    .optional()
+            })
+            .context(&self.path, "reading the intent")?
+            .map(|body| self.decode(&body, || format!("run {run_id} intent")))
+            .transpose()?;
+
+        Ok(RunRecord {
+            header,
+            commits,
+            intent,
+        })
+    }
+
+    fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {
+        let mut connection = self.lock();
+        let transaction = connection
+            .transaction()
+            .context(&self.path, "starting a read")?;
+        let mut statement = transaction
+            .prepare_cached(
+                "SELECT runs.run_id, runs.agent, runs.created, steps.seq, steps.body
+                 FROM runs
+                 LEFT JOIN steps ON steps.run_id = runs.run_id
+                     AND steps.seq = (SELECT max(seq) FROM steps WHERE run_id = runs.run_id)
+                 ORDER BY runs.created, runs.run_id",
+            )
+            .context(&self.path, "listing runs")?;
+        let rows = statement
+            .query_map([], |row| {
+                let last = match row.get::<_, Option<i64>>(3)? {
+                    Some(seq) => Some((seq, row.get_ref(4)?.as_bytes()?.to_vec())),
+                    None => None,
+                };
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                    last,
+                ))
+            })
+            .context(&self.path, "listing runs")?;
+        let mut runs = Vec::new();
+        for row in rows {
+            let (run_id, agent, created, last) = row.context(&self.path, "listing runs")?;
+            let (last_seq, disposition) = match last {
+                Some((seq, body)) => {
+                    let commit = self.step(&run_id, seq, &body)?;
+                    (commit.seq, commit.disposition)
+                }
+                None => (0, Disposition::Running),
+            };
+            let created = self.unsigned(created, || format!("run {run_id}"))?;
+            runs.push(RunSummary {
+                header: RunHeader {
+                    run_id,
+                    agent,
+                    created,
+                },
+                last_seq,
+                disposition,
+            });
+        }
+        Ok(runs)
+    }
+}
+
+/// Read what `path` holds without writing to it. Call it inside a transaction,
+/// so that its reads see one snapshot.
+fn format(connection: &Connection, path: &Path) -> Result<Format, CommitError> {
+    let read = |pragma: &str| -> Result<i32, CommitError> {
+        connection
+            .pragma_query_value(None, pragma, |row| row.get(0))
+            .context(path, "reading the file header")
+    };
+    let application_id = read("application_id")?;
+    let version = read("user_version")?;
+    let objects: i64 = connection
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
+        .context(path, "reading the schema")?;
+    let refuse = |message: String| CommitError::Corrupt {
+        location: path.display().to_string(),
+        message: format!("{message}; the file was left untouched"),
+    };
+    match (application_id, version, objects) {
+        (0, 0, 0) => Ok(Format::Empty),
+        (APPLICATION_ID, SCHEMA_VERSION, _) => Ok(Format::Current),
+        (APPLICATION_ID, other, _) => Err(refuse(format!(
+            "schema version {other} is unknown to this build, which reads version {SCHEMA_VERSION}"
+        ))),
+        _ => Err(refuse(
+            "a SQLite database that is not a Cordon commit store".to_owned(),
+        )),
+    }
+}
+
+/// Put the file in WAL mode. Leaving rollback-journal mode needs an exclusive
+/// lock, and SQLite reports a busy file at once instead of waiting for it, so
+/// this retries until [`BUSY_TIMEOUT`] has passed.
+fn enable_wal(connection: &Connection, path: &Path) -> Result<(), CommitError> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        let mode = connection
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0));
+        match mode {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => {
+                return Err(CommitError::Storage(format!(
+                    "{}: WAL mode is unavailable (journal mode is {mode})",
+                    path.display()
+                )));
+            }
+            Err(error)
+                if error.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(error) => return Err(failure(path, "switching to WAL mode", error)),
+        }
+    }
+}
+
+/// Create the schema in an empty file, unless another store just did.
+fn create_schema(connection: &mut Connection, path: &Path) -> Result<(), CommitError> {
+    let transaction = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .context(path, "starting schema creation")?;
+    if let Format::Empty = format(&transaction, path)? {
+        transaction
+            .execute_batch(SCHEMA)
+            .context(path, "creating the schema")?;
+        transaction
+            .pragma_update(None, "application_id", APPLICATION_ID)
+            .context(path, "marking the file")?;
+        transaction
+            .pragma_update(None, "user_version", SCHEMA_VERSION)
+            .context(path, "setting the schema version")?;
+    }
+    transaction.commit().context(path, "creating the schema")
+}
+
+/// `value` as SQLite's signed integer.
+fn signed(value: u64, what: &str) -> Result<i64, CommitError> {
+    i64::try_from(value)
+        .map_err(|_| CommitError::Storage(format!("{what} {value} is too large to store")))
+}
+
+/// A SQLite failure at `path` while doing `action`: `Corrupt` when the file is
+/// damaged or not a database, `Storage` otherwise.
+fn failure(path: &Path, action: &str, error: rusqlite::Error) -> CommitError {
+    match error.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => CommitError::Corrupt {
+            location: path.display().to_string(),
+            message: format!("{action}: {error}; the file was left untouched"),
+        },
+        _ => CommitError::Storage(format!("{}: {action}: {error}", path.display())),
+    }
+}
+
+/// Attaches the file and the action to a SQLite failure.
+trait Context<T> {
+    fn context(self, path: &Path, action: &str) -> Result<T, CommitError>;
+}
+
+impl<T> Context<T> for rusqlite::Result<T> {
+    fn context(self, path: &Path, action: &str) -> Result<T, CommitError> {
+        self.map_err(|error| failure(path, action, error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cordon_kernel::{EndCause, Message, StateOp, StateWrite};
+    use serde_json::json;
+    use std::sync::{Arc, Barrier};
+
+    fn header(run_id: &str, created: u64) -> RunHeader {
+        RunHeader {
+            run_id: run_id.into(),
+            agent: "helper".into(),
+            created,
+        }
+    }
+
+    fn step(run_id: &str, seq: u64, text: &str, state: Vec<StateWrite>) -> StepCommit {
+        StepCommit {
+            run_id: run_id.into(),
+            seq,
+            messages: vec![Message::User { text: text.into() }],
+            tools: Vec::new(),
+            state,
+            events: Vec::new(),
+            disposition: Disposition::Running,
+        }
+    }
+
+    fn write(key: &str, op: StateOp) -> StateWrite {
+        StateWrite {
+            key: key.into(),
+            op,
+        }
+    }
+
+    fn intent(run_id: &str, seq: u64) -> Intent {
+        Intent {
+            run_id: run_id.into(),
+            seq,
+            assistant: None,
+            calls: Vec::new(),
+        }
+    }
+
+    fn fresh() -> (tempfile::TempDir, PathBuf, SqliteCommitStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/runs.db");
+        let store = SqliteCommitStore::open(&path).unwrap();
+        (dir, path, store)
+    }
+
+    #[test]
+    fn created_runs_and_their_commits_load_back_in_order() {
+        let (_dir, _path, store) = fresh();
+        store.create_run(&header("b", 10)).unwrap();
+        store.create_run(&header("a", 10)).unwrap();
+        store.create_run(&header("early", 5)).unwrap();
+        let first = step("a", 1, "hello", Vec::new());
+        let mut second = step("a", 2, "again", Vec::new());
+        second.disposition = Disposition::Ended {
+            cause: EndCause::FinalAnswer,
+            answer: Some("done".into()),
+        };
+        assert_eq!(store.commit(&first).unwrap(), Receipt { seq: 1 });
+        assert_eq!(store.commit(&second).unwrap(), Receipt { seq: 2 });
+
+        let record = store.load("a").unwrap();
+        assert_eq!(record.header, header("a", 10));
+        assert_eq!(record.commits, vec![first, second.clone()]);
+        assert_eq!(record.intent, None);
+
+        let runs = store.runs().unwrap();
+        let order: Vec<&str> = runs.iter().map(|run| run.header.run_id.as_str()).collect();
+        assert_eq!(order, ["early", "a", "b"]);
+        assert_eq!(runs[1].last_seq, 2);
+        assert_eq!(runs[1].disposition, second.disposition);
+        assert_eq!(runs[2].last_seq, 0);
+        assert_eq!(runs[2].disposition, Disposition::Running);
+    }
+
+    #[test]
+    fn creating_a_run_twice_is_refused_and_unknown_runs_are_named() {
+        let (_dir, _path, store) = fresh();
+        store.create_run(&header("r", 1)).unwrap();
+        assert_eq!(
+            store.create_run(&header("r", 2)),
+            Err(CommitError::DuplicateRun("r".into()))
+        );
+        assert_eq!(store.load("r").unwrap().header.created, 1);
+        let unknown = CommitError::UnknownRun("nope".into());
+        assert_eq!(store.load("nope").unwrap_err(), unknown);
+        let commit = step("nope", 1, "x", Vec::new());
+        assert_eq!(store.commit(&commit).unwrap_err(), unknown);
+        assert_eq!(
+            store.record_intent(&intent("nope", 1)),
+            Err(unknown.clone())
+        );
+        assert_eq!(store.state("nope").unwrap_err(), unknown);
+    }
+
+    #[test]
+    fn the_state_table_matches_replaying_every_commit() {
+        let (_dir, _path, store) = fresh();
+        store.create_run(&header("r", 1)).unwrap();
+        let commits = [
+            vec![
+                write("count", StateOp::Increment { delta: 2 }),
+                write("list", StateOp::Append { item: json!("a") }),
+                write("gone", StateOp::Set { value: json!(true) }),
+                write("name", StateOp::Set { value: json!("x") }),
+            ],
+            vec![
+                write("count", StateOp::Increment { delta: 5 }),
+                write(
+                    "list",
+                    StateOp::Append {
+                        item: json!({"b": 1}),
+                    },
+                ),
+                write("gone", StateOp::Remove),
+            ],
+            vec![
+                write("name", StateOp::Remove),
+                write("name", StateOp::Set { value: json!("y") }),
+                write("count", StateOp::Increment { delta: -1 }),
+                write("never", StateOp::Set { value: json!(1) }),
+                write("never", StateOp::Remove),
+            ],
+        ];
+        for (seq, writes) in (1..).zip(commits) {
+            store.commit(&step("r", seq, "step", writes)).unwrap();
+        }
+        let state = store.state("r").unwrap();
+        assert_eq!(state, store.load("r").unwrap().state().unwrap());
+        assert_eq!(
+            state,
+            BTreeMap::from([
+                ("count".to_owned(), json!(6)),
+                ("list".to_owned(), json!(["a", {"b": 1}])),
+                ("name".to_owned(), json!("y")),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_second_store_on_the_same_file_cannot_commit_a_taken_step() {
+        let (_dir, path, first) = fresh();
+        let second = SqliteCommitStore::open(&path).unwrap();
+        first.create_run(&header("r", 1)).unwrap();
+        let winner = step(
+            "r",
+            1,
+            "first",
+            vec![write("k", StateOp::Set { value: json!(1) })],
+        );
+        first.commit(&winner).unwrap();
+        let loser = step(
+            "r",
+            1,
+            "second",
+            vec![write("k", StateOp::Set { value: json!(2) })],
+        );
+        assert_eq!(
+            second.commit(&loser),
+            Err(CommitError::Conflict {
+                run_id: "r".into(),
+                seq: 1
+            })
+        );
+        assert_eq!(second.load("r").unwrap().commits, vec![winner]);
+        assert_eq!(second.state("r").unwrap()["k"], json!(1));
+    }
+
+    #[test]
+    fn a_duplicate_step_row_is_a_conflict() {
+        let (_dir, _path, store) = fresh();
+        store.create_run(&header("r", 1)).unwrap();
+        let commit = step("r", 1, "x", Vec::new());
+        store.commit(&commit).unwrap();
+        let connection = store.lock();
+        assert_eq!(
+            store.insert_step(&connection, &commit, 1, "{}"),
+            Err(CommitError::Conflict {
+                run_id: "r".into(),
+                seq: 1
+            })
+        );
+    }
+
+    #[test]
+    fn threads_racing_to_open_a_new_file_and_commit_one_step_commit_it_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db");
+        let texts = ["one", "two", "three", "four"];
+        let barrier = Arc::new(Barrier::new(texts.len()));
+        let racers: Vec<_> = texts
+            .into_iter()
+            .map(|text| {
+                let path = path.clone();
+                let barrier = Arc::clone(&barrier);
+                std::thread::spawn(move || {
+                    // Both open and create at once; every failure is returned, so
+                    // neither racer can leave the other waiting at the barrier.
+                    let store = SqliteCommitStore::open(&path);
+                    let created =
+                        store.as_ref().map_err(Clone::clone).and_then(|store| {
+                            match store.create_run(&header("r", 1)) {
+                                Err(CommitError::DuplicateRun(_)) => Ok(()),
+                                other => other,
+                            }
+                        });
+                    barrier.wait();
+                    created?;
+                    store?.commit(&step("r", 1, text, Vec::new()))
+                })
+            })
+            .collect();
+        let results: Vec<_> = racers
+            .into_iter()
+            .map(|racer| racer.join().unwrap())
+            .collect();
+        let won = results.iter().filter(|result| result.is_ok()).count();
+        let lost = results
+            .iter()
+            .filter(|result| matches!(result, Err(CommitError::Conflict { seq: 1, .. })))
+            .count();
+        assert_eq!((won, lost), (1, texts.len() - 1), "{results:?}");
+        let record = SqliteCommitStore::open(&path).unwrap().load("r").unwrap();
+        assert_eq!(record.last_seq(), 1);
+    }
+
+    #[test]
+    fn a_skipped_step_number_is_out_of_order() {
+        let (_dir, _path, store) = fresh();
+        store.create_run(&header("r", 1)).unwrap();
+        store.commit(&step("r", 1, "x", Vec::new())).unwrap();
+        assert_eq!(
+            store.commit(&step("r", 3, "x", Vec::new())),
+            Err(CommitError::OutOfOrder {
+                run_id: "r".into(),
+                expected: 2,
+                seq: 3
+            })
+        );
+        assert_eq!(store.load("r").unwrap().last_seq(), 1);
+    }
+
+    #[test]
+    fn a_commit_whose_state_write_does_not_apply_leaves_nothing_behind() {
+        let (_dir, _path, store) = fresh();
+        store.create_run(&header("r", 1)).unwrap();
+        let name = write("name", StateOp::Set { value: json!("x") });
+        store.commit(&step("r", 1, "x", vec![name])).unwrap();
+        store.record_intent(&intent("r", 2)).unwrap();
+        let bad = step(
+            "r",
+            2,
+            "y",
+            vec![
+                write("other", StateOp::Set { value: json!(1) }),
+                write("name", StateOp::Increment { delta: 1 }),
+            ],
+        );
+        let error = store.commit(&bad).unwrap_err();
+        assert!(
+            matches!(&error, CommitError::Storage(message) if message.contains("name")),
+            "{error}"
+        );
+        let record = store.load("r").unwrap();
+        assert_eq!(record.last_seq(), 1);
+        assert_eq!(record.intent, Some(intent("r", 2)));
+        assert_eq!(
+            store.state("r").unwrap(),
+            BTreeMap::from([("name".to_owned(), json!("x"))])
+        );
+    }
+
+    #[test]
+    fn an_intent_is_kept_until_the_next_commit() {
+        let (_dir, _path, store) = fresh();
+        store.create_run(&header("r", 1)).unwrap();
+        store.record_intent(&intent("r", 1)).unwrap();
+        let mut replaced = intent("r", 1);
+        replaced.assistant = Some(Message::Assistant {
+            text: "calling".into(),
+            tool_calls: Vec::new(),
+        });
+        store.record_intent(&replaced).unwrap();
+        assert_eq!(store.load("r").unwrap().intent, Some(replaced));
+        store.commit(&step("r", 1, "x", Vec::new())).unwrap();
+        assert_eq!(store.load("r").unwrap().intent, None);
+    }
+
+    #[test]
+    fn everything_survives_reopening_the_file() {
+        let (_dir, path, store) = fresh();
+        store.create_run(&header("r", 7)).unwrap();
+        let commit = step(
+            "r",
+            1,
+            "x",
+            vec![write("n", StateOp::Increment { delta: 3 })],
+        );
+        store.commit(&commit).unwrap();
+        store.record_intent(&intent("r", 2)).unwrap();
+        drop(store);
+
+        let reopened = SqliteCommitStore::open(&path).unwrap();
+        let record = reopened.load("r").unwrap();
+        assert_eq!(record.header, header("r", 7));
+        assert_eq!(record.commits, vec![commit]);
+        assert_eq!(record.intent, Some(intent("r", 2)));
+        assert_eq!(reopened.state("r").unwrap()["n"], json!(3));
+        assert_eq!(reopened.runs().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_corrupt_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db");
+        let garbage: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
+        std::fs::write(&path, &garbage).unwrap();
+        match SqliteCommitStore::open(&path) {
+            Err(CommitError::Corrupt { location, .. }) => assert!(location.contains("runs.db")),
+            other => panic!("expected a corrupt file, got {other:?}"),
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), garbage);
+    }
+
+    #[test]
+    fn a_newer_schema_version_is_refused_and_left_untouched() {
+        let (_dir, path, store) = fresh();
+        drop(store);
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let error = SqliteCommitStore::open(&path).unwrap_err();
+        assert!(
+            matches!(&error, CommitError::Corrupt { location, message }
+                if location.contains("runs.db") && message.contains("version 2")),
+            "{error}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn another_programs_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE things (id INTEGER PRIMARY KEY)")
+            .unwrap();
+        assert!(matches!(
+            SqliteCommitStore::open(&path),
+            Err(CommitError::Corrupt { .. })
+        ));
+    }
+
+    #[test]
+    fn a_step_row_with_broken_json_is_corrupt_naming_the_step() {
+        let (_dir, path, store) = fresh();
+        store.create_run(&header("r", 1)).unwrap();
+        store.commit(&step("r", 1, "x", Vec::new())).unwrap();
+        store.commit(&step("r", 2, "y", Vec::new())).unwrap();
+        Connection::open(&path)
+            .unwrap()
+            .execute(
+                "UPDATE steps SET body = '{broken' WHERE run_id = 'r' AND seq = 2",
+                [],
+            )
+            .unwrap();
+        for error in [store.load("r").unwrap_err(), store.runs().unwrap_err()] {
+            assert!(
+                matches!(&error, CommitError::Corrupt { location, .. }
+                    if location.ends_with("run r step 2")),
+                "{error}"
+            );
+        }
+    }
+}
