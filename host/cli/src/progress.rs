@@ -102,7 +102,15 @@ pub fn outcome_json(outcome: &RunOutcome) -> Value {
             cause,
             answer,
         } => {
-            json!({"type": "outcome", "run": run_id, "status": "ended", "cause": cause, "answer": answer})
+            let mut value =
+                json!({"type": "outcome", "run": run_id, "status": "ended", "answer": answer});
+            // `cause` (and `detail` for an error) sit beside the other fields.
+            if let (Some(fields), Ok(Value::Object(cause))) =
+                (value.as_object_mut(), serde_json::to_value(cause))
+            {
+                fields.extend(cause);
+            }
+            value
         }
         RunOutcome::Waiting { run_id, pending } => {
             json!({"type": "outcome", "run": run_id, "status": "waiting", "pending": pending})

@@ -394,3 +394,35 @@ fn a_corrupt_store_is_reported_by_name_and_left_alone() {
         before
     );
 }
+
+/// `script` (util-linux) gives the command a terminal, as a person would have.
+#[cfg(unix)]
+#[test]
+fn on_a_terminal_the_operator_is_asked_and_the_answer_is_used() {
+    use std::io::Write;
+
+    let project = Project::new();
+    project.write("agent.toml", AGENT_ASK_NOTES);
+    project.write("script.toml", NOTE_SCRIPT);
+    let line = format!(
+        "{} run --agent agent.toml --model scripted:script.toml --run-id r7 'remember milk'",
+        env!("CARGO_BIN_EXE_cordon")
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(project.dir.path())
+        .env("CORDON_CACHE_DIR", project.cache.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` runs the command on a terminal");
+    child.stdin.take().unwrap().write_all(b"y\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let shown = text(&output.stdout);
+    assert!(output.status.success(), "{shown}{}", text(&output.stderr));
+    assert!(shown.contains("allow call-1-1 notes.add"), "{shown}");
+    let record = project.show("r7");
+    assert_eq!(record["state"]["notes"][0]["title"], "Milk");
+    assert_eq!(record["disposition"]["cause"], "final-answer");
+}

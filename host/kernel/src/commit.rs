@@ -78,6 +78,7 @@ pub enum Disposition {
     Waiting { pending: Vec<PendingCall> },
     /// Over.
     Ended {
+        #[serde(flatten)]
         cause: EndCause,
         answer: Option<String>,
     },

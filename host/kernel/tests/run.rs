@@ -615,3 +615,38 @@ async fn a_model_failure_ends_the_run_with_the_error() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn cancelling_ends_the_run_at_the_next_step_boundary() {
+    let tools = Functions::new().with("echo", READ_ONLY, echo());
+    let rig = rig(
+        vec![call(&[("c1", "echo", json!({}))]), say("never asked")],
+        tools,
+    );
+    let flag = rig.runtime.cancel_flag();
+    *rig.tools.during.lock().unwrap() = Some(Box::new(move || {
+        flag.store(true, Ordering::SeqCst);
+    }));
+    let outcome = rig
+        .runtime
+        .start(&agent(Verdict::Allow, &[], 5), "r", 1, "go")
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            outcome,
+            RunOutcome::Ended {
+                cause: EndCause::Cancelled,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(rig.model.seen().len(), 1, "no model step after the cancel");
+    let record = rig.store.load("r").unwrap();
+    assert_eq!(
+        record.commits.len(),
+        3,
+        "the input, the step that was running, the end"
+    );
+}

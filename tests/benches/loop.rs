@@ -1,0 +1,173 @@
+//! The agent loop's own cost, measured: per-step overhead of the loop with a
+//! scripted model and a trivial wasm tool, against calling the same tool
+//! directly; and SQLite step commits per second with durability on, against a
+//! bare rusqlite insert of the same bytes. Both baselines run in the same
+//! process, right beside what they are compared with.
+//!
+//! Run with `cargo bench -p cordon-tests --bench loop`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cordon_kernel::{
+    AgentDef, CommitStore, Disposition, EventLog, MemoryCommitStore, Message, PermissionPolicy,
+    RunHeader, Runtime, StateSnapshot, StepCommit, StepEvents, ToolSet, Verdict,
+};
+use cordon_providers::ScriptedModel;
+use cordon_store::SqliteCommitStore;
+use cordon_wasm::{HostConfig, PluginHost, Plugins};
+use serde_json::json;
+
+const MANIFEST: &str = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n";
+const STEPS: usize = 40;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let plugins_dir = tempfile::tempdir().expect("plugins dir");
+        let bundle = plugins_dir.path().join("hostile");
+        std::fs::create_dir_all(&bundle).expect("bundle dir");
+        std::fs::write(bundle.join("plugin.toml"), MANIFEST).expect("manifest");
+        std::fs::copy(cordon_test_artifacts::HOSTILE, bundle.join("tool.wasm")).expect("component");
+        let host = PluginHost::new(HostConfig::default()).expect("host");
+        let events = Arc::new(StepEvents::new(Arc::new(EventLog::new())));
+        let report = host
+            .load_dir(plugins_dir.path(), plugins_dir.path())
+            .await
+            .expect("load");
+        let plugins = Arc::new(
+            host.plugins(report.bundles, events.clone())
+                .unwrap_or_else(|errors| panic!("{}", errors[0])),
+        );
+        loop_overhead(&plugins, &events).await;
+    });
+    commit_throughput();
+}
+
+fn script(steps: usize) -> ScriptedModel {
+    let mut text = String::new();
+    for step in 0..steps {
+        text.push_str(&format!(
+            "[[turn]]\n[[turn.call]]\ntool = \"hostile.echo\"\nargs = {{ step = {step} }}\n"
+        ));
+    }
+    text.push_str("[[turn]]\ntext = \"done\"\n");
+    ScriptedModel::parse(Path::new("bench.toml"), &text).expect("script")
+}
+
+async fn loop_overhead(plugins: &Arc<Plugins>, events: &Arc<StepEvents>) {
+    let agent = AgentDef::new(
+        "bench",
+        "",
+        &["*"],
+        u32::try_from(STEPS + 2).expect("steps"),
+        PermissionPolicy::new(Verdict::Allow),
+    )
+    .expect("agent");
+    let mut loop_times = Vec::new();
+    let mut direct_times = Vec::new();
+    for round in 0..7 {
+        let runtime = Runtime::new(
+            Arc::new(script(STEPS)),
+            plugins.clone(),
+            Arc::new(MemoryCommitStore::new()),
+            events.clone(),
+        );
+        let started = Instant::now();
+        runtime
+            .start(&agent, &format!("run-{round}"), 0, "go")
+            .await
+            .expect("run");
+        loop_times.push(started.elapsed() / u32::try_from(STEPS).expect("steps"));
+
+        let started = Instant::now();
+        for step in 0..STEPS {
+            let state = Arc::new(StateSnapshot::default());
+            let outcome = plugins
+                .call("hostile.echo", json!({ "step": step }), state)
+                .await;
+            outcome.result.expect("direct call");
+        }
+        direct_times.push(started.elapsed() / u32::try_from(STEPS).expect("steps"));
+    }
+    let per_step = median(loop_times);
+    let per_call = median(direct_times);
+    println!(
+        "loop step (scripted model, one hostile.echo call, in-memory commits): {:.1} us; \
+         the call alone {:.1} us; loop overhead {:.1} us per step; step/call = {:.2}",
+        us(per_step),
+        us(per_call),
+        us(per_step.saturating_sub(per_call)),
+        per_step.as_secs_f64() / per_call.as_secs_f64()
+    );
+}
+
+fn commit_throughput() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = SqliteCommitStore::open(dir.path().join("bench.db")).expect("store");
+    store
+        .create_run(&RunHeader {
+            run_id: "r".into(),
+            agent: "bench".into(),
+            created: 0,
+        })
+        .expect("run");
+    let commits: Vec<StepCommit> = (1..=300)
+        .map(|seq| StepCommit {
+            run_id: "r".into(),
+            seq,
+            messages: vec![Message::User {
+                text: format!("step {seq}: {}", "x".repeat(200)),
+            }],
+            tools: Vec::new(),
+            state: Vec::new(),
+            events: Vec::new(),
+            disposition: Disposition::Running,
+        })
+        .collect();
+    let started = Instant::now();
+    for commit in &commits {
+        store.commit(commit).expect("commit");
+    }
+    let store_rate = commits.len() as f64 / started.elapsed().as_secs_f64();
+
+    let bare = rusqlite::Connection::open(dir.path().join("bare.db")).expect("bare");
+    bare.pragma_update(None, "journal_mode", "WAL")
+        .expect("wal");
+    bare.pragma_update(None, "synchronous", "FULL")
+        .expect("sync");
+    bare.execute_batch(
+        "CREATE TABLE steps (run_id TEXT, seq INTEGER, body TEXT, PRIMARY KEY (run_id, seq))",
+    )
+    .expect("table");
+    let bodies: Vec<String> = commits
+        .iter()
+        .map(|commit| serde_json::to_string(commit).expect("json"))
+        .collect();
+    let started = Instant::now();
+    for (index, body) in bodies.iter().enumerate() {
+        bare.execute(
+            "INSERT INTO steps (run_id, seq, body) VALUES ('r', ?1, ?2)",
+            rusqlite::params![index as i64 + 1, body],
+        )
+        .expect("insert");
+    }
+    let bare_rate = bodies.len() as f64 / started.elapsed().as_secs_f64();
+    println!(
+        "SQLite step commits (WAL, synchronous=FULL): {store_rate:.0}/s; bare rusqlite insert of the same bytes: {bare_rate:.0}/s; store/bare = {:.2}",
+        store_rate / bare_rate
+    );
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn us(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e6
+}
