@@ -62,6 +62,10 @@ pub struct AgentArgs {
     /// The model, such as `scripted:demo/script.toml`; overrides the agent file's.
     #[arg(long, env = "CORDON_MODEL")]
     pub model: Option<String>,
+    /// A permissions file (`default`, `allow`, `ask`, `deny`) that replaces the
+    /// agent's `[permissions]`.
+    #[arg(long, env = "CORDON_PERMISSIONS")]
+    pub permissions: Option<PathBuf>,
     /// Print JSON lines (progress, then the outcome) instead of text; never prompts.
     #[arg(long)]
     pub json: bool,

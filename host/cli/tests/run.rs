@@ -426,3 +426,46 @@ fn on_a_terminal_the_operator_is_asked_and_the_answer_is_used() {
     assert_eq!(record["state"]["notes"][0]["title"], "Milk");
     assert_eq!(record["disposition"]["cause"], "final-answer");
 }
+
+#[test]
+fn a_permissions_file_replaces_the_agents_rules() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    project.write("script.toml", NOTE_SCRIPT);
+    project.write("policy.toml", "default = \"allow\"\ndeny = [\"notes.*\"]\n");
+    let output = project.cordon(&[
+        "run",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+        "--permissions",
+        "policy.toml",
+        "--run-id",
+        "r8",
+        "x",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("deny (notes.*)"),
+        "{}",
+        text(&output.stdout)
+    );
+    assert!(project.show("r8")["state"].get("notes").is_none());
+
+    project.write("bad.toml", "default = \"allow\"\ndeny = [\"Bad(\"]\n");
+    let output = project.cordon(&[
+        "run",
+        "--model",
+        "scripted:script.toml",
+        "--permissions",
+        "bad.toml",
+        "x",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("bad.toml") && text(&output.stderr).contains("`deny[0]`"),
+        "{}",
+        text(&output.stderr)
+    );
+}

@@ -30,7 +30,7 @@ struct Session {
 
 impl Session {
     async fn open(global: &GlobalArgs, args: &AgentArgs, store: &Path) -> anyhow::Result<Self> {
-        let agent = match &args.agent {
+        let mut agent = match &args.agent {
             Some(file) => AgentDef::load(file)?,
             None => AgentDef::new(
                 "cordon",
@@ -40,6 +40,9 @@ impl Session {
                 PermissionPolicy::new(Verdict::Ask),
             )?,
         };
+        if let Some(file) = &args.permissions {
+            agent.permissions = PermissionPolicy::load(file)?;
+        }
         let (spec, base) = match (&args.model, &agent.model, &args.agent) {
             (Some(spec), _, _) => (spec.clone(), PathBuf::from(".")),
             (None, Some(spec), Some(file)) => (
