@@ -1,9 +1,12 @@
 //! The agent definition: an immutable description of what a run executes.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::policy::{PermissionPolicy, PolicyError, Rule, Verdict};
 
@@ -20,8 +23,40 @@ pub struct AgentDef {
     pub max_steps: u32,
     /// The gate every tool call passes.
     pub permissions: PermissionPolicy,
+    /// Declared state keys. When any are declared, the model sees only these,
+    /// and a call that writes any other key, or leaves a value its schema
+    /// rejects, fails and commits nothing. When none are, state is open.
+    pub state: BTreeMap<String, StateKey>,
     tools: GlobSet,
     tool_patterns: Vec<String>,
+}
+
+/// A declared state key.
+#[derive(Debug, Clone)]
+pub struct StateKey {
+    /// JSON Schema every committed value must satisfy, when given.
+    pub schema: Option<Value>,
+    validator: Option<Arc<jsonschema::Validator>>,
+}
+
+impl StateKey {
+    /// A key whose values must satisfy `schema`, when given.
+    pub fn new(schema: Option<Value>) -> Result<Self, String> {
+        let validator = schema
+            .as_ref()
+            .map(|schema| jsonschema::validator_for(schema).map(Arc::new))
+            .transpose()
+            .map_err(|error| format!("not a valid JSON Schema: {error}"))?;
+        Ok(Self { schema, validator })
+    }
+
+    /// Why `value` does not fit this key, if it does not.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        match &self.validator {
+            Some(validator) => validator.validate(value).map_err(|error| error.to_string()),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Why an agent definition was rejected.
@@ -52,6 +87,14 @@ struct AgentFile {
     max_steps: u32,
     #[serde(default)]
     permissions: PermissionsTable,
+    #[serde(default)]
+    state: BTreeMap<String, StateTable>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateTable {
+    schema: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -111,6 +154,7 @@ impl AgentDef {
             model: None,
             max_steps: max_steps.max(1),
             permissions,
+            state: BTreeMap::new(),
             tools: set,
             tool_patterns: patterns,
         })
@@ -124,6 +168,8 @@ impl AgentDef {
     /// model = "scripted:script.toml"
     /// tools = ["files.*", "jq.query"]
     /// max-steps = 8
+    /// [state.notes]
+    /// schema = { type = "array" }
     /// [permissions]
     /// default = "ask"
     /// allow = ["files.*"]
@@ -171,12 +217,19 @@ impl AgentDef {
                 permissions = permissions.with_rule(rule);
             }
         }
+        let mut state = BTreeMap::new();
+        for (key, table) in parsed.state {
+            let declared = StateKey::new(table.schema)
+                .map_err(|message| invalid(&format!("state.{key}.schema"), message))?;
+            state.insert(key, declared);
+        }
         Ok(Self {
             name: parsed.name,
             instructions: parsed.instructions,
             model: parsed.model,
             max_steps: parsed.max_steps,
             permissions,
+            state,
             tools,
             tool_patterns: parsed.tools,
         })
@@ -185,6 +238,17 @@ impl AgentDef {
     /// Whether the agent may use the tool `name` at all.
     pub fn uses_tool(&self, name: &str) -> bool {
         self.tools.is_match(name)
+    }
+
+    /// Declare state key `key`, optionally with a schema.
+    pub fn with_state(mut self, key: &str, schema: Option<Value>) -> Result<Self, String> {
+        self.state.insert(key.to_owned(), StateKey::new(schema)?);
+        Ok(self)
+    }
+
+    /// Whether writes to `key` are allowed: every key when none is declared.
+    pub fn declares(&self, key: &str) -> bool {
+        self.state.is_empty() || self.state.contains_key(key)
     }
 
     /// The tool patterns as written.
@@ -249,6 +313,10 @@ mod tests {
                 "`permissions.allow[0]`",
             ),
             ("name = \"a\"\nsteps = 3", "steps"),
+            (
+                "name = \"a\"\n[state.k]\nschema = { type = 3 }",
+                "`state.k.schema`",
+            ),
         ] {
             let error = AgentDef::parse("agent.toml", text).unwrap_err().to_string();
             assert!(

@@ -257,7 +257,15 @@ pub fn check_sequence(commit: &StepCommit, last_seq: u64) -> Result<(), CommitEr
 /// A [`CommitStore`] in memory, for tests and embedders that persist elsewhere.
 #[derive(Debug, Default)]
 pub struct MemoryCommitStore {
-    runs: Mutex<BTreeMap<String, RunRecord>>,
+    runs: Mutex<Runs>,
+}
+
+/// Every run, and each run's committed state kept current so that a commit
+/// need not replay the whole run.
+#[derive(Debug, Default)]
+struct Runs {
+    records: BTreeMap<String, RunRecord>,
+    states: BTreeMap<String, BTreeMap<String, Value>>,
 }
 
 impl MemoryCommitStore {
@@ -266,7 +274,7 @@ impl MemoryCommitStore {
         Self::default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, RunRecord>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Runs> {
         self.runs
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -276,10 +284,10 @@ impl MemoryCommitStore {
 impl CommitStore for MemoryCommitStore {
     fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
         let mut runs = self.lock();
-        if runs.contains_key(&header.run_id) {
+        if runs.records.contains_key(&header.run_id) {
             return Err(CommitError::DuplicateRun(header.run_id.clone()));
         }
-        runs.insert(
+        runs.records.insert(
             header.run_id.clone(),
             RunRecord {
                 header: header.clone(),
@@ -292,13 +300,16 @@ impl CommitStore for MemoryCommitStore {
 
     fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
         let mut runs = self.lock();
-        let record = runs
+        let Runs { records, states } = &mut *runs;
+        let record = records
             .get_mut(&commit.run_id)
             .ok_or_else(|| CommitError::UnknownRun(commit.run_id.clone()))?;
         check_sequence(commit, record.last_seq())?;
-        let mut state = record.state()?;
-        apply_writes(&mut state, &commit.state)
+        let state = states.entry(commit.run_id.clone()).or_default();
+        let mut next = state.clone();
+        apply_writes(&mut next, &commit.state)
             .map_err(|error| CommitError::Storage(error.to_string()))?;
+        *state = next;
         record.commits.push(commit.clone());
         record.intent = None;
         Ok(Receipt { seq: commit.seq })
@@ -307,6 +318,7 @@ impl CommitStore for MemoryCommitStore {
     fn record_intent(&self, intent: &Intent) -> Result<(), CommitError> {
         let mut runs = self.lock();
         let record = runs
+            .records
             .get_mut(&intent.run_id)
             .ok_or_else(|| CommitError::UnknownRun(intent.run_id.clone()))?;
         record.intent = Some(intent.clone());
@@ -315,6 +327,7 @@ impl CommitStore for MemoryCommitStore {
 
     fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
         self.lock()
+            .records
             .get(run_id)
             .cloned()
             .ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))
@@ -323,6 +336,7 @@ impl CommitStore for MemoryCommitStore {
     fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {
         let mut runs: Vec<RunSummary> = self
             .lock()
+            .records
             .values()
             .map(|record| RunSummary {
                 header: record.header.clone(),

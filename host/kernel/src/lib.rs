@@ -16,7 +16,7 @@ pub mod run;
 pub mod state;
 pub mod tool;
 
-pub use agent::{AgentDef, AgentError};
+pub use agent::{AgentDef, AgentError, StateKey};
 pub use commit::{
     CommitError, CommitStore, Disposition, EndCause, Intent, MemoryCommitStore, PendingCall,
     PendingReason, Receipt, RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,

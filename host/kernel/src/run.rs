@@ -281,7 +281,7 @@ impl Runtime {
         {
             let mut cursor = Cursor::from_record(&record)?;
             if let Some(waiting) = self
-                .settle_interrupted(&mut cursor, intent, decisions)
+                .settle_interrupted(agent, &mut cursor, intent, decisions)
                 .await?
             {
                 return Ok(waiting);
@@ -300,7 +300,7 @@ impl Runtime {
                     .map(|commit| commit.tools.clone())
                     .unwrap_or_default();
                 let records = apply_decisions(run_id, records, &pending, decisions)?;
-                self.execute(&mut cursor, None, records).await?;
+                self.execute(agent, &mut cursor, None, records).await?;
                 self.drive(agent, cursor).await
             }
         }
@@ -330,11 +330,12 @@ impl Runtime {
             let deltas = move |delta: ModelDelta| match delta {
                 ModelDelta::Text(text) => observer.observe(Progress::Text(text)),
             };
+            let visible = visible_state(agent, &cursor.state);
             let request = ModelRequest {
                 instructions: &agent.instructions,
                 messages: &cursor.messages,
                 tools: &tools,
-                state: &cursor.state,
+                state: &visible,
             };
             let response = match self.model.complete(request, &deltas).await {
                 Ok(response) => response,
@@ -416,7 +417,8 @@ impl Runtime {
                     }
                 }
             }
-            self.execute(&mut cursor, Some(assistant), records).await?;
+            self.execute(agent, &mut cursor, Some(assistant), records)
+                .await?;
         }
     }
 
@@ -424,6 +426,7 @@ impl Runtime {
     /// and commit the step.
     async fn execute(
         &self,
+        agent: &AgentDef,
         cursor: &mut Cursor,
         assistant: Option<Message>,
         mut records: Vec<ToolRecord>,
@@ -452,12 +455,17 @@ impl Runtime {
         });
         let outcomes = futures_util::future::join_all(calls).await;
         let mut writes: Vec<StateWrite> = Vec::new();
+        let mut next_state = cursor.state.clone();
         for (index, outcome) in runnable.iter().zip(outcomes) {
             records[*index].result = Some(match outcome.result {
-                Ok(output) => {
-                    writes.extend(outcome.writes);
-                    CallResult::Output(output.content)
-                }
+                Ok(output) => match admit_writes(agent, &next_state, &outcome.writes) {
+                    Ok(admitted) => {
+                        next_state = admitted;
+                        writes.extend(outcome.writes);
+                        CallResult::Output(output.content)
+                    }
+                    Err(reason) => CallResult::Error(ToolError::new(ToolErrorKind::Failed, reason)),
+                },
                 Err(error) => CallResult::Error(error),
             });
         }
@@ -491,6 +499,7 @@ impl Runtime {
     /// must pause.
     async fn settle_interrupted(
         &self,
+        agent: &AgentDef,
         cursor: &mut Cursor,
         intent: Intent,
         decisions: &BTreeMap<String, Approval>,
@@ -516,7 +525,8 @@ impl Runtime {
             })
             .collect();
         if pending.is_empty() {
-            self.execute(cursor, intent.assistant, intent.calls).await?;
+            self.execute(agent, cursor, intent.assistant, intent.calls)
+                .await?;
             return Ok(None);
         }
         let settled = pending
@@ -524,7 +534,8 @@ impl Runtime {
             .all(|pending| decisions.contains_key(&pending.call.id));
         if settled {
             let records = apply_decisions(&cursor.run_id, intent.calls, &pending, decisions)?;
-            self.execute(cursor, intent.assistant, records).await?;
+            self.execute(agent, cursor, intent.assistant, records)
+                .await?;
             return Ok(None);
         }
         self.commit(
@@ -598,6 +609,44 @@ impl Runtime {
         });
         Ok(())
     }
+}
+
+/// The state after `writes`, if every key they touch is declared and every
+/// value they leave fits its schema; otherwise why not.
+fn admit_writes(
+    agent: &AgentDef,
+    state: &BTreeMap<String, Value>,
+    writes: &[StateWrite],
+) -> Result<BTreeMap<String, Value>, String> {
+    let mut next = state.clone();
+    crate::state::apply_writes(&mut next, writes).map_err(|error| error.to_string())?;
+    for write in writes {
+        if !agent.declares(&write.key) {
+            return Err(format!(
+                "state key `{}` is not declared by agent `{}`; the call's writes were discarded",
+                write.key, agent.name
+            ));
+        }
+        if let (Some(key), Some(value)) = (agent.state.get(&write.key), next.get(&write.key)) {
+            key.check(value).map_err(|reason| {
+                format!(
+                    "state key `{}` would not fit its schema ({reason}); the call's writes were discarded",
+                    write.key
+                )
+            })?;
+        }
+    }
+    Ok(next)
+}
+
+/// What the model sees of the state: the declared keys, or everything when
+/// none is declared.
+fn visible_state(agent: &AgentDef, state: &BTreeMap<String, Value>) -> BTreeMap<String, Value> {
+    state
+        .iter()
+        .filter(|(key, _)| agent.state.is_empty() || agent.state.contains_key(*key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect()
 }
 
 /// The gate: tools outside the agent's list are denied, the policy decides the rest.

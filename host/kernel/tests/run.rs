@@ -650,3 +650,86 @@ async fn cancelling_ends_the_run_at_the_next_step_boundary() {
         "the input, the step that was running, the end"
     );
 }
+
+#[tokio::test]
+async fn declared_state_is_validated_and_undeclared_state_refused() {
+    let tools = Functions::new().with("count", EFFECTFUL, counter()).with(
+        "stray",
+        EFFECTFUL,
+        Box::new(|_, _| ToolCallOutcome {
+            result: Ok(ToolOutput { content: json!({}) }),
+            writes: vec![StateWrite {
+                key: "stray".into(),
+                op: StateOp::Set { value: json!(1) },
+            }],
+        }),
+    );
+    let turns = vec![
+        call(&[("c1", "count", json!({}))]),
+        call(&[("c2", "count", json!({})), ("c3", "stray", json!({}))]),
+        say("ok"),
+    ];
+    let rig = rig(turns, tools);
+    let agent = agent(Verdict::Allow, &[], 5)
+        .with_state("count", Some(json!({"type": "integer", "maximum": 1})))
+        .unwrap();
+    rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
+
+    let state = rig.store.load("r").unwrap().state().unwrap();
+    assert_eq!(
+        state.get("count"),
+        Some(&json!(1)),
+        "the write past the schema was discarded"
+    );
+    assert!(
+        !state.contains_key("stray"),
+        "an undeclared key is never committed"
+    );
+    let seen = rig.model.seen();
+    let errors: Vec<String> = seen[2]
+        .messages
+        .iter()
+        .filter_map(|message| match tool_result(message) {
+            Some(CallResult::Error(error)) => Some(error.message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].contains("`count`") && errors[0].contains("schema"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].contains("`stray`") && errors[1].contains("not declared"),
+        "{errors:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_model_sees_only_declared_state() {
+    let tools = Functions::new().with(
+        "both",
+        EFFECTFUL,
+        Box::new(|_, _| ToolCallOutcome {
+            result: Ok(ToolOutput { content: json!({}) }),
+            writes: vec![StateWrite {
+                key: "shown".into(),
+                op: StateOp::Set {
+                    value: json!("yes"),
+                },
+            }],
+        }),
+    );
+    let rig = rig(vec![call(&[("c1", "both", json!({}))]), say("ok")], tools);
+    let agent = agent(Verdict::Allow, &[], 5)
+        .with_state("shown", None)
+        .unwrap()
+        .with_state("other", None)
+        .unwrap();
+    rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
+    let seen = rig.model.seen();
+    assert_eq!(
+        seen[1].state,
+        BTreeMap::from([("shown".to_owned(), json!("yes"))])
+    );
+}
