@@ -85,7 +85,8 @@ impl Printer {
     }
 }
 
-fn cause_word(cause: &cordon_kernel::EndCause) -> String {
+/// How a run ended, in words.
+pub fn cause_word(cause: &cordon_kernel::EndCause) -> String {
     match cause {
         cordon_kernel::EndCause::FinalAnswer => "final answer".into(),
         cordon_kernel::EndCause::MaxSteps => "step limit".into(),

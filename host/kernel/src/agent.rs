@@ -8,7 +8,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::policy::{PermissionPolicy, PolicyError, Rule, Verdict};
+use crate::policy::{PermissionPolicy, PolicyError, PolicyTable};
 
 /// What a run executes. Immutable once built; a run never changes it.
 #[derive(Debug, Clone)]
@@ -86,7 +86,7 @@ struct AgentFile {
     #[serde(default = "default_max_steps")]
     max_steps: u32,
     #[serde(default)]
-    permissions: PermissionsTable,
+    permissions: PolicyTable,
     #[serde(default)]
     state: BTreeMap<String, StateTable>,
 }
@@ -97,41 +97,12 @@ struct StateTable {
     schema: Option<Value>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PermissionsTable {
-    #[serde(default = "default_verdict")]
-    default: Verdict,
-    #[serde(default)]
-    allow: Vec<String>,
-    #[serde(default)]
-    ask: Vec<String>,
-    #[serde(default)]
-    deny: Vec<String>,
-}
-
-impl Default for PermissionsTable {
-    fn default() -> Self {
-        Self {
-            default: default_verdict(),
-            allow: Vec::new(),
-            ask: Vec::new(),
-            deny: Vec::new(),
-        }
-    }
-}
-
 fn default_tools() -> Vec<String> {
     vec!["*".into()]
 }
 
 fn default_max_steps() -> u32 {
     12
-}
-
-/// Unless told otherwise, a person approves every call.
-fn default_verdict() -> Verdict {
-    Verdict::Ask
 }
 
 impl AgentDef {
@@ -200,23 +171,9 @@ impl AgentDef {
         }
         let tools = tool_set(&parsed.tools)
             .map_err(|(pattern, reason)| invalid("tools", format!("{pattern:?}: {reason}")))?;
-        let table = parsed.permissions;
-        let mut permissions = PermissionPolicy::new(table.default);
-        for (verdict, rules) in [
-            (Verdict::Allow, table.allow),
-            (Verdict::Ask, table.ask),
-            (Verdict::Deny, table.deny),
-        ] {
-            for (index, text) in rules.iter().enumerate() {
-                let rule = Rule::parse(verdict, text).map_err(|error| {
-                    invalid(
-                        &format!("permissions.{verdict}[{index}]"),
-                        error.to_string(),
-                    )
-                })?;
-                permissions = permissions.with_rule(rule);
-            }
-        }
+        let permissions = parsed.permissions.build().map_err(|(field, error)| {
+            invalid(&format!("permissions.{field}"), error.to_string())
+        })?;
         let mut state = BTreeMap::new();
         for (key, table) in parsed.state {
             let declared = StateKey::new(table.schema)
@@ -271,6 +228,7 @@ fn tool_set(patterns: &[String]) -> Result<GlobSet, (String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Verdict;
 
     #[test]
     fn an_agent_file_sets_tools_steps_and_permissions() {

@@ -176,9 +176,12 @@ pub struct PermissionPolicy {
     rules: Vec<Rule>,
 }
 
-#[derive(Deserialize)]
+/// A policy as written in a policy file or an agent file's `[permissions]`.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PolicyFile {
+pub(crate) struct PolicyTable {
+    /// Unless told otherwise, a person approves every call.
+    #[serde(default = "ask")]
     default: Verdict,
     #[serde(default)]
     allow: Vec<String>,
@@ -186,6 +189,41 @@ struct PolicyFile {
     ask: Vec<String>,
     #[serde(default)]
     deny: Vec<String>,
+}
+
+impl Default for PolicyTable {
+    fn default() -> Self {
+        Self {
+            default: Verdict::Ask,
+            allow: Vec::new(),
+            ask: Vec::new(),
+            deny: Vec::new(),
+        }
+    }
+}
+
+fn ask() -> Verdict {
+    Verdict::Ask
+}
+
+impl PolicyTable {
+    /// The policy, or the list and index of the first rule that does not parse
+    /// (`deny[1]`) with why.
+    pub(crate) fn build(self) -> Result<PermissionPolicy, (String, PolicyError)> {
+        let mut policy = PermissionPolicy::new(self.default);
+        for (verdict, rules) in [
+            (Verdict::Allow, self.allow),
+            (Verdict::Ask, self.ask),
+            (Verdict::Deny, self.deny),
+        ] {
+            for (index, text) in rules.iter().enumerate() {
+                let rule = Rule::parse(verdict, text)
+                    .map_err(|error| (format!("{verdict}[{index}]"), error))?;
+                policy.rules.push(rule);
+            }
+        }
+        Ok(policy)
+    }
 }
 
 impl PermissionPolicy {
@@ -216,21 +254,11 @@ impl PermissionPolicy {
             file: file.display().to_string(),
             message,
         };
-        let parsed: PolicyFile = toml::from_str(text)
+        let table: PolicyTable = toml::from_str(text)
             .map_err(|error| in_file(error.to_string().trim_end().to_owned()))?;
-        let mut policy = Self::new(parsed.default);
-        for (verdict, rules) in [
-            (Verdict::Allow, parsed.allow),
-            (Verdict::Ask, parsed.ask),
-            (Verdict::Deny, parsed.deny),
-        ] {
-            for (index, text) in rules.iter().enumerate() {
-                let rule = Rule::parse(verdict, text)
-                    .map_err(|error| in_file(format!("`{verdict}[{index}]`: {error}")))?;
-                policy.rules.push(rule);
-            }
-        }
-        Ok(policy)
+        table
+            .build()
+            .map_err(|(field, error)| in_file(format!("`{field}`: {error}")))
     }
 
     /// Read and parse the policy file at `file`.

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::args::{ListRunsArgs, ShowRunArgs};
 use crate::events::render;
+use crate::progress::cause_word;
 
 fn open(path: &std::path::Path) -> anyhow::Result<SqliteCommitStore> {
     SqliteCommitStore::open(path)
@@ -20,12 +21,7 @@ fn describe(disposition: &Disposition) -> String {
     match disposition {
         Disposition::Running => "running".into(),
         Disposition::Waiting { pending } => format!("waiting on {} call(s)", pending.len()),
-        Disposition::Ended { cause, .. } => match cause {
-            cordon_kernel::EndCause::FinalAnswer => "ended: final answer".into(),
-            cordon_kernel::EndCause::MaxSteps => "ended: step limit".into(),
-            cordon_kernel::EndCause::Cancelled => "ended: cancelled".into(),
-            cordon_kernel::EndCause::Error(message) => format!("ended: error: {message}"),
-        },
+        Disposition::Ended { cause, .. } => format!("ended: {}", cause_word(cause)),
     }
 }
 
