@@ -7,16 +7,19 @@
 //! HTTP; adapters implement its ports.
 
 pub mod agent;
+pub mod approval;
 pub mod commit;
 pub mod event;
 pub mod message;
 pub mod model;
 pub mod policy;
+pub mod progress;
 pub mod run;
 pub mod state;
 pub mod tool;
 
 pub use agent::{AgentDef, AgentError, StateKey};
+pub use approval::{Approval, ApprovalFuture, Approver, DeferApprovals};
 pub use commit::{
     CommitError, CommitStore, Disposition, EndCause, Intent, MemoryCommitStore, PendingCall,
     PendingReason, Receipt, RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,
@@ -28,10 +31,8 @@ pub use model::{
     Usage,
 };
 pub use policy::{Decision, PermissionPolicy, PolicyError, Rule, Verdict};
-pub use run::{
-    Approval, ApprovalFuture, Approver, DeferApprovals, Observer, Progress, RunError, RunOutcome,
-    Runtime, StepEvents, Unobserved,
-};
+pub use progress::{Observer, Progress, StepEvents, Unobserved};
+pub use run::{RunError, RunOutcome, Runtime};
 pub use state::{
     MemoryStateStore, StagedState, StateError, StateOp, StateReader, StateSnapshot, StateStore,
     StateStoreError, StateWrite, apply_writes,

@@ -11,117 +11,23 @@
 //! is read-only or idempotent.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
-use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use crate::agent::AgentDef;
+use crate::approval::{Approval, Approver, DeferApprovals};
 use crate::commit::{
     CommitError, CommitStore, Disposition, EndCause, Intent, PendingCall, PendingReason, RunHeader,
     RunRecord, StepCommit, ToolRecord,
 };
-use crate::event::{Event, EventSink};
 use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelProvider, ModelRequest};
 use crate::policy::{Decision, Verdict};
+use crate::progress::{Observer, Progress, StepEvents, Unobserved};
 use crate::state::{StateSnapshot, StateWrite};
 use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
-
-/// A person's answer to a pending call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Approval {
-    /// Run it.
-    Approve,
-    /// Refuse it; the model sees a `denied` tool error.
-    Deny,
-}
-
-/// The future an [`Approver`] returns.
-pub type ApprovalFuture<'a> = Pin<Box<dyn Future<Output = Option<Vec<Approval>>> + Send + 'a>>;
-
-/// The port that asks a person about calls the policy will not decide alone.
-pub trait Approver: Send + Sync {
-    /// One answer per pending call, in order; `None` pauses the run with a
-    /// committed waiting outcome, to be resumed later.
-    fn decide<'a>(&'a self, pending: &'a [PendingCall]) -> ApprovalFuture<'a>;
-}
-
-/// An [`Approver`] that never answers: every call needing approval pauses the run.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct DeferApprovals;
-
-impl Approver for DeferApprovals {
-    fn decide<'a>(&'a self, _pending: &'a [PendingCall]) -> ApprovalFuture<'a> {
-        Box::pin(async { None })
-    }
-}
-
-/// Progress of a run, reported as it happens; the committed facts are the record.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Progress {
-    /// Model text as it streams.
-    Text(String),
-    /// A call the model requested, with the gate's verdict.
-    ToolCall { call: ToolCall, decision: Decision },
-    /// What a call produced.
-    ToolResult { call_id: String, result: CallResult },
-    /// A step is durable.
-    Committed { seq: u64, disposition: Disposition },
-}
-
-/// Receives progress as it happens.
-pub trait Observer: Send + Sync {
-    /// Report one piece of progress. Must not block for long.
-    fn observe(&self, progress: Progress);
-}
-
-/// An [`Observer`] that ignores everything.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Unobserved;
-
-impl Observer for Unobserved {
-    fn observe(&self, _progress: Progress) {}
-}
-
-/// Collects the audit events of the current step, so they commit with it, and
-/// passes each on to another sink as it happens. Give it to the tool set as its
-/// event sink and to the runtime.
-pub struct StepEvents {
-    pending: Mutex<Vec<Event>>,
-    forward: Arc<dyn EventSink>,
-}
-
-impl StepEvents {
-    /// A collector forwarding to `forward`.
-    pub fn new(forward: Arc<dyn EventSink>) -> Self {
-        Self {
-            pending: Mutex::new(Vec::new()),
-            forward,
-        }
-    }
-
-    fn drain(&self) -> Vec<Event> {
-        std::mem::take(
-            &mut self
-                .pending
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
-    }
-}
-
-impl EventSink for StepEvents {
-    fn emit(&self, event: Event) {
-        self.forward.emit(event.clone());
-        self.pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(event);
-    }
-}
 
 /// Where a run stands when the loop returns.
 #[derive(Debug, Clone, PartialEq)]
