@@ -6,10 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cordon_kernel::{
-    EventSink, StateReader, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolSet,
-    ToolSpec,
-};
+use cordon_kernel::{EventSink, StateReader, ToolCallOutcome, ToolFuture, ToolSet, ToolSpec};
 use serde_json::Value;
 
 use crate::bundle::{self, Bundle, BundleError, LoadedBundle};
@@ -212,35 +209,12 @@ impl ToolSet for Plugins {
         args: Value,
         state: Arc<dyn StateReader>,
     ) -> ToolFuture<'a> {
-        // Each call runs as its own task, so calls a caller awaits together
-        // (a step's parallel tool calls) spread over the runtime's threads.
-        let inner = Arc::clone(&self.inner);
-        let name = name.to_owned();
-        let mut task = CallTask(tokio::spawn(async move {
-            let outcome = call::invoke(&inner, &state, &name, args, 0).await;
+        Box::pin(async move {
+            let outcome = call::invoke(&self.inner, &state, name, args, 0).await;
             ToolCallOutcome {
                 result: outcome.result,
                 writes: outcome.writes,
             }
-        }));
-        Box::pin(async move {
-            (&mut task.0).await.unwrap_or_else(|error| ToolCallOutcome {
-                result: Err(ToolError::new(
-                    ToolErrorKind::Crashed,
-                    format!("the call's task failed: {error}"),
-                )),
-                writes: Vec::new(),
-            })
         })
-    }
-}
-
-/// A call running as its own task, aborted if the caller stops waiting for it
-/// (a cancelled step, a dropped future), so no call outlives its caller.
-struct CallTask(tokio::task::JoinHandle<ToolCallOutcome>);
-
-impl Drop for CallTask {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
