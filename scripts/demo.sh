@@ -42,5 +42,5 @@ step tool call jq.query --args '{"filter": 42}'
 echo
 echo "The demo agent (examples/demo): reads freely, may not read .env, asks before writing a note."
 step run --agent examples/demo/agent.toml --run-id demo "Where does the cordon CLI start?" </dev/null
-step runs resume demo --approve call-3-1 --agent examples/demo/agent.toml </dev/null
+step runs resume demo --approve call-3-1 </dev/null
 step runs show demo

@@ -114,6 +114,7 @@ fn commit_throughput() {
             run_id: "r".into(),
             agent: "bench".into(),
             created: 0,
+            metadata: Default::default(),
         })
         .expect("run");
     let commits: Vec<StepCommit> = (1..=300)

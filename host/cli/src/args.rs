@@ -100,7 +100,8 @@ pub enum RunsCommand {
     Show(ShowRunArgs),
     /// Continue a run from its last commit, deciding the calls it waits on.
     ///
-    /// Exit codes as for `cordon run`.
+    /// The run remembers its agent file, model and permissions file; flags given
+    /// here override them. Exit codes as for `cordon run`.
     Resume(ResumeArgs),
 }
 

@@ -329,15 +329,8 @@ fn a_killed_run_resumes_from_its_last_commit_and_never_reruns_an_effectful_call(
     );
     assert_eq!(shown["intent"]["calls"][0]["call"]["name"], "hostile.sleep");
 
-    let resume = [
-        "runs",
-        "resume",
-        "r6",
-        "--agent",
-        "agent.toml",
-        "--model",
-        "scripted:script.toml",
-    ];
+    // The run remembers its agent and model: no flags needed to resume it.
+    let resume = ["runs", "resume", "r6"];
     let output = project.cordon(&resume);
     assert_eq!(
         output.status.code(),

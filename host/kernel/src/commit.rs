@@ -132,6 +132,10 @@ pub struct RunHeader {
     pub agent: String,
     /// Seconds since the Unix epoch at creation.
     pub created: u64,
+    /// What the embedder needs to resume the run later, such as the files it
+    /// was started with; the runtime records it and never interprets it.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
 }
 
 /// Everything committed for a run.

@@ -74,6 +74,7 @@ pub struct Runtime {
     observer: Arc<dyn Observer>,
     events: Arc<StepEvents>,
     cancelled: Arc<AtomicBool>,
+    metadata: BTreeMap<String, String>,
 }
 
 /// The state of a run the loop carries between commits.
@@ -121,6 +122,7 @@ impl Runtime {
             observer: Arc::new(Unobserved),
             events,
             cancelled: Arc::new(AtomicBool::new(false)),
+            metadata: BTreeMap::new(),
         }
     }
 
@@ -133,6 +135,12 @@ impl Runtime {
     /// Report progress to `observer`.
     pub fn with_observer(mut self, observer: Arc<dyn Observer>) -> Self {
         self.observer = observer;
+        self
+    }
+
+    /// Record `metadata` in the header of every run this runtime starts.
+    pub fn with_run_metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
+        self.metadata = metadata;
         self
     }
 
@@ -154,6 +162,7 @@ impl Runtime {
             run_id: run_id.to_owned(),
             agent: agent.name.clone(),
             created,
+            metadata: self.metadata.clone(),
         })?;
         let mut cursor = Cursor {
             run_id: run_id.to_owned(),

@@ -476,6 +476,7 @@ async fn two_writers_cannot_both_commit_one_step() {
             run_id: "r".into(),
             agent: "a".into(),
             created: 1,
+            metadata: BTreeMap::new(),
         })
         .unwrap();
     let commit = |text: &str| StepCommit {
@@ -510,6 +511,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
             run_id: "r".into(),
             agent: "test".into(),
             created: 1,
+            metadata: BTreeMap::new(),
         })
         .unwrap();
     store

@@ -60,9 +60,10 @@ const SCHEMA_VERSION: i32 = 1;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
-    run_id  TEXT    NOT NULL PRIMARY KEY,
-    agent   TEXT    NOT NULL,
-    created INTEGER NOT NULL
+    run_id   TEXT    NOT NULL PRIMARY KEY,
+    agent    TEXT    NOT NULL,
+    created  INTEGER NOT NULL,
+    metadata TEXT    NOT NULL
 ) STRICT;
 CREATE INDEX runs_by_age ON runs (created, run_id);
 CREATE TABLE steps (
@@ -192,20 +193,26 @@ impl SqliteCommitStore {
 
     fn header(&self, connection: &Connection, run_id: &str) -> Result<RunHeader, CommitError> {
         let row = connection
-            .prepare_cached("SELECT agent, created FROM runs WHERE run_id = ?1")
+            .prepare_cached("SELECT agent, created, metadata FROM runs WHERE run_id = ?1")
             .and_then(|mut statement| {
                 statement
                     .query_row([run_id], |row| {
-                        Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get::<_, i64>(1)?,
+                            row.get::<_, String>(2)?,
+                        ))
                     })
                     .optional()
             })
             .context(&self.path, "reading a run")?;
-        let (agent, created) = row.ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))?;
+        let (agent, created, metadata) =
+            row.ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))?;
         Ok(RunHeader {
             run_id: run_id.to_owned(),
             agent,
             created: self.unsigned(created, || format!("run {run_id}"))?,
+            metadata: self.decode(metadata.as_bytes(), || format!("run {run_id} metadata"))?,
         })
     }
 
@@ -331,12 +338,14 @@ impl SqliteCommitStore {
 impl CommitStore for SqliteCommitStore {
     fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
         let created = signed(header.created, "creation time")?;
+        let metadata = serde_json::to_string(&header.metadata)
+            .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
         let inserted = self
             .lock()
             .execute(
-                "INSERT INTO runs (run_id, agent, created) VALUES (?1, ?2, ?3)
+                "INSERT INTO runs (run_id, agent, created, metadata) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (run_id) DO NOTHING",
-                params![header.run_id, header.agent, created],
+                params![header.run_id, header.agent, created, metadata],
             )
             .context(&self.path, "creating a run")?;
         if inserted == 0 {
@@ -452,7 +461,7 @@ impl CommitStore for SqliteCommitStore {
             .context(&self.path, "starting a read")?;
         let mut statement = transaction
             .prepare_cached(
-                "SELECT runs.run_id, runs.agent, runs.created, steps.seq, steps.body
+                "SELECT runs.run_id, runs.agent, runs.created, runs.metadata, steps.seq, steps.body
                  FROM runs
                  LEFT JOIN steps ON steps.run_id = runs.run_id
                      AND steps.seq = (SELECT max(seq) FROM steps WHERE run_id = runs.run_id)
@@ -461,21 +470,24 @@ impl CommitStore for SqliteCommitStore {
             .context(&self.path, "listing runs")?;
         let rows = statement
             .query_map([], |row| {
-                let last = match row.get::<_, Option<i64>>(3)? {
-                    Some(seq) => Some((seq, row.get_ref(4)?.as_bytes()?.to_vec())),
+                let last = match row.get::<_, Option<i64>>(4)? {
+                    Some(seq) => Some((seq, row.get_ref(5)?.as_bytes()?.to_vec())),
                     None => None,
                 };
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
                     row.get::<_, i64>(2)?,
+                    row.get::<_, String>(3)?,
                     last,
                 ))
             })
             .context(&self.path, "listing runs")?;
         let mut runs = Vec::new();
         for row in rows {
-            let (run_id, agent, created, last) = row.context(&self.path, "listing runs")?;
+            let (run_id, agent, created, metadata, last) =
+                row.context(&self.path, "listing runs")?;
+            let metadata = self.decode(metadata.as_bytes(), || format!("run {run_id} metadata"))?;
             let (last_seq, disposition) = match last {
                 Some((seq, body)) => {
                     let commit = self.step(&run_id, seq, &body)?;
@@ -489,6 +501,7 @@ impl CommitStore for SqliteCommitStore {
                     run_id,
                     agent,
                     created,
+                    metadata,
                 },
                 last_seq,
                 disposition,
@@ -614,6 +627,7 @@ mod tests {
             run_id: run_id.into(),
             agent: "helper".into(),
             created,
+            metadata: BTreeMap::from([("origin".to_owned(), "test".to_owned())]),
         }
     }
 

@@ -10,7 +10,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use cordon_kernel::{
-    AgentDef, Approval, EndCause, PermissionPolicy, RunOutcome, Runtime, StepEvents, Verdict,
+    AgentDef, Approval, CommitStore, EndCause, PermissionPolicy, RunOutcome, Runtime, StepEvents,
+    Verdict,
 };
 use cordon_store::SqliteCommitStore;
 
@@ -28,9 +29,71 @@ struct Session {
     printer: Arc<Printer>,
 }
 
+/// What a run was started with, recorded in its header so that `runs resume`
+/// needs no flags: absolute paths, so a resume from elsewhere finds them.
+#[derive(Debug, Default)]
+struct Launch {
+    agent: Option<PathBuf>,
+    permissions: Option<PathBuf>,
+    /// The model spec and the directory a relative script path resolves against.
+    model: Option<(String, PathBuf)>,
+}
+
+impl Launch {
+    fn from_args(args: &AgentArgs) -> anyhow::Result<Self> {
+        let absolute = |path: &PathBuf| {
+            std::path::absolute(path).with_context(|| format!("resolving {}", path.display()))
+        };
+        Ok(Self {
+            agent: args.agent.as_ref().map(absolute).transpose()?,
+            permissions: args.permissions.as_ref().map(absolute).transpose()?,
+            model: match &args.model {
+                Some(spec) => Some((spec.clone(), std::env::current_dir()?)),
+                None => None,
+            },
+        })
+    }
+
+    /// The launch recorded in `metadata`, overridden by any flag given now.
+    fn resumed(args: &AgentArgs, metadata: &BTreeMap<String, String>) -> anyhow::Result<Self> {
+        let given = Self::from_args(args)?;
+        let recorded = |key: &str| metadata.get(key).map(PathBuf::from);
+        Ok(Self {
+            agent: given.agent.or_else(|| recorded("agent")),
+            permissions: given.permissions.or_else(|| recorded("permissions")),
+            model: given
+                .model
+                .or_else(|| Some((metadata.get("model")?.clone(), recorded("model-base")?))),
+        })
+    }
+
+    fn metadata(&self) -> BTreeMap<String, String> {
+        let mut metadata = BTreeMap::new();
+        let mut put = |key: &str, path: &Path| {
+            metadata.insert(key.to_owned(), path.display().to_string());
+        };
+        if let Some(agent) = &self.agent {
+            put("agent", agent);
+        }
+        if let Some(permissions) = &self.permissions {
+            put("permissions", permissions);
+        }
+        if let Some((spec, base)) = &self.model {
+            put("model-base", base);
+            metadata.insert("model".to_owned(), spec.clone());
+        }
+        metadata
+    }
+}
+
 impl Session {
-    async fn open(global: &GlobalArgs, args: &AgentArgs, store: &Path) -> anyhow::Result<Self> {
-        let mut agent = match &args.agent {
+    async fn open(
+        global: &GlobalArgs,
+        args: &AgentArgs,
+        launch: Launch,
+        store: &Path,
+    ) -> anyhow::Result<Self> {
+        let mut agent = match &launch.agent {
             Some(file) => AgentDef::load(file)?,
             None => AgentDef::new(
                 "cordon",
@@ -40,19 +103,22 @@ impl Session {
                 PermissionPolicy::new(Verdict::Ask),
             )?,
         };
-        if let Some(file) = &args.permissions {
+        if let Some(file) = &launch.permissions {
             agent.permissions = PermissionPolicy::load(file)?;
         }
-        let (spec, base) = match (&args.model, &agent.model, &args.agent) {
-            (Some(spec), _, _) => (spec.clone(), PathBuf::from(".")),
-            (None, Some(spec), Some(file)) => (
-                spec.clone(),
-                file.parent()
-                    .map_or_else(|| PathBuf::from("."), Path::to_owned),
-            ),
-            _ => bail!("no model: pass --model scripted:FILE or set `model` in the agent file"),
+        let mut launch = launch;
+        if launch.model.is_none()
+            && let (Some(spec), Some(file)) = (&agent.model, &launch.agent)
+        {
+            let base = file
+                .parent()
+                .map_or_else(|| PathBuf::from("."), Path::to_owned);
+            launch.model = Some((spec.clone(), base));
+        }
+        let Some((spec, base)) = &launch.model else {
+            bail!("no model: pass --model scripted:FILE or set `model` in the agent file");
         };
-        let model = cordon_providers::resolve(&spec, &base)?;
+        let model = cordon_providers::resolve(spec, base)?;
         let host = context::host(global)?;
         let report = context::load_all(&host, global, &args.plugins.plugins).await?;
         let printer = Arc::new(Printer::new(args.json));
@@ -63,7 +129,8 @@ impl Session {
         let store = SqliteCommitStore::open(store)
             .with_context(|| format!("opening the run store {}", store.display()))?;
         let mut runtime = Runtime::new(model, Arc::new(plugins), Arc::new(store), events)
-            .with_observer(printer.clone());
+            .with_observer(printer.clone())
+            .with_run_metadata(launch.metadata());
         if !args.json && TerminalApprover::available() {
             runtime = runtime.with_approver(Arc::new(TerminalApprover));
         }
@@ -98,7 +165,8 @@ impl Session {
 }
 
 pub async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
-    let session = Session::open(global, &args.agent, &args.store.store).await?;
+    let launch = Launch::from_args(&args.agent)?;
+    let session = Session::open(global, &args.agent, launch, &args.store.store).await?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -124,7 +192,12 @@ pub async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<Exi
             }
         }
     }
-    let session = Session::open(global, &args.agent, &args.store.store).await?;
+    let header = SqliteCommitStore::open(&args.store.store)
+        .with_context(|| format!("opening the run store {}", args.store.store.display()))?
+        .load(&args.run)?
+        .header;
+    let launch = Launch::resumed(&args.agent, &header.metadata)?;
+    let session = Session::open(global, &args.agent, launch, &args.store.store).await?;
     let outcome = session
         .runtime
         .resume(&session.agent, &args.run, &decisions)
