@@ -370,17 +370,24 @@ impl Runtime {
         });
         let outcomes = futures_util::future::join_all(calls).await;
         let mut writes: Vec<StateWrite> = Vec::new();
-        let mut next_state = cursor.state.clone();
+        // The state as the admitted writes so far leave it; copied only once a
+        // call actually writes, since most calls do not.
+        let mut next_state: Option<BTreeMap<String, Value>> = None;
         for (index, outcome) in runnable.iter().zip(outcomes) {
             records[*index].result = Some(match outcome.result {
-                Ok(output) => match admit_writes(agent, &next_state, &outcome.writes) {
-                    Ok(admitted) => {
-                        next_state = admitted;
-                        writes.extend(outcome.writes);
-                        CallResult::Output(output.content)
+                Ok(output) if outcome.writes.is_empty() => CallResult::Output(output.content),
+                Ok(output) => {
+                    let next = next_state.get_or_insert_with(|| cursor.state.clone());
+                    match admit_writes(agent, next, &outcome.writes) {
+                        Ok(()) => {
+                            writes.extend(outcome.writes);
+                            CallResult::Output(output.content)
+                        }
+                        Err(reason) => {
+                            CallResult::Error(ToolError::new(ToolErrorKind::Failed, reason))
+                        }
                     }
-                    Err(reason) => CallResult::Error(ToolError::new(ToolErrorKind::Failed, reason)),
-                },
+                }
                 Err(error) => CallResult::Error(error),
             });
         }
@@ -526,32 +533,43 @@ impl Runtime {
     }
 }
 
-/// The state after `writes`, if every key they touch is declared and every
-/// value they leave fits its schema; otherwise why not.
+/// Apply `writes` to `state` if every key they touch is declared and every
+/// value they leave fits its schema; otherwise leave `state` as it was and say
+/// why not.
 fn admit_writes(
     agent: &AgentDef,
-    state: &BTreeMap<String, Value>,
+    state: &mut BTreeMap<String, Value>,
     writes: &[StateWrite],
-) -> Result<BTreeMap<String, Value>, String> {
-    let mut next = state.clone();
-    crate::state::apply_writes(&mut next, writes).map_err(|error| error.to_string())?;
-    for write in writes {
-        if !agent.declares(&write.key) {
-            return Err(format!(
-                "state key `{}` is not declared by agent `{}`; the call's writes were discarded",
-                write.key, agent.name
-            ));
-        }
-        if let (Some(key), Some(value)) = (agent.state.get(&write.key), next.get(&write.key)) {
-            key.check(value).map_err(|reason| {
-                format!(
-                    "state key `{}` would not fit its schema ({reason}); the call's writes were discarded",
-                    write.key
-                )
-            })?;
-        }
+) -> Result<(), String> {
+    if let Some(write) = writes.iter().find(|write| !agent.declares(&write.key)) {
+        return Err(format!(
+            "state key `{}` is not declared by agent `{}`; the call's writes were discarded",
+            write.key, agent.name
+        ));
     }
-    Ok(next)
+    let before: Vec<(String, Option<Value>)> = writes
+        .iter()
+        .map(|write| (write.key.clone(), state.get(&write.key).cloned()))
+        .collect();
+    crate::state::apply_writes(state, writes).map_err(|error| error.to_string())?;
+    let rejected = writes.iter().find_map(|write| {
+        let key = agent.state.get(&write.key)?;
+        let reason = key.check(state.get(&write.key)?).err()?;
+        Some(format!(
+            "state key `{}` would not fit its schema ({reason}); the call's writes were discarded",
+            write.key
+        ))
+    });
+    if let Some(reason) = rejected {
+        for (key, value) in before {
+            match value {
+                Some(value) => state.insert(key, value),
+                None => state.remove(&key),
+            };
+        }
+        return Err(reason);
+    }
+    Ok(())
 }
 
 /// What the model sees of the state: the declared keys, or everything when
