@@ -63,6 +63,20 @@ impl Project {
         command
     }
 
+    /// `cordon run` of `agent.toml` with `script.toml` as run `run_id`, with `extra` flags.
+    fn run_scripted(&self, run_id: &str, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "scripted:script.toml",
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--run-id", run_id, "go"]);
+        self.cordon(&args)
+    }
+
     fn cordon(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("run cordon")
     }
@@ -98,16 +112,7 @@ fn a_scripted_run_uses_real_tools_and_commits_every_step() {
     let project = Project::new();
     project.write("agent.toml", AGENT_ALLOW_ALL);
     project.write("script.toml", NOTE_SCRIPT);
-    let output = project.cordon(&[
-        "run",
-        "--agent",
-        "agent.toml",
-        "--model",
-        "scripted:script.toml",
-        "--run-id",
-        "r1",
-        "remember milk",
-    ]);
+    let output = project.run_scripted("r1", &[]);
     assert!(
         output.status.success(),
         "{}{}",
@@ -191,16 +196,7 @@ fn a_denial_on_resume_reaches_the_model_and_runs_nothing() {
     let project = Project::new();
     project.write("agent.toml", AGENT_ASK_NOTES);
     project.write("script.toml", NOTE_SCRIPT);
-    let output = project.cordon(&[
-        "run",
-        "--agent",
-        "agent.toml",
-        "--model",
-        "scripted:script.toml",
-        "--run-id",
-        "r3",
-        "x",
-    ]);
+    let output = project.run_scripted("r3", &[]);
     assert_eq!(output.status.code(), Some(3));
     let output = project.cordon(&[
         "runs",
@@ -235,16 +231,7 @@ fn the_step_limit_ends_a_run_that_never_answers() {
         "script.toml",
         "[[turn]]\n[[turn.call]]\ntool = \"hostile.echo\"\n[[turn]]\n[[turn.call]]\ntool = \"hostile.echo\"\n",
     );
-    let output = project.cordon(&[
-        "run",
-        "--agent",
-        "agent.toml",
-        "--model",
-        "scripted:script.toml",
-        "--run-id",
-        "r4",
-        "loop",
-    ]);
+    let output = project.run_scripted("r4", &[]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
     assert!(
         text(&output.stdout).contains("step limit"),
@@ -261,16 +248,7 @@ fn a_script_that_runs_out_ends_the_run_with_a_clear_error() {
         "script.toml",
         "[[turn]]\n[[turn.call]]\ntool = \"hostile.echo\"\n",
     );
-    let output = project.cordon(&[
-        "run",
-        "--agent",
-        "agent.toml",
-        "--model",
-        "scripted:script.toml",
-        "--run-id",
-        "r5",
-        "x",
-    ]);
+    let output = project.run_scripted("r5", &[]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
         text(&output.stdout).contains("script.toml has 1 turn(s)"),
@@ -426,18 +404,7 @@ fn a_permissions_file_replaces_the_agents_rules() {
     project.write("agent.toml", AGENT_ALLOW_ALL);
     project.write("script.toml", NOTE_SCRIPT);
     project.write("policy.toml", "default = \"allow\"\ndeny = [\"notes.*\"]\n");
-    let output = project.cordon(&[
-        "run",
-        "--agent",
-        "agent.toml",
-        "--model",
-        "scripted:script.toml",
-        "--permissions",
-        "policy.toml",
-        "--run-id",
-        "r8",
-        "x",
-    ]);
+    let output = project.run_scripted("r8", &["--permissions", "policy.toml"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(
         text(&output.stdout).contains("deny (notes.*)"),
