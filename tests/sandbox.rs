@@ -532,3 +532,34 @@ async fn a_nested_call_commits_its_writes_with_its_caller() {
     assert_eq!(kind, ToolErrorKind::Failed);
     assert_eq!(loaded.state.get("k").unwrap(), Some(json!("nested")));
 }
+
+#[tokio::test]
+async fn incrementing_reveals_the_count_so_it_needs_both_grants() {
+    let (_fixture, loaded) =
+        hostile("[grants.state]\nread = [\"both\", \"seen\"]\nwrite = [\"both\", \"blind\"]\n")
+            .await;
+    for key in ["blind", "seen"] {
+        let (kind, _) = error_kind(&loaded, "hostile.state-increment", json!({ "key": key })).await;
+        assert_eq!(kind, ToolErrorKind::Denied, "{key}");
+    }
+    let output = loaded
+        .call("hostile.state-increment", json!({"key": "both"}))
+        .await
+        .unwrap();
+    assert_eq!(output.content, json!({"value": 1}));
+    assert_eq!(loaded.state.get("both").unwrap(), Some(json!(1)));
+    assert_eq!(loaded.state.get("blind").unwrap(), None);
+    let refused: Vec<(Capability, String)> = loaded
+        .events
+        .denials()
+        .into_iter()
+        .map(|denial| (denial.capability, denial.target))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            (Capability::StateRead, "blind".to_owned()),
+            (Capability::StateWrite, "seen".to_owned())
+        ]
+    );
+}

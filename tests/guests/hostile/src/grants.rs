@@ -63,3 +63,11 @@ hostile_tool!(
         panic!("trapped after writing")
     }
 );
+
+hostile_tool!(
+    StateIncrement,
+    "hostile.state-increment",
+    "Add one to a state counter and return its new value.",
+    KeyArgs,
+    |args| Ok(json!({ "value": state::increment(&args.key, 1)? }))
+);

@@ -57,6 +57,7 @@ cordon_sdk::export_tools!(
     escapes::Connect,
     grants::StateWrite,
     grants::StateRead,
+    grants::StateIncrement,
     grants::CallTool,
     grants::Recurse,
     grants::WriteThenFail,
