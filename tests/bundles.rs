@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use cordon_tests::{Fixture, artifacts, host, manifest};
+use cordon_kernel::HookPhase;
+use cordon_tests::{Fixture, artifacts, hook_manifest, host, manifest};
 use cordon_wasm::{BundleError, CacheOutcome, HostConfig, PluginHost};
 
 async fn only_error(fixture: &Fixture) -> (BundleError, String) {
@@ -222,11 +223,11 @@ async fn two_bundles_with_one_name_are_a_conflict() {
 }
 
 #[tokio::test]
-async fn a_hook_bundle_is_refused_until_hooks_are_supported() {
+async fn a_sandbox_bundle_is_refused_until_sandboxes_are_supported() {
     let fixture = Fixture::new();
     fixture.bundle(
-        "hook",
-        &manifest("hook", "").replace("kind = \"tool\"", "kind = \"hook\""),
+        "sandbox",
+        &manifest("sandbox", "").replace("kind = \"tool\"", "kind = \"sandbox\""),
         Path::new(artifacts::HOSTILE),
     );
     let (error, text) = only_error(&fixture).await;
@@ -235,6 +236,31 @@ async fn a_hook_bundle_is_refused_until_hooks_are_supported() {
         "{error:?}"
     );
     assert!(text.contains("plugin.kind"), "{text}");
+}
+
+#[tokio::test]
+async fn a_hook_phase_the_component_does_not_export_is_a_load_error() {
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "gate",
+        &hook_manifest("gate", &["before-tool-call"], ""),
+        Path::new(artifacts::HOSTILE),
+    );
+    let (error, text) = only_error(&fixture).await;
+    assert!(
+        matches!(
+            error,
+            BundleError::MissingHook {
+                phase: HookPhase::BeforeToolCall,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        text.contains("plugin.hooks") && text.contains("cordon:plugin/tool"),
+        "{text}"
+    );
 }
 
 #[cfg(unix)]

@@ -40,10 +40,34 @@ const GUESTS: &[Guest] = &[
         doc: "The bundled `notes` plugin.",
     },
     Guest {
+        constant: "REDACTOR",
+        package: "cordon-plugin-redactor",
+        file: "cordon_plugin_redactor.wasm",
+        doc: "The bundled `redactor` hook plugin.",
+    },
+    Guest {
+        constant: "GUARD",
+        package: "cordon-plugin-guard",
+        file: "cordon_plugin_guard.wasm",
+        doc: "The bundled `guard` hook plugin.",
+    },
+    Guest {
+        constant: "BUDGET",
+        package: "cordon-plugin-budget",
+        file: "cordon_plugin_budget.wasm",
+        doc: "The bundled `budget` hook plugin.",
+    },
+    Guest {
         constant: "HOSTILE",
         package: "cordon-guest-hostile",
         file: "cordon_guest_hostile.wasm",
         doc: "The hostile tool fixture: one tool per forbidden attempt.",
+    },
+    Guest {
+        constant: "HOSTILE_HOOKS",
+        package: "cordon-guest-hostile-hooks",
+        file: "cordon_guest_hostile_hooks.wasm",
+        doc: "The hostile hook fixture: every phase, behaviour chosen by `[config] mode`.",
     },
     Guest {
         constant: "NOT_A_TOOL",

@@ -1,8 +1,10 @@
 //! The agent loop's own cost, measured: per-step overhead of the loop with a
 //! scripted model and a trivial wasm tool, against calling the same tool
-//! directly; and SQLite step commits per second with durability on, against a
-//! bare rusqlite insert of the same bytes. Both baselines run in the same
-//! process, right beside what they are compared with.
+//! directly; the cost of a before-tool-call hook per call (a minimal allowing
+//! hook, and the bundled `guard`), against the same loop without hooks; and
+//! SQLite step commits per second with durability on, against a bare rusqlite
+//! insert of the same bytes. Every baseline runs in the same process, right
+//! beside what it is compared with.
 //!
 //! Run with `cargo bench -p cordon-tests --bench loop`.
 
@@ -20,6 +22,7 @@ use cordon_wasm::{HostConfig, PluginHost, Plugins};
 use serde_json::json;
 
 const MANIFEST: &str = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n";
+const ALLOWING_HOOK: &str = "[plugin]\nname = \"allow\"\nversion = \"0.1.0\"\nkind = \"hook\"\nhooks = [\"before-tool-call\"]\ncomponent = \"hook.wasm\"\n[config]\nmode = \"allow-all\"\n";
 const STEPS: usize = 40;
 
 fn main() {
@@ -28,24 +31,116 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let plugins_dir = tempfile::tempdir().expect("plugins dir");
-        let bundle = plugins_dir.path().join("hostile");
-        std::fs::create_dir_all(&bundle).expect("bundle dir");
-        std::fs::write(bundle.join("plugin.toml"), MANIFEST).expect("manifest");
-        std::fs::copy(cordon_test_artifacts::HOSTILE, bundle.join("tool.wasm")).expect("component");
         let host = PluginHost::new(HostConfig::default()).expect("host");
         let events = Arc::new(StepEvents::new(Arc::new(EventLog::new())));
-        let report = host
-            .load_dir(plugins_dir.path(), plugins_dir.path())
-            .await
-            .expect("load");
-        let plugins = Arc::new(
-            host.plugins(report.bundles, events.clone())
-                .unwrap_or_else(|errors| panic!("{}", errors[0])),
-        );
+        let (_dir, plugins) = load(&host, &events, &[]).await;
         loop_overhead(&plugins, &events).await;
+        hook_overhead(&host, &events).await;
     });
     commit_throughput();
+}
+
+/// The hostile tool bundle plus `extra` bundles (folder, manifest, component),
+/// loaded onto `host`.
+async fn load(
+    host: &PluginHost,
+    events: &Arc<StepEvents>,
+    extra: &[(&str, &str, &str)],
+) -> (tempfile::TempDir, Arc<Plugins>) {
+    let plugins_dir = tempfile::tempdir().expect("plugins dir");
+    let bundles = [("hostile", MANIFEST, cordon_test_artifacts::HOSTILE)];
+    for (folder, manifest, component) in bundles.iter().chain(extra) {
+        let bundle = plugins_dir.path().join(folder);
+        std::fs::create_dir_all(&bundle).expect("bundle dir");
+        std::fs::write(bundle.join("plugin.toml"), manifest).expect("manifest");
+        let file = if *folder == "hostile" {
+            "tool.wasm"
+        } else {
+            "hook.wasm"
+        };
+        std::fs::copy(component, bundle.join(file)).expect("component");
+    }
+    let report = host
+        .load_dir(plugins_dir.path(), plugins_dir.path())
+        .await
+        .expect("load");
+    assert!(report.errors.is_empty(), "{}", report.errors[0]);
+    let plugins = Arc::new(
+        host.plugins(report.bundles, events.clone())
+            .unwrap_or_else(|errors| panic!("{}", errors[0])),
+    );
+    (plugins_dir, plugins)
+}
+
+fn bench_agent() -> AgentDef {
+    AgentDef::new(
+        "bench",
+        "",
+        &["*"],
+        u32::try_from(STEPS + 2).expect("steps"),
+        PermissionPolicy::new(Verdict::Allow),
+    )
+    .expect("agent")
+}
+
+/// Median time per step of a run of [`STEPS`] steps over `plugins`, with
+/// hooks when `hooked`.
+async fn step_time(plugins: &Arc<Plugins>, events: &Arc<StepEvents>, hooked: bool) -> Duration {
+    let agent = bench_agent();
+    let mut times = Vec::new();
+    for round in 0..7 {
+        let mut runtime = Runtime::new(
+            Arc::new(script(STEPS)),
+            plugins.clone(),
+            Arc::new(MemoryCommitStore::new()),
+            events.clone(),
+        );
+        if hooked {
+            runtime = runtime.with_hooks(plugins.clone());
+        }
+        let started = Instant::now();
+        runtime
+            .start(&agent, &format!("run-{round}"), 0, "go")
+            .await
+            .expect("run");
+        times.push(started.elapsed() / u32::try_from(STEPS).expect("steps"));
+    }
+    median(times)
+}
+
+async fn hook_overhead(host: &PluginHost, events: &Arc<StepEvents>) {
+    let guard_manifest = std::fs::read_to_string(
+        Path::new(cordon_test_artifacts::PLUGINS_DIR).join("guard/plugin.toml"),
+    )
+    .expect("guard manifest")
+    .replace("guard.wasm", "hook.wasm");
+    let (_plain_dir, plain) = load(host, events, &[]).await;
+    let (_allow_dir, allowing) = load(
+        host,
+        events,
+        &[("allow", ALLOWING_HOOK, cordon_test_artifacts::HOSTILE_HOOKS)],
+    )
+    .await;
+    let (_guard_dir, guarded) = load(
+        host,
+        events,
+        &[("guard", &guard_manifest, cordon_test_artifacts::GUARD)],
+    )
+    .await;
+    let without = step_time(&plain, events, false).await;
+    for (name, plugins) in [
+        ("minimal allowing hook", &allowing),
+        ("bundled guard", &guarded),
+    ] {
+        let with = step_time(plugins, events, true).await;
+        println!(
+            "before-tool-call hook ({name}): {:.1} us per step with one call vs {:.1} us without              hooks; hook overhead {:.1} us per call; with/without = {:.2}",
+            us(with),
+            us(without),
+            us(with.saturating_sub(without)),
+            with.as_secs_f64() / without.as_secs_f64()
+        );
+    }
 }
 
 fn script(steps: usize) -> ScriptedModel {
@@ -60,14 +155,7 @@ fn script(steps: usize) -> ScriptedModel {
 }
 
 async fn loop_overhead(plugins: &Arc<Plugins>, events: &Arc<StepEvents>) {
-    let agent = AgentDef::new(
-        "bench",
-        "",
-        &["*"],
-        u32::try_from(STEPS + 2).expect("steps"),
-        PermissionPolicy::new(Verdict::Allow),
-    )
-    .expect("agent");
+    let agent = bench_agent();
     let mut loop_times = Vec::new();
     let mut direct_times = Vec::new();
     for round in 0..7 {
@@ -114,6 +202,7 @@ fn commit_throughput() {
             run_id: "r".into(),
             agent: "bench".into(),
             created: 0,
+            thread: cordon_kernel::DEFAULT_THREAD.into(),
             metadata: Default::default(),
         })
         .expect("run");
@@ -126,6 +215,7 @@ fn commit_throughput() {
             }],
             tools: Vec::new(),
             state: Vec::new(),
+            thread_state: Vec::new(),
             events: Vec::new(),
             disposition: Disposition::Running,
         })

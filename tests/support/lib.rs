@@ -113,6 +113,16 @@ impl Loaded {
     }
 }
 
+/// A manifest for a hook bundle named `name` handling `hooks`, whose component
+/// is `tool.wasm`, followed by `extra` TOML (grants, config, limits).
+pub fn hook_manifest(name: &str, hooks: &[&str], extra: &str) -> String {
+    let hooks: Vec<String> = hooks.iter().map(|hook| format!("\"{hook}\"")).collect();
+    format!(
+        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\nkind = \"hook\"\nhooks = [{}]\ncomponent = \"tool.wasm\"\n{extra}",
+        hooks.join(", ")
+    )
+}
+
 /// A manifest for a tool bundle named `name` whose component is `tool.wasm`,
 /// followed by `extra` TOML (grants, limits).
 pub fn manifest(name: &str, extra: &str) -> String {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use cordon_kernel::DEFAULT_THREAD;
 
 /// Run agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -86,6 +87,9 @@ pub struct RunArgs {
     /// Id for the new run [default: generated from the time].
     #[arg(long)]
     pub run_id: Option<String>,
+    /// The thread the run joins: its runs share thread-scoped state.
+    #[arg(long, env = "CORDON_THREAD", default_value = DEFAULT_THREAD)]
+    pub thread: String,
     #[command(flatten)]
     pub agent: AgentArgs,
     #[command(flatten)]
@@ -196,9 +200,11 @@ pub struct CallArgs {
     /// Arguments as a JSON object; `@FILE` reads them from a file, `-` from stdin.
     #[arg(long, default_value = "{}")]
     pub args: String,
-    /// Where committed state lives.
-    #[arg(long, env = "CORDON_STATE", default_value = ".cordon/state.json")]
-    pub state: PathBuf,
+    /// The thread whose state the tool reads and writes.
+    #[arg(long, env = "CORDON_THREAD", default_value = DEFAULT_THREAD)]
+    pub thread: String,
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Print one JSON document with the output or error and every event.
     #[arg(long)]
     pub json: bool,

@@ -83,5 +83,27 @@ pub fn render(event: &Event) -> String {
             limit,
             detail,
         } => format!("[{bundle}] {tool} stopped by the {limit} limit: {detail}"),
+        Event::HookFailed {
+            bundle,
+            phase,
+            call_id,
+            error,
+        } => match call_id {
+            Some(call) => {
+                format!("[{bundle}] {phase} hook failed on call {call}, failing closed: {error}")
+            }
+            None => format!("[{bundle}] {phase} hook failed, failing closed: {error}"),
+        },
+        Event::ArgumentsRewritten {
+            bundle,
+            call_id,
+            original,
+        } => format!("[{bundle}] rewrote the arguments of call {call_id} (were {original})"),
+        Event::ObservationReplaced { bundle, call_id } => {
+            format!("[{bundle}] replaced what the model sees of call {call_id}")
+        }
+        Event::ContextAdded { bundle, bytes } => {
+            format!("[{bundle}] added {bytes} bytes of context to the model request")
+        }
     }
 }

@@ -92,6 +92,9 @@ pub fn cause_word(cause: &cordon_kernel::EndCause) -> String {
         cordon_kernel::EndCause::MaxSteps => "step limit".into(),
         cordon_kernel::EndCause::Cancelled => "cancelled".into(),
         cordon_kernel::EndCause::Error(message) => format!("error: {message}"),
+        cordon_kernel::EndCause::Refused { hook, reason } => {
+            format!("refused by hook `{hook}`: {reason}")
+        }
     }
 }
 

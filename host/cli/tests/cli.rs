@@ -211,23 +211,22 @@ fn notes_persist_between_invocations() {
     let output = project.cordon(&["tool", "call", "notes.list", "--json"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(json(&output)["output"]["notes"][0]["title"], "Remember");
-    assert!(project.dir.path().join(".cordon/state.json").is_file());
+    assert!(project.dir.path().join(".cordon/cordon.db").is_file());
+    let output = project.cordon(&["tool", "call", "notes.list", "--thread", "other", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(json(&output)["output"]["notes"], serde_json::json!([]));
 }
 
 #[test]
-fn a_corrupt_state_file_is_reported_and_kept() {
+fn a_corrupt_store_is_reported_and_kept() {
     let project = Project::new();
-    let state = project.dir.path().join(".cordon/state.json");
-    std::fs::create_dir_all(state.parent().unwrap()).unwrap();
-    std::fs::write(&state, "{broken").unwrap();
+    let store = project.dir.path().join(".cordon/cordon.db");
+    std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+    std::fs::write(&store, "{broken").unwrap();
     let output = project.cordon(&["tool", "call", "notes.list"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("state.json"),
-        "{}",
-        stderr(&output)
-    );
-    assert_eq!(std::fs::read_to_string(&state).unwrap(), "{broken");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("cordon.db"), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(&store).unwrap(), "{broken");
 }
 
 #[test]

@@ -1,14 +1,13 @@
 //! The agent definition: an immutable description of what a run executes.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::Arc;
-
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::policy::{PermissionPolicy, PolicyError, PolicyTable};
+use crate::typed_state::{MergePolicy, Scope, StateKey};
 
 /// What a run executes. Immutable once built; a run never changes it.
 #[derive(Debug, Clone)]
@@ -29,34 +28,6 @@ pub struct AgentDef {
     pub state: BTreeMap<String, StateKey>,
     tools: GlobSet,
     tool_patterns: Vec<String>,
-}
-
-/// A declared state key.
-#[derive(Debug, Clone)]
-pub struct StateKey {
-    /// JSON Schema every committed value must satisfy, when given.
-    pub schema: Option<Value>,
-    validator: Option<Arc<jsonschema::Validator>>,
-}
-
-impl StateKey {
-    /// A key whose values must satisfy `schema`, when given.
-    pub fn new(schema: Option<Value>) -> Result<Self, String> {
-        let validator = schema
-            .as_ref()
-            .map(|schema| jsonschema::validator_for(schema).map(Arc::new))
-            .transpose()
-            .map_err(|error| format!("not a valid JSON Schema: {error}"))?;
-        Ok(Self { schema, validator })
-    }
-
-    /// Why `value` does not fit this key, if it does not.
-    pub fn check(&self, value: &Value) -> Result<(), String> {
-        match &self.validator {
-            Some(validator) => validator.validate(value).map_err(|error| error.to_string()),
-            None => Ok(()),
-        }
-    }
 }
 
 /// Why an agent definition was rejected.
@@ -95,6 +66,10 @@ struct AgentFile {
 #[serde(deny_unknown_fields)]
 struct StateTable {
     schema: Option<Value>,
+    #[serde(default)]
+    scope: Scope,
+    #[serde(default)]
+    merge: MergePolicy,
 }
 
 fn default_tools() -> Vec<String> {
@@ -141,6 +116,8 @@ impl AgentDef {
     /// max-steps = 8
     /// [state.notes]
     /// schema = { type = "array" }
+    /// scope = "thread"           # or "run" (the default)
+    /// merge = "commutative"      # or "exclusive" (the default), "disjoint"
     /// [permissions]
     /// default = "ask"
     /// allow = ["files.*"]
@@ -177,7 +154,9 @@ impl AgentDef {
         let mut state = BTreeMap::new();
         for (key, table) in parsed.state {
             let declared = StateKey::new(table.schema)
-                .map_err(|message| invalid(&format!("state.{key}.schema"), message))?;
+                .map_err(|message| invalid(&format!("state.{key}.schema"), message))?
+                .in_scope(table.scope)
+                .merged_by(table.merge);
             state.insert(key, declared);
         }
         Ok(Self {
@@ -198,9 +177,28 @@ impl AgentDef {
     }
 
     /// Declare state key `key`, optionally with a schema.
-    pub fn with_state(mut self, key: &str, schema: Option<Value>) -> Result<Self, String> {
-        self.state.insert(key.to_owned(), StateKey::new(schema)?);
-        Ok(self)
+    pub fn with_state(self, key: &str, schema: Option<Value>) -> Result<Self, String> {
+        Ok(self.with_state_key(key, StateKey::new(schema)?))
+    }
+
+    /// Declare state key `key` as `declared`.
+    pub fn with_state_key(mut self, key: &str, declared: StateKey) -> Self {
+        self.state.insert(key.to_owned(), declared);
+        self
+    }
+
+    /// The scope of `key`: as declared, and run scope for undeclared keys.
+    pub fn scope_of(&self, key: &str) -> Scope {
+        self.state
+            .get(key)
+            .map_or(Scope::Run, |declared| declared.scope)
+    }
+
+    /// The merge policy of `key`: as declared, and exclusive for undeclared keys.
+    pub fn merge_of(&self, key: &str) -> MergePolicy {
+        self.state
+            .get(key)
+            .map_or(MergePolicy::Exclusive, |declared| declared.merge)
     }
 
     /// Whether writes to `key` are allowed: every key when none is declared.

@@ -66,6 +66,8 @@ pub enum EndCause {
     Cancelled,
     /// A failure the run cannot continue past.
     Error(String),
+    /// A before-inference hook refused the next model request, or failed.
+    Refused { hook: String, reason: String },
 }
 
 /// Where a run stands after a commit.
@@ -95,8 +97,11 @@ pub struct StepCommit {
     pub messages: Vec<Message>,
     /// Tool calls decided or finished in this step.
     pub tools: Vec<ToolRecord>,
-    /// State changes, applied with the commit.
+    /// Changes to run-scoped state, applied with the commit.
     pub state: Vec<StateWrite>,
+    /// Changes to the thread's state, applied with the commit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_state: Vec<StateWrite>,
     /// Audit events of the step.
     pub events: Vec<Event>,
     /// Where the run stands afterwards.
@@ -132,10 +137,21 @@ pub struct RunHeader {
     pub agent: String,
     /// Seconds since the Unix epoch at creation.
     pub created: u64,
+    /// The thread the run belongs to: runs of one thread share its
+    /// thread-scoped state.
+    #[serde(default = "default_thread")]
+    pub thread: String,
     /// What the embedder needs to resume the run later, such as the files it
     /// was started with; the runtime records it and never interprets it.
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
+}
+
+/// The thread of runs started without naming one.
+pub const DEFAULT_THREAD: &str = "default";
+
+fn default_thread() -> String {
+    DEFAULT_THREAD.to_owned()
 }
 
 /// Everything committed for a run.
@@ -236,6 +252,10 @@ pub trait CommitStore: Send + Sync {
     /// Everything committed for `run_id`.
     fn load(&self, run_id: &str) -> Result<RunRecord, CommitError>;
 
+    /// The committed thread-scoped state of `thread`; empty for a thread no
+    /// run has written.
+    fn thread_state(&self, thread: &str) -> Result<BTreeMap<String, Value>, CommitError>;
+
     /// Every run, oldest first.
     fn runs(&self) -> Result<Vec<RunSummary>, CommitError>;
 }
@@ -270,6 +290,7 @@ pub struct MemoryCommitStore {
 struct Runs {
     records: BTreeMap<String, RunRecord>,
     states: BTreeMap<String, BTreeMap<String, Value>>,
+    threads: BTreeMap<String, BTreeMap<String, Value>>,
 }
 
 impl MemoryCommitStore {
@@ -304,7 +325,11 @@ impl CommitStore for MemoryCommitStore {
 
     fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
         let mut runs = self.lock();
-        let Runs { records, states } = &mut *runs;
+        let Runs {
+            records,
+            states,
+            threads,
+        } = &mut *runs;
         let record = records
             .get_mut(&commit.run_id)
             .ok_or_else(|| CommitError::UnknownRun(commit.run_id.clone()))?;
@@ -313,7 +338,12 @@ impl CommitStore for MemoryCommitStore {
         let mut next = state.clone();
         apply_writes(&mut next, &commit.state)
             .map_err(|error| CommitError::Storage(error.to_string()))?;
+        let thread = threads.entry(record.header.thread.clone()).or_default();
+        let mut next_thread = thread.clone();
+        apply_writes(&mut next_thread, &commit.thread_state)
+            .map_err(|error| CommitError::Storage(error.to_string()))?;
         *state = next;
+        *thread = next_thread;
         record.commits.push(commit.clone());
         record.intent = None;
         Ok(Receipt { seq: commit.seq })
@@ -327,6 +357,10 @@ impl CommitStore for MemoryCommitStore {
             .ok_or_else(|| CommitError::UnknownRun(intent.run_id.clone()))?;
         record.intent = Some(intent.clone());
         Ok(())
+    }
+
+    fn thread_state(&self, thread: &str) -> Result<BTreeMap<String, Value>, CommitError> {
+        Ok(self.lock().threads.get(thread).cloned().unwrap_or_default())
     }
 
     fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {

@@ -6,6 +6,10 @@ use std::fmt;
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::hooks::HookPhase;
+use crate::tool::ToolError;
 
 /// Severity of a component's message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +114,26 @@ pub enum Event {
         limit: LimitKind,
         detail: String,
     },
+    /// A hook trapped, timed out, hit a limit, answered something malformed or
+    /// staged writes that were refused; the loop failed closed.
+    HookFailed {
+        bundle: String,
+        phase: HookPhase,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        error: ToolError,
+    },
+    /// A before-tool-call hook replaced a call's arguments.
+    ArgumentsRewritten {
+        bundle: String,
+        call_id: String,
+        /// The arguments before the rewrite.
+        original: Value,
+    },
+    /// An after-tool-call hook replaced what the model observes of a call.
+    ObservationReplaced { bundle: String, call_id: String },
+    /// A before-inference hook added text to a model request's instructions.
+    ContextAdded { bundle: String, bytes: usize },
 }
 
 /// Receives events as they happen.

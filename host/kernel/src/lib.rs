@@ -10,21 +10,31 @@ pub mod agent;
 pub mod approval;
 pub mod commit;
 pub mod event;
+mod gate;
+pub mod hooks;
+pub mod merge;
 pub mod message;
 pub mod model;
+mod phases;
 pub mod policy;
 pub mod progress;
 pub mod run;
 pub mod state;
 pub mod tool;
+pub mod typed_state;
 
-pub use agent::{AgentDef, AgentError, StateKey};
+pub use agent::{AgentDef, AgentError};
 pub use approval::{Approval, ApprovalFuture, Approver, DeferApprovals};
 pub use commit::{
-    CommitError, CommitStore, Disposition, EndCause, Intent, MemoryCommitStore, PendingCall,
-    PendingReason, Receipt, RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,
+    CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, MemoryCommitStore,
+    PendingCall, PendingReason, Receipt, RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,
 };
 pub use event::{Capability, Denial, Event, EventLog, EventSink, LimitKind, LogLevel};
+pub use hooks::{
+    CallStatus, GateVerdict, HookFuture, HookOutcome, HookPhase, HookSet, InferenceRequest,
+    InferenceVerdict, NoHooks, Observation, StepSummary,
+};
+pub use merge::{Refusal, StateConflict, StepState, Writer};
 pub use message::{CallResult, Message, Role, ToolCall};
 pub use model::{
     ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, StopReason,
@@ -35,9 +45,10 @@ pub use progress::{Observer, Progress, StepEvents, Unobserved};
 pub use run::{RunError, RunOutcome, Runtime};
 pub use state::{
     MemoryStateStore, StagedState, StateError, StateOp, StateReader, StateSnapshot, StateStore,
-    StateStoreError, StateWrite, apply_writes,
+    StateStoreError, StateWrite, Touch, apply_writes,
 };
 pub use tool::{
     ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput, ToolSet,
     ToolSpec, call_committed,
 };
+pub use typed_state::{MergePolicy, Scope, StateKey};

@@ -19,14 +19,18 @@ use serde_json::Value;
 use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver, DeferApprovals};
 use crate::commit::{
-    CommitError, CommitStore, Disposition, EndCause, Intent, PendingCall, PendingReason, RunHeader,
-    RunRecord, StepCommit, ToolRecord,
+    CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, PendingCall,
+    PendingReason, RunHeader, RunRecord, StepCommit, ToolRecord,
 };
-use crate::message::{CallResult, Message, ToolCall};
+use crate::gate;
+use crate::hooks::{CallStatus, HookPhase, HookSet, InferenceRequest, NoHooks, StepSummary};
+use crate::merge::{Refusal, StateConflict, StepState, Writer};
+use crate::message::{CallResult, Message};
 use crate::model::{ModelDelta, ModelProvider, ModelRequest};
+use crate::phases::{self, Inference};
 use crate::policy::{Decision, Verdict};
 use crate::progress::{Observer, Progress, StepEvents, Unobserved};
-use crate::state::{StateSnapshot, StateWrite};
+use crate::state::StateWrite;
 use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
 
 /// Where a run stands when the loop returns.
@@ -57,6 +61,10 @@ pub enum RunError {
     /// The run is not waiting, so decisions make no sense.
     #[error("run {0} is not waiting for decisions")]
     NotWaiting(String),
+    /// Two writes in one step could not merge under their key's policy; the
+    /// step committed nothing.
+    #[error("the step failed and committed nothing: {0}")]
+    StateConflict(#[from] StateConflict),
     /// A pending call has no decision.
     #[error("run {run_id} is waiting on call {call_id}: approve or deny it")]
     MissingDecision { run_id: String, call_id: String },
@@ -65,10 +73,14 @@ pub enum RunError {
     UnknownCall { run_id: String, call_id: String },
 }
 
+/// A step's state writes: run-scoped, then thread-scoped.
+type Writes = (Vec<StateWrite>, Vec<StateWrite>);
+
 /// The loop and the ports it runs on.
 pub struct Runtime {
     model: Arc<dyn ModelProvider>,
     tools: Arc<dyn ToolSet>,
+    hooks: Arc<dyn HookSet>,
     store: Arc<dyn CommitStore>,
     approver: Arc<dyn Approver>,
     observer: Arc<dyn Observer>,
@@ -82,16 +94,19 @@ struct Cursor {
     run_id: String,
     seq: u64,
     messages: Vec<Message>,
+    /// Run-scoped and thread-scoped state together, as of the last commit.
     state: BTreeMap<String, Value>,
 }
 
 impl Cursor {
-    fn from_record(record: &RunRecord) -> Result<Self, CommitError> {
+    fn from_record(store: &dyn CommitStore, record: &RunRecord) -> Result<Self, CommitError> {
+        let mut state = store.thread_state(&record.header.thread)?;
+        state.extend(record.state()?);
         Ok(Self {
             run_id: record.header.run_id.clone(),
             seq: record.last_seq(),
             messages: record.messages(),
-            state: record.state()?,
+            state,
         })
     }
 
@@ -117,6 +132,7 @@ impl Runtime {
         Self {
             model,
             tools,
+            hooks: Arc::new(NoHooks),
             store,
             approver: Arc::new(DeferApprovals),
             observer: Arc::new(Unobserved),
@@ -124,6 +140,12 @@ impl Runtime {
             cancelled: Arc::new(AtomicBool::new(false)),
             metadata: BTreeMap::new(),
         }
+    }
+
+    /// Run `hooks` at each phase of every step.
+    pub fn with_hooks(mut self, hooks: Arc<dyn HookSet>) -> Self {
+        self.hooks = hooks;
+        self
     }
 
     /// Ask `approver` about calls the policy sends to a person.
@@ -149,11 +171,25 @@ impl Runtime {
         Arc::clone(&self.cancelled)
     }
 
-    /// Start run `run_id` of `agent` with `input`, created at `created` (seconds
-    /// since the Unix epoch).
+    /// Start run `run_id` of `agent` with `input` in the default thread,
+    /// created at `created` (seconds since the Unix epoch).
     pub async fn start(
         &self,
         agent: &AgentDef,
+        run_id: &str,
+        created: u64,
+        input: &str,
+    ) -> Result<RunOutcome, RunError> {
+        self.start_in(agent, DEFAULT_THREAD, run_id, created, input)
+            .await
+    }
+
+    /// Start run `run_id` of `agent` with `input` in `thread`, whose
+    /// thread-scoped state it reads and writes.
+    pub async fn start_in(
+        &self,
+        agent: &AgentDef,
+        thread: &str,
         run_id: &str,
         created: u64,
         input: &str,
@@ -162,13 +198,14 @@ impl Runtime {
             run_id: run_id.to_owned(),
             agent: agent.name.clone(),
             created,
+            thread: thread.to_owned(),
             metadata: self.metadata.clone(),
         })?;
         let mut cursor = Cursor {
             run_id: run_id.to_owned(),
             seq: 0,
             messages: Vec::new(),
-            state: BTreeMap::new(),
+            state: self.store.thread_state(thread)?,
         };
         self.commit(
             &mut cursor,
@@ -176,7 +213,7 @@ impl Runtime {
                 text: input.to_owned(),
             }],
             Vec::new(),
-            Vec::new(),
+            Writes::default(),
             Disposition::Running,
         )?;
         self.drive(agent, cursor).await
@@ -194,7 +231,7 @@ impl Runtime {
         if let Some(intent) = record.intent.take()
             && intent.seq == record.last_seq() + 1
         {
-            let mut cursor = Cursor::from_record(&record)?;
+            let mut cursor = Cursor::from_record(self.store.as_ref(), &record)?;
             if let Some(waiting) = self
                 .settle_interrupted(agent, &mut cursor, intent, decisions)
                 .await?
@@ -203,7 +240,7 @@ impl Runtime {
             }
             record = self.store.load(run_id)?;
         }
-        let mut cursor = Cursor::from_record(&record)?;
+        let mut cursor = Cursor::from_record(self.store.as_ref(), &record)?;
         match record.disposition() {
             Disposition::Ended { .. } => Err(RunError::Ended(run_id.to_owned())),
             Disposition::Running if decisions.is_empty() => self.drive(agent, cursor).await,
@@ -215,7 +252,8 @@ impl Runtime {
                     .map(|commit| commit.tools.clone())
                     .unwrap_or_default();
                 let records = apply_decisions(run_id, records, &pending, decisions)?;
-                self.execute(agent, &mut cursor, None, records).await?;
+                let step = StepState::new(agent, Arc::new(cursor.state.clone()));
+                self.execute(&mut cursor, None, records, step).await?;
                 self.drive(agent, cursor).await
             }
         }
@@ -225,11 +263,23 @@ impl Runtime {
     async fn drive(&self, agent: &AgentDef, mut cursor: Cursor) -> Result<RunOutcome, RunError> {
         loop {
             if self.cancelled.load(Ordering::SeqCst) {
-                return self.end(&mut cursor, Vec::new(), EndCause::Cancelled, None);
+                return self.end(
+                    &mut cursor,
+                    Vec::new(),
+                    Writes::default(),
+                    EndCause::Cancelled,
+                    None,
+                );
             }
             let taken = cursor.model_steps();
             if taken >= agent.max_steps {
-                return self.end(&mut cursor, Vec::new(), EndCause::MaxSteps, None);
+                return self.end(
+                    &mut cursor,
+                    Vec::new(),
+                    Writes::default(),
+                    EndCause::MaxSteps,
+                    None,
+                );
             }
             let last_step = taken + 1 == agent.max_steps;
             let tools: Vec<ToolSpec> = if last_step {
@@ -241,13 +291,26 @@ impl Runtime {
                     .filter(|spec| agent.uses_tool(&spec.name))
                     .collect()
             };
+            let mut step = StepState::new(agent, Arc::new(cursor.state.clone()));
+            let context = match self.before_inference(&cursor, taken + 1, &mut step).await? {
+                Inference::Proceed { context } => context,
+                Inference::Refused { hook, reason } => {
+                    let cause = EndCause::Refused { hook, reason };
+                    return self.end(&mut cursor, Vec::new(), Writes::default(), cause, None);
+                }
+            };
+            let instructions = if context.is_empty() {
+                agent.instructions.clone()
+            } else {
+                format!("{}\n\n{}", agent.instructions, context.join("\n\n"))
+            };
             let observer = Arc::clone(&self.observer);
             let deltas = move |delta: ModelDelta| match delta {
                 ModelDelta::Text(text) => observer.observe(Progress::Text(text)),
             };
             let visible = visible_state(agent, &cursor.state);
             let request = ModelRequest {
-                instructions: &agent.instructions,
+                instructions: &instructions,
                 messages: &cursor.messages,
                 tools: &tools,
                 state: &visible,
@@ -258,6 +321,7 @@ impl Runtime {
                     return self.end(
                         &mut cursor,
                         Vec::new(),
+                        Writes::default(),
                         EndCause::Error(error.to_string()),
                         None,
                     );
@@ -278,23 +342,47 @@ impl Runtime {
                 } else {
                     EndCause::FinalAnswer
                 };
-                return self.end(&mut cursor, vec![assistant], cause, Some(response.text));
+                let summary = StepSummary {
+                    step: taken + 1,
+                    calls: Vec::new(),
+                    answer: Some(response.text.clone()),
+                };
+                phases::step_end(
+                    self.hooks.as_ref(),
+                    self.events.as_ref(),
+                    &mut step,
+                    &summary,
+                )
+                .await?;
+                let writes = step.into_writes();
+                return self.end(
+                    &mut cursor,
+                    vec![assistant],
+                    writes,
+                    cause,
+                    Some(response.text),
+                );
             }
-            let mut records: Vec<ToolRecord> = calls
-                .into_iter()
-                .map(|call| {
-                    let decision = gate(agent, &call);
-                    self.observer.observe(Progress::ToolCall {
-                        call: call.clone(),
-                        decision: decision.clone(),
-                    });
-                    ToolRecord {
-                        call,
-                        decision,
-                        result: None,
-                    }
-                })
-                .collect();
+            let mut records = Vec::with_capacity(calls.len());
+            for call in calls {
+                let (call, decision) = gate::judge(
+                    agent,
+                    self.hooks.as_ref(),
+                    self.events.as_ref(),
+                    &mut step,
+                    call,
+                )
+                .await?;
+                self.observer.observe(Progress::ToolCall {
+                    call: call.clone(),
+                    decision: decision.clone(),
+                });
+                records.push(ToolRecord {
+                    call,
+                    decision,
+                    result: None,
+                });
+            }
             let pending: Vec<PendingCall> = records
                 .iter()
                 .filter(|record| record.decision.verdict == Verdict::Ask)
@@ -320,7 +408,7 @@ impl Runtime {
                             &mut cursor,
                             vec![assistant],
                             records,
-                            Vec::new(),
+                            step.into_writes(),
                             Disposition::Waiting {
                                 pending: pending.clone(),
                             },
@@ -332,20 +420,44 @@ impl Runtime {
                     }
                 }
             }
-            self.execute(agent, &mut cursor, Some(assistant), records)
+            self.execute(&mut cursor, Some(assistant), records, step)
                 .await?;
         }
     }
 
+    /// Run the before-inference hooks for model step `number`.
+    async fn before_inference(
+        &self,
+        cursor: &Cursor,
+        number: u32,
+        step: &mut StepState<'_>,
+    ) -> Result<Inference, RunError> {
+        if self.hooks.handlers(HookPhase::BeforeInference).is_empty() {
+            return Ok(Inference::Proceed {
+                context: Vec::new(),
+            });
+        }
+        let request = InferenceRequest {
+            step: number,
+            messages: serde_json::to_value(&cursor.messages).unwrap_or(Value::Null),
+        };
+        Ok(
+            phases::before_inference(self.hooks.as_ref(), self.events.as_ref(), step, &request)
+                .await?,
+        )
+    }
+
     /// Run the allowed calls of `records` concurrently, answer the denied ones,
-    /// and commit the step.
+    /// merge the step's state writes, pass each result through the
+    /// after-tool-call hooks, run the step-end hooks, and commit the step.
     async fn execute(
         &self,
-        agent: &AgentDef,
         cursor: &mut Cursor,
         assistant: Option<Message>,
         mut records: Vec<ToolRecord>,
+        mut step: StepState<'_>,
     ) -> Result<(), RunError> {
+        let number = cursor.model_steps() + u32::from(assistant.is_some());
         let runnable: Vec<usize> = records
             .iter()
             .enumerate()
@@ -362,36 +474,43 @@ impl Runtime {
                 calls: records.clone(),
             })?;
         }
-        let snapshot = Arc::new(StateSnapshot(cursor.state.clone()));
+        let view = step.view();
         let calls = runnable.iter().map(|&index| {
             let call = &records[index].call;
             self.tools
-                .call(&call.name, call.args.clone(), snapshot.clone())
+                .call(&call.name, call.args.clone(), Arc::clone(&view))
         });
         let outcomes = futures_util::future::join_all(calls).await;
-        let mut writes: Vec<StateWrite> = Vec::new();
-        // The state as the admitted writes so far leave it; copied only once a
-        // call actually writes, since most calls do not.
-        let mut next_state: Option<BTreeMap<String, Value>> = None;
         for (index, outcome) in runnable.iter().zip(outcomes) {
-            records[*index].result = Some(match outcome.result {
-                Ok(output) if outcome.writes.is_empty() => CallResult::Output(output.content),
+            let call = &records[*index].call;
+            let result = match outcome.result {
                 Ok(output) => {
-                    let next = next_state.get_or_insert_with(|| cursor.state.clone());
-                    match admit_writes(agent, next, &outcome.writes) {
-                        Ok(()) => {
-                            writes.extend(outcome.writes);
-                            CallResult::Output(output.content)
-                        }
-                        Err(reason) => {
+                    let writer = Writer::Tool {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                    };
+                    match step.admit(writer, outcome.writes) {
+                        Ok(()) => CallResult::Output(output.content),
+                        Err(Refusal::Rejected(reason)) => {
                             CallResult::Error(ToolError::new(ToolErrorKind::Failed, reason))
                         }
+                        Err(Refusal::Conflict(conflict)) => return Err(conflict.into()),
                     }
                 }
                 Err(error) => CallResult::Error(error),
-            });
+            };
+            let observed = phases::observe(
+                self.hooks.as_ref(),
+                self.events.as_ref(),
+                &mut step,
+                call,
+                result,
+            )
+            .await?;
+            records[*index].result = Some(observed);
         }
         let mut messages: Vec<Message> = assistant.into_iter().collect();
+        let mut calls = Vec::with_capacity(records.len());
         for record in &mut records {
             let result = record.result.get_or_insert_with(|| {
                 CallResult::Error(ToolError::new(
@@ -402,6 +521,14 @@ impl Runtime {
                     },
                 ))
             });
+            let status = match result {
+                CallResult::Output(_) => CallStatus::Succeeded,
+                CallResult::Error(_) if record.decision.verdict == Verdict::Deny => {
+                    CallStatus::Denied
+                }
+                CallResult::Error(_) => CallStatus::Failed,
+            };
+            calls.push((record.call.clone(), status));
             self.observer.observe(Progress::ToolResult {
                 call_id: record.call.id.clone(),
                 result: result.clone(),
@@ -411,7 +538,25 @@ impl Runtime {
                 result: result.clone(),
             });
         }
-        self.commit(cursor, messages, records, writes, Disposition::Running)?;
+        let summary = StepSummary {
+            step: number,
+            calls,
+            answer: None,
+        };
+        phases::step_end(
+            self.hooks.as_ref(),
+            self.events.as_ref(),
+            &mut step,
+            &summary,
+        )
+        .await?;
+        self.commit(
+            cursor,
+            messages,
+            records,
+            step.into_writes(),
+            Disposition::Running,
+        )?;
         Ok(())
     }
 
@@ -447,7 +592,8 @@ impl Runtime {
             })
             .collect();
         if pending.is_empty() {
-            self.execute(agent, cursor, intent.assistant, intent.calls)
+            let step = StepState::new(agent, Arc::new(cursor.state.clone()));
+            self.execute(cursor, intent.assistant, intent.calls, step)
                 .await?;
             return Ok(None);
         }
@@ -456,7 +602,8 @@ impl Runtime {
             .all(|pending| decisions.contains_key(&pending.call.id));
         if settled {
             let records = apply_decisions(&cursor.run_id, intent.calls, &pending, decisions)?;
-            self.execute(agent, cursor, intent.assistant, records)
+            let step = StepState::new(agent, Arc::new(cursor.state.clone()));
+            self.execute(cursor, intent.assistant, records, step)
                 .await?;
             return Ok(None);
         }
@@ -464,7 +611,7 @@ impl Runtime {
             cursor,
             intent.assistant.into_iter().collect(),
             intent.calls,
-            Vec::new(),
+            Writes::default(),
             Disposition::Waiting {
                 pending: pending.clone(),
             },
@@ -479,6 +626,7 @@ impl Runtime {
         &self,
         cursor: &mut Cursor,
         messages: Vec<Message>,
+        writes: Writes,
         cause: EndCause,
         answer: Option<String>,
     ) -> Result<RunOutcome, RunError> {
@@ -486,7 +634,7 @@ impl Runtime {
             cursor,
             messages,
             Vec::new(),
-            Vec::new(),
+            writes,
             Disposition::Ended {
                 cause: cause.clone(),
                 answer: answer.clone(),
@@ -504,7 +652,7 @@ impl Runtime {
         cursor: &mut Cursor,
         messages: Vec<Message>,
         tools: Vec<ToolRecord>,
-        state: Vec<StateWrite>,
+        (state, thread_state): Writes,
         disposition: Disposition,
     ) -> Result<(), RunError> {
         let commit = StepCommit {
@@ -513,16 +661,19 @@ impl Runtime {
             messages,
             tools,
             state,
+            thread_state,
             events: self.events.drain(),
             disposition,
         };
         let receipt = self.store.commit(&commit)?;
-        crate::state::apply_writes(&mut cursor.state, &commit.state).map_err(|error| {
-            CommitError::Corrupt {
-                location: format!("run {} step {}", commit.run_id, commit.seq),
-                message: error.to_string(),
-            }
-        })?;
+        for writes in [&commit.state, &commit.thread_state] {
+            crate::state::apply_writes(&mut cursor.state, writes).map_err(|error| {
+                CommitError::Corrupt {
+                    location: format!("run {} step {}", commit.run_id, commit.seq),
+                    message: error.to_string(),
+                }
+            })?;
+        }
         cursor.seq = receipt.seq;
         cursor.messages.extend(commit.messages);
         self.observer.observe(Progress::Committed {
@@ -533,45 +684,6 @@ impl Runtime {
     }
 }
 
-/// Apply `writes` to `state` if every key they touch is declared and every
-/// value they leave fits its schema; otherwise leave `state` as it was and say
-/// why not.
-fn admit_writes(
-    agent: &AgentDef,
-    state: &mut BTreeMap<String, Value>,
-    writes: &[StateWrite],
-) -> Result<(), String> {
-    if let Some(write) = writes.iter().find(|write| !agent.declares(&write.key)) {
-        return Err(format!(
-            "state key `{}` is not declared by agent `{}`; the call's writes were discarded",
-            write.key, agent.name
-        ));
-    }
-    let before: Vec<(String, Option<Value>)> = writes
-        .iter()
-        .map(|write| (write.key.clone(), state.get(&write.key).cloned()))
-        .collect();
-    crate::state::apply_writes(state, writes).map_err(|error| error.to_string())?;
-    let rejected = writes.iter().find_map(|write| {
-        let key = agent.state.get(&write.key)?;
-        let reason = key.check(state.get(&write.key)?).err()?;
-        Some(format!(
-            "state key `{}` would not fit its schema ({reason}); the call's writes were discarded",
-            write.key
-        ))
-    });
-    if let Some(reason) = rejected {
-        for (key, value) in before {
-            match value {
-                Some(value) => state.insert(key, value),
-                None => state.remove(&key),
-            };
-        }
-        return Err(reason);
-    }
-    Ok(())
-}
-
 /// What the model sees of the state: the declared keys, or everything when
 /// none is declared.
 fn visible_state(agent: &AgentDef, state: &BTreeMap<String, Value>) -> BTreeMap<String, Value> {
@@ -580,18 +692,6 @@ fn visible_state(agent: &AgentDef, state: &BTreeMap<String, Value>) -> BTreeMap<
         .filter(|(key, _)| agent.state.is_empty() || agent.state.contains_key(*key))
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect()
-}
-
-/// The gate: tools outside the agent's list are denied, the policy decides the rest.
-fn gate(agent: &AgentDef, call: &ToolCall) -> Decision {
-    if agent.uses_tool(&call.name) {
-        agent.permissions.decide(&call.name, &call.args)
-    } else {
-        Decision {
-            verdict: Verdict::Deny,
-            rule: Some(format!("`{}` is not among the agent's tools", call.name)),
-        }
-    }
 }
 
 /// Turn each pending call's decision into an allow or deny verdict.

@@ -25,6 +25,13 @@ pub enum StateOp {
     Increment { delta: i64 },
     /// Append to a list; an absent key counts as an empty list.
     Append { item: Value },
+    /// Add to a set (a list without duplicates) unless present; an absent key
+    /// counts as an empty set.
+    Insert { item: Value },
+    /// Set one field of a map (a JSON object); an absent key counts as `{}`.
+    SetField { field: String, value: Value },
+    /// Remove one field of a map.
+    RemoveField { field: String },
 }
 
 impl StateOp {
@@ -51,18 +58,74 @@ impl StateOp {
                 })?;
                 Ok(Some(Value::from(next)))
             }
-            Self::Append { item } => match current {
-                None => Ok(Some(Value::Array(vec![item.clone()]))),
-                Some(Value::Array(mut items)) => {
+            Self::Append { item } => {
+                let mut items = list("append", current)?;
+                items.push(item.clone());
+                Ok(Some(Value::Array(items)))
+            }
+            Self::Insert { item } => {
+                let mut items = list("insert", current)?;
+                if !items.contains(item) {
                     items.push(item.clone());
-                    Ok(Some(Value::Array(items)))
                 }
-                Some(other) => Err(StateError::Schema(format!(
-                    "append needs a list, found {}",
-                    json_kind(&other)
-                ))),
-            },
+                Ok(Some(Value::Array(items)))
+            }
+            Self::SetField { field, value } => {
+                let mut fields = map("set-field", current)?;
+                fields.insert(field.clone(), value.clone());
+                Ok(Some(Value::Object(fields)))
+            }
+            Self::RemoveField { field } => {
+                let mut fields = map("remove-field", current)?;
+                fields.remove(field);
+                Ok(Some(Value::Object(fields)))
+            }
         }
+    }
+
+    /// How the operation combines with other writers' operations on the same key.
+    pub fn touch(&self) -> Touch<'_> {
+        match self {
+            Self::Set { .. } | Self::Remove => Touch::Whole,
+            Self::Increment { .. } | Self::Append { .. } | Self::Insert { .. } => {
+                Touch::Commutative
+            }
+            Self::SetField { field, .. } | Self::RemoveField { field } => Touch::Field(field),
+        }
+    }
+}
+
+/// What part of a key an operation touches, for merging the writes of
+/// different calls in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touch<'a> {
+    /// Replaces or removes the whole value.
+    Whole,
+    /// Changes the value in a way that gives the same result in any order.
+    Commutative,
+    /// Changes one field of a map.
+    Field(&'a str),
+}
+
+fn list(op: &str, current: Option<Value>) -> Result<Vec<Value>, StateError> {
+    match current {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => Ok(items),
+        Some(other) => Err(StateError::Schema(format!(
+            "{op} needs a list, found {}",
+            json_kind(&other)
+        ))),
+    }
+}
+
+fn map(op: &str, current: Option<Value>) -> Result<serde_json::Map<String, Value>, StateError> {
+    match current {
+        None => Ok(serde_json::Map::new()),
+        Some(Value::Object(fields)) => Ok(fields),
+        Some(other) => Err(StateError::Schema(format!(
+            "{op} needs a map, found {}",
+            json_kind(&other)
+        ))),
     }
 }
 

@@ -1,237 +1,21 @@
 //! The agent loop against in-memory ports: a model that replays turns, a tool
 //! set of plain functions, and the in-memory commit store.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use cordon_kernel::{
-    AgentDef, Approval, ApprovalFuture, Approver, CallResult, CommitError, CommitStore,
-    Disposition, EndCause, EventLog, Intent, MemoryCommitStore, Message, ModelDelta, ModelError,
-    ModelFuture, ModelProvider, ModelRequest, ModelResponse, PendingCall, PendingReason,
-    PermissionPolicy, Rule, RunHeader, RunOutcome, Runtime, StateOp, StateReader, StateWrite,
-    StepCommit, StepEvents, StopReason, ToolAnnotations, ToolCall, ToolCallOutcome, ToolErrorKind,
-    ToolFuture, ToolOutput, ToolSet, ToolSpec, Usage, Verdict,
+    Approval, ApprovalFuture, Approver, CallResult, CommitError, CommitStore, DEFAULT_THREAD,
+    Disposition, EndCause, Intent, MemoryCommitStore, Message, PendingCall, PendingReason,
+    RunHeader, RunOutcome, StateOp, StateWrite, StepCommit, ToolCall, ToolCallOutcome,
+    ToolErrorKind, ToolOutput, Verdict,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
-/// What the model saw at each step.
-#[derive(Debug, Clone)]
-struct Seen {
-    messages: Vec<Message>,
-    tools: Vec<String>,
-    state: BTreeMap<String, Value>,
-}
+mod support;
 
-/// Replays responses in order and records every request.
-struct Replay {
-    turns: Mutex<VecDeque<ModelResponse>>,
-    seen: Mutex<Vec<Seen>>,
-}
-
-impl Replay {
-    fn new(turns: Vec<ModelResponse>) -> Arc<Self> {
-        Arc::new(Self {
-            turns: Mutex::new(turns.into()),
-            seen: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-impl ModelProvider for Replay {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-        deltas: &'a (dyn Fn(ModelDelta) + Send + Sync),
-    ) -> ModelFuture<'a> {
-        Box::pin(async move {
-            self.seen.lock().unwrap().push(Seen {
-                messages: request.messages.to_vec(),
-                tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
-                state: request.state.clone(),
-            });
-            let turn = self
-                .turns
-                .lock()
-                .unwrap()
-                .pop_front()
-                .ok_or_else(|| ModelError::Exhausted("no turn left".into()))?;
-            deltas(ModelDelta::Text(turn.text.clone()));
-            Ok(turn)
-        })
-    }
-}
-
-fn say(text: &str) -> ModelResponse {
-    ModelResponse {
-        text: text.into(),
-        tool_calls: Vec::new(),
-        usage: Usage::default(),
-        stop: StopReason::EndTurn,
-    }
-}
-
-fn call(calls: &[(&str, &str, Value)]) -> ModelResponse {
-    ModelResponse {
-        text: String::new(),
-        tool_calls: calls
-            .iter()
-            .map(|(id, name, args)| ToolCall {
-                id: (*id).into(),
-                name: (*name).into(),
-                args: args.clone(),
-            })
-            .collect(),
-        usage: Usage::default(),
-        stop: StopReason::ToolUse,
-    }
-}
-
-type Handler = Box<dyn Fn(&Value, &dyn StateReader) -> ToolCallOutcome + Send + Sync>;
-
-/// Tools as plain functions, counting their calls.
-struct Functions {
-    tools: Vec<(ToolSpec, Handler)>,
-    calls: AtomicUsize,
-    during: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
-    rendezvous: Option<Arc<tokio::sync::Barrier>>,
-}
-
-impl Functions {
-    fn new() -> Self {
-        Self {
-            tools: Vec::new(),
-            calls: AtomicUsize::new(0),
-            during: Mutex::new(None),
-            rendezvous: None,
-        }
-    }
-
-    fn with(mut self, name: &str, annotations: ToolAnnotations, handler: Handler) -> Self {
-        self.tools.push((
-            ToolSpec {
-                name: name.into(),
-                description: format!("the {name} tool"),
-                input_schema: json!({"type": "object"}),
-                output_schema: None,
-                annotations,
-            },
-            handler,
-        ));
-        self
-    }
-
-    fn calls(&self) -> usize {
-        self.calls.load(Ordering::SeqCst)
-    }
-}
-
-impl ToolSet for Functions {
-    fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|(spec, _)| spec.clone()).collect()
-    }
-
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        state: Arc<dyn StateReader>,
-    ) -> ToolFuture<'a> {
-        Box::pin(async move {
-            self.calls.fetch_add(1, Ordering::SeqCst);
-            if let Some(rendezvous) = &self.rendezvous {
-                rendezvous.wait().await;
-            }
-            if let Some(during) = self.during.lock().unwrap().as_ref() {
-                during();
-            }
-            match self.tools.iter().find(|(spec, _)| spec.name == name) {
-                Some((_, handler)) => handler(&args, state.as_ref()),
-                None => ToolCallOutcome {
-                    result: Err(cordon_kernel::ToolError::new(ToolErrorKind::NotFound, name)),
-                    writes: Vec::new(),
-                },
-            }
-        })
-    }
-}
-
-fn echo() -> Handler {
-    Box::new(|args, _| ToolCallOutcome {
-        result: Ok(ToolOutput {
-            content: args.clone(),
-        }),
-        writes: Vec::new(),
-    })
-}
-
-fn counter() -> Handler {
-    Box::new(|_, state| {
-        let seen = state.get("count").unwrap().unwrap_or(json!(0));
-        ToolCallOutcome {
-            result: Ok(ToolOutput {
-                content: json!({ "saw": seen }),
-            }),
-            writes: vec![StateWrite {
-                key: "count".into(),
-                op: StateOp::Increment { delta: 1 },
-            }],
-        }
-    })
-}
-
-const READ_ONLY: ToolAnnotations = ToolAnnotations {
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-};
-const EFFECTFUL: ToolAnnotations = ToolAnnotations {
-    read_only: false,
-    destructive: false,
-    idempotent: false,
-    open_world: false,
-};
-
-fn agent(default: Verdict, rules: &[(Verdict, &str)], max_steps: u32) -> AgentDef {
-    let mut policy = PermissionPolicy::new(default);
-    for (verdict, text) in rules {
-        policy = policy.with_rule(Rule::parse(*verdict, text).unwrap());
-    }
-    AgentDef::new("test", "be brief", &["*"], max_steps, policy).unwrap()
-}
-
-struct Rig {
-    model: Arc<Replay>,
-    tools: Arc<Functions>,
-    store: Arc<MemoryCommitStore>,
-    runtime: Runtime,
-}
-
-fn rig(turns: Vec<ModelResponse>, tools: Functions) -> Rig {
-    let model = Replay::new(turns);
-    let tools = Arc::new(tools);
-    let store = Arc::new(MemoryCommitStore::new());
-    let events = Arc::new(StepEvents::new(Arc::new(EventLog::new())));
-    let runtime = Runtime::new(model.clone(), tools.clone(), store.clone(), events);
-    Rig {
-        model,
-        tools,
-        store,
-        runtime,
-    }
-}
-
-fn tool_result(message: &Message) -> Option<&CallResult> {
-    match message {
-        Message::Tool { result, .. } => Some(result),
-        _ => None,
-    }
-}
+use support::*;
 
 #[tokio::test]
 async fn a_final_answer_ends_the_run_with_two_commits() {
@@ -476,6 +260,7 @@ async fn two_writers_cannot_both_commit_one_step() {
             run_id: "r".into(),
             agent: "a".into(),
             created: 1,
+            thread: DEFAULT_THREAD.into(),
             metadata: BTreeMap::new(),
         })
         .unwrap();
@@ -485,6 +270,7 @@ async fn two_writers_cannot_both_commit_one_step() {
         messages: vec![Message::User { text: text.into() }],
         tools: Vec::new(),
         state: Vec::new(),
+        thread_state: Vec::new(),
         events: Vec::new(),
         disposition: Disposition::Running,
     };
@@ -511,6 +297,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
             run_id: "r".into(),
             agent: "test".into(),
             created: 1,
+            thread: DEFAULT_THREAD.into(),
             metadata: BTreeMap::new(),
         })
         .unwrap();
@@ -521,6 +308,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
             messages: vec![Message::User { text: "go".into() }],
             tools: Vec::new(),
             state: Vec::new(),
+            thread_state: Vec::new(),
             events: Vec::new(),
             disposition: Disposition::Running,
         })

@@ -1,9 +1,9 @@
-//! Durable implementations of the kernel's ports: [`JsonFileStateStore`], the
-//! agent state kept in one JSON file, and [`SqliteCommitStore`], run commits
-//! kept in one SQLite file.
+//! Durable implementations of the kernel's ports: [`SqliteCommitStore`], run
+//! commits and state kept in one SQLite file, and [`ThreadState`], one thread's
+//! state in that file for tool calls made outside a run.
 
-mod json_file;
 mod sqlite;
+mod thread_state;
 
-pub use json_file::JsonFileStateStore;
 pub use sqlite::SqliteCommitStore;
+pub use thread_state::ThreadState;

@@ -6,22 +6,29 @@
 //! several, may open the same file; a writer waits up to five seconds for
 //! another to finish before giving up.
 //!
-//! # Schema (version 1)
+//! # Schema (version 2)
 //!
 //! ```sql
-//! runs    (run_id TEXT PRIMARY KEY, agent TEXT, created INTEGER)
-//! steps   (run_id TEXT REFERENCES runs, seq INTEGER, body TEXT,
-//!          PRIMARY KEY (run_id, seq))
-//! intents (run_id TEXT PRIMARY KEY REFERENCES runs, seq INTEGER, body TEXT)
-//! state   (run_id TEXT REFERENCES runs, key TEXT, value TEXT,
-//!          PRIMARY KEY (run_id, key))
+//! runs         (run_id TEXT PRIMARY KEY, agent TEXT, created INTEGER,
+//!               metadata TEXT, thread TEXT)
+//! steps        (run_id TEXT REFERENCES runs, seq INTEGER, body TEXT,
+//!               PRIMARY KEY (run_id, seq))
+//! intents      (run_id TEXT PRIMARY KEY REFERENCES runs, seq INTEGER, body TEXT)
+//! state        (run_id TEXT REFERENCES runs, key TEXT, value TEXT,
+//!               PRIMARY KEY (run_id, key))
+//! thread_state (thread TEXT, key TEXT, value TEXT, PRIMARY KEY (thread, key))
 //! ```
+//!
+//! Version 2 added `runs.thread` and `thread_state`; a version 1 file is
+//! upgraded in place, in one transaction, when it is opened.
 //!
 //! `steps.body` is the JSON of a [`StepCommit`] and `intents.body` the JSON of
 //! an [`Intent`]; a run has at most one intent, the one recorded since its last
-//! commit. `state` holds each run's committed state, one JSON value per key: it
-//! always equals every commit's writes applied in order ([`RunRecord::state`]),
-//! so reading state never replays the run. The file is marked with its own
+//! commit. `state` holds each run's committed run-scoped state, one JSON value
+//! per key: it always equals every commit's writes applied in order
+//! ([`RunRecord::state`]), so reading state never replays the run.
+//! `thread_state` holds each thread's state, which the commits of all its runs
+//! change, as do single tool calls made outside a run ([`ThreadState`]). The file is marked with its own
 //! `application_id` and the schema version in `user_version`.
 //!
 //! A commit is one `BEGIN IMMEDIATE` transaction: it checks the step number,
@@ -56,14 +63,15 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const APPLICATION_ID: i32 = 0x4352_444E;
 
 /// The schema this build reads and writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i32 = 1;
+const SCHEMA_VERSION: i32 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
     run_id   TEXT    NOT NULL PRIMARY KEY,
     agent    TEXT    NOT NULL,
     created  INTEGER NOT NULL,
-    metadata TEXT    NOT NULL
+    metadata TEXT    NOT NULL,
+    thread   TEXT    NOT NULL DEFAULT 'default'
 ) STRICT;
 CREATE INDEX runs_by_age ON runs (created, run_id);
 CREATE TABLE steps (
@@ -83,7 +91,80 @@ CREATE TABLE state (
     value  TEXT NOT NULL,
     PRIMARY KEY (run_id, key)
 ) STRICT;
+CREATE TABLE thread_state (
+    thread TEXT NOT NULL,
+    key    TEXT NOT NULL,
+    value  TEXT NOT NULL,
+    PRIMARY KEY (thread, key)
+) STRICT;
 ";
+
+/// Upgrades a version 1 file to version 2.
+const UPGRADE_FROM_1: &str = "
+ALTER TABLE runs ADD COLUMN thread TEXT NOT NULL DEFAULT 'default';
+CREATE TABLE thread_state (
+    thread TEXT NOT NULL,
+    key    TEXT NOT NULL,
+    value  TEXT NOT NULL,
+    PRIMARY KEY (thread, key)
+) STRICT;
+";
+
+/// Whose state a row belongs to.
+#[derive(Debug, Clone, Copy)]
+enum Owner<'a> {
+    Run(&'a str),
+    Thread(&'a str),
+}
+
+impl Owner<'_> {
+    fn id(&self) -> &str {
+        match self {
+            Self::Run(id) | Self::Thread(id) => id,
+        }
+    }
+
+    fn describe(&self, key: &str) -> String {
+        match self {
+            Self::Run(id) => format!("run {id} state key `{key}`"),
+            Self::Thread(id) => format!("thread {id} state key `{key}`"),
+        }
+    }
+
+    fn select(&self) -> &'static str {
+        match self {
+            Self::Run(_) => "SELECT value FROM state WHERE run_id = ?1 AND key = ?2",
+            Self::Thread(_) => "SELECT value FROM thread_state WHERE thread = ?1 AND key = ?2",
+        }
+    }
+
+    fn select_all(&self) -> &'static str {
+        match self {
+            Self::Run(_) => "SELECT key, value FROM state WHERE run_id = ?1",
+            Self::Thread(_) => "SELECT key, value FROM thread_state WHERE thread = ?1",
+        }
+    }
+
+    fn upsert(&self) -> &'static str {
+        match self {
+            Self::Run(_) => {
+                "INSERT INTO state (run_id, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value"
+            }
+            Self::Thread(_) => {
+                "INSERT INTO thread_state (thread, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (thread, key) DO UPDATE SET value = excluded.value"
+            }
+        }
+    }
+
+    fn delete(&self) -> &'static str {
+        match self {
+            Self::Run(_) => "DELETE FROM state WHERE run_id = ?1 AND key = ?2",
+            Self::Thread(_) => "DELETE FROM thread_state WHERE thread = ?1 AND key = ?2",
+        }
+    }
+}
 
 /// A [`CommitStore`] in a SQLite file.
 #[derive(Debug)]
@@ -98,6 +179,8 @@ enum Format {
     Empty,
     /// A commit store of the current schema.
     Current,
+    /// A commit store of schema version 1, to be upgraded.
+    Version1,
 }
 
 impl SqliteCommitStore {
@@ -129,8 +212,9 @@ impl SqliteCommitStore {
         connection
             .pragma_update(None, "foreign_keys", true)
             .context(&path, "enabling foreign keys")?;
-        if let Format::Empty = format {
-            create_schema(&mut connection, &path)?;
+        match format {
+            Format::Empty | Format::Version1 => create_schema(&mut connection, &path)?,
+            Format::Current => {}
         }
         Ok(Self {
             path,
@@ -143,18 +227,28 @@ impl SqliteCommitStore {
         &self.path
     }
 
-    /// The committed state of `run_id`: every commit's writes applied in order.
+    /// The committed run-scoped state of `run_id`: every commit's writes
+    /// applied in order.
     pub fn state(&self, run_id: &str) -> Result<BTreeMap<String, Value>, CommitError> {
         let mut connection = self.lock();
         let transaction = connection
             .transaction()
             .context(&self.path, "starting a read")?;
         self.require_run(&transaction, run_id)?;
-        let mut statement = transaction
-            .prepare_cached("SELECT key, value FROM state WHERE run_id = ?1")
+        self.all_values(&transaction, Owner::Run(run_id))
+    }
+
+    /// Every key and value `owner` holds.
+    fn all_values(
+        &self,
+        connection: &Connection,
+        owner: Owner<'_>,
+    ) -> Result<BTreeMap<String, Value>, CommitError> {
+        let mut statement = connection
+            .prepare_cached(owner.select_all())
             .context(&self.path, "reading state")?;
         let rows = statement
-            .query_map([run_id], |row| {
+            .query_map([owner.id()], |row| {
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get_ref(1)?.as_bytes()?.to_vec(),
@@ -164,10 +258,63 @@ impl SqliteCommitStore {
         let mut state = BTreeMap::new();
         for row in rows {
             let (key, value) = row.context(&self.path, "reading state")?;
-            let value = self.decode(&value, || format!("run {run_id} state key `{key}`"))?;
+            let value = self.decode(&value, || owner.describe(&key))?;
             state.insert(key, value);
         }
         Ok(state)
+    }
+
+    /// Apply `writes` to the stored state of `owner`, all or nothing, inside
+    /// the caller's transaction.
+    fn apply_to(
+        &self,
+        connection: &Connection,
+        owner: Owner<'_>,
+        writes: &[cordon_kernel::StateWrite],
+        what: impl FnOnce() -> String,
+    ) -> Result<(), CommitError> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let keys: BTreeSet<&str> = writes.iter().map(|write| write.key.as_str()).collect();
+        let mut values = self.values(connection, owner, &keys)?;
+        apply_writes(&mut values, writes)
+            .map_err(|error| CommitError::Storage(format!("{}: {error}", what())))?;
+        self.store_values(connection, owner, &keys, &values)
+    }
+
+    /// The committed value of `key` in `thread`'s state.
+    pub(crate) fn thread_value(
+        &self,
+        thread: &str,
+        key: &str,
+    ) -> Result<Option<Value>, CommitError> {
+        let mut connection = self.lock();
+        let transaction = connection
+            .transaction()
+            .context(&self.path, "starting a read")?;
+        let keys = BTreeSet::from([key]);
+        Ok(self
+            .values(&transaction, Owner::Thread(thread), &keys)?
+            .remove(key))
+    }
+
+    /// Apply `writes` to `thread`'s state in one transaction, all or nothing.
+    pub(crate) fn apply_to_thread(
+        &self,
+        thread: &str,
+        writes: &[cordon_kernel::StateWrite],
+    ) -> Result<(), CommitError> {
+        let mut connection = self.lock();
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .context(&self.path, "starting a state write")?;
+        self.apply_to(&transaction, Owner::Thread(thread), writes, || {
+            format!("thread {thread}")
+        })?;
+        transaction
+            .commit()
+            .context(&self.path, "committing a state write")
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -193,7 +340,7 @@ impl SqliteCommitStore {
 
     fn header(&self, connection: &Connection, run_id: &str) -> Result<RunHeader, CommitError> {
         let row = connection
-            .prepare_cached("SELECT agent, created, metadata FROM runs WHERE run_id = ?1")
+            .prepare_cached("SELECT agent, created, metadata, thread FROM runs WHERE run_id = ?1")
             .and_then(|mut statement| {
                 statement
                     .query_row([run_id], |row| {
@@ -201,17 +348,19 @@ impl SqliteCommitStore {
                             row.get::<_, String>(0)?,
                             row.get::<_, i64>(1)?,
                             row.get::<_, String>(2)?,
+                            row.get::<_, String>(3)?,
                         ))
                     })
                     .optional()
             })
             .context(&self.path, "reading a run")?;
-        let (agent, created, metadata) =
+        let (agent, created, metadata, thread) =
             row.ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))?;
         Ok(RunHeader {
             run_id: run_id.to_owned(),
             agent,
             created: self.unsigned(created, || format!("run {run_id}"))?,
+            thread,
             metadata: self.decode(metadata.as_bytes(), || format!("run {run_id} metadata"))?,
         })
     }
@@ -278,56 +427,53 @@ impl SqliteCommitStore {
             })
     }
 
-    /// The committed values of `keys` in `run_id`; absent keys are left out.
+    /// The committed values of `keys` held by `owner`; absent keys are left out.
     fn values(
         &self,
         connection: &Connection,
-        run_id: &str,
+        owner: Owner<'_>,
         keys: &BTreeSet<&str>,
     ) -> Result<BTreeMap<String, Value>, CommitError> {
         let mut statement = connection
-            .prepare_cached("SELECT value FROM state WHERE run_id = ?1 AND key = ?2")
+            .prepare_cached(owner.select())
             .context(&self.path, "reading state")?;
         let mut values = BTreeMap::new();
         for key in keys {
             let value = statement
-                .query_row([run_id, *key], |row| {
+                .query_row([owner.id(), *key], |row| {
                     Ok(row.get_ref(0)?.as_bytes()?.to_vec())
                 })
                 .optional()
                 .context(&self.path, "reading state")?;
             if let Some(value) = value {
-                let value = self.decode(&value, || format!("run {run_id} state key `{key}`"))?;
+                let value = self.decode(&value, || owner.describe(key))?;
                 values.insert((*key).to_owned(), value);
             }
         }
         Ok(values)
     }
 
-    /// Make the stored state of `keys` in `run_id` equal `values`.
+    /// Make the stored state of `keys` held by `owner` equal `values`.
     fn store_values(
         &self,
         connection: &Connection,
-        run_id: &str,
+        owner: Owner<'_>,
         keys: &BTreeSet<&str>,
         values: &BTreeMap<String, Value>,
     ) -> Result<(), CommitError> {
         let mut upsert = connection
-            .prepare_cached(
-                "INSERT INTO state (run_id, key, value) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
-            )
+            .prepare_cached(owner.upsert())
             .context(&self.path, "writing state")?;
         let mut delete = connection
-            .prepare_cached("DELETE FROM state WHERE run_id = ?1 AND key = ?2")
+            .prepare_cached(owner.delete())
             .context(&self.path, "writing state")?;
         for key in keys {
             match values.get(*key) {
                 Some(value) => upsert
-                    .execute(params![run_id, key, value.to_string()])
+                    .execute(params![owner.id(), key, value.to_string()])
                     .context(&self.path, "writing state")?,
                 None => delete
-                    .execute([run_id, *key])
+                    .execute([owner.id(), *key])
                     .context(&self.path, "writing state")?,
             };
         }
@@ -343,9 +489,16 @@ impl CommitStore for SqliteCommitStore {
         let inserted = self
             .lock()
             .execute(
-                "INSERT INTO runs (run_id, agent, created, metadata) VALUES (?1, ?2, ?3, ?4)
+                "INSERT INTO runs (run_id, agent, created, metadata, thread)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (run_id) DO NOTHING",
-                params![header.run_id, header.agent, created, metadata],
+                params![
+                    header.run_id,
+                    header.agent,
+                    created,
+                    metadata,
+                    header.thread
+                ],
             )
             .context(&self.path, "creating a run")?;
         if inserted == 0 {
@@ -366,22 +519,18 @@ impl CommitStore for SqliteCommitStore {
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .context(&self.path, "starting a commit")?;
-        self.require_run(&transaction, run_id)?;
+        let thread = self.header(&transaction, run_id)?.thread;
         check_sequence(commit, self.last_seq(&transaction, run_id)?)?;
         let seq = signed(commit.seq, "step number")?;
-
-        let keys: BTreeSet<&str> = commit
-            .state
-            .iter()
-            .map(|write| write.key.as_str())
-            .collect();
-        let mut values = self.values(&transaction, run_id, &keys)?;
-        apply_writes(&mut values, &commit.state).map_err(|error| {
-            CommitError::Storage(format!("run {run_id} step {}: {error}", commit.seq))
-        })?;
-
+        let what = || format!("run {run_id} step {}", commit.seq);
+        self.apply_to(&transaction, Owner::Run(run_id), &commit.state, what)?;
+        self.apply_to(
+            &transaction,
+            Owner::Thread(&thread),
+            &commit.thread_state,
+            what,
+        )?;
         self.insert_step(&transaction, commit, seq, &body)?;
-        self.store_values(&transaction, run_id, &keys, &values)?;
         transaction
             .execute("DELETE FROM intents WHERE run_id = ?1", [run_id])
             .context(&self.path, "clearing the intent")?;
@@ -454,6 +603,14 @@ impl CommitStore for SqliteCommitStore {
         })
     }
 
+    fn thread_state(&self, thread: &str) -> Result<BTreeMap<String, Value>, CommitError> {
+        let mut connection = self.lock();
+        let transaction = connection
+            .transaction()
+            .context(&self.path, "starting a read")?;
+        self.all_values(&transaction, Owner::Thread(thread))
+    }
+
     fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {
         let mut connection = self.lock();
         let transaction = connection
@@ -461,7 +618,8 @@ impl CommitStore for SqliteCommitStore {
             .context(&self.path, "starting a read")?;
         let mut statement = transaction
             .prepare_cached(
-                "SELECT runs.run_id, runs.agent, runs.created, runs.metadata, steps.seq, steps.body
+                "SELECT runs.run_id, runs.agent, runs.created, runs.metadata, runs.thread,
+                        steps.seq, steps.body
                  FROM runs
                  LEFT JOIN steps ON steps.run_id = runs.run_id
                      AND steps.seq = (SELECT max(seq) FROM steps WHERE run_id = runs.run_id)
@@ -470,8 +628,8 @@ impl CommitStore for SqliteCommitStore {
             .context(&self.path, "listing runs")?;
         let rows = statement
             .query_map([], |row| {
-                let last = match row.get::<_, Option<i64>>(4)? {
-                    Some(seq) => Some((seq, row.get_ref(5)?.as_bytes()?.to_vec())),
+                let last = match row.get::<_, Option<i64>>(5)? {
+                    Some(seq) => Some((seq, row.get_ref(6)?.as_bytes()?.to_vec())),
                     None => None,
                 };
                 Ok((
@@ -479,13 +637,14 @@ impl CommitStore for SqliteCommitStore {
                     row.get::<_, String>(1)?,
                     row.get::<_, i64>(2)?,
                     row.get::<_, String>(3)?,
+                    row.get::<_, String>(4)?,
                     last,
                 ))
             })
             .context(&self.path, "listing runs")?;
         let mut runs = Vec::new();
         for row in rows {
-            let (run_id, agent, created, metadata, last) =
+            let (run_id, agent, created, metadata, thread, last) =
                 row.context(&self.path, "listing runs")?;
             let metadata = self.decode(metadata.as_bytes(), || format!("run {run_id} metadata"))?;
             let (last_seq, disposition) = match last {
@@ -501,6 +660,7 @@ impl CommitStore for SqliteCommitStore {
                     run_id,
                     agent,
                     created,
+                    thread,
                     metadata,
                 },
                 last_seq,
@@ -531,6 +691,7 @@ fn format(connection: &Connection, path: &Path) -> Result<Format, CommitError> {
     match (application_id, version, objects) {
         (0, 0, 0) => Ok(Format::Empty),
         (APPLICATION_ID, SCHEMA_VERSION, _) => Ok(Format::Current),
+        (APPLICATION_ID, 1, _) => Ok(Format::Version1),
         (APPLICATION_ID, other, _) => Err(refuse(format!(
             "schema version {other} is unknown to this build, which reads version {SCHEMA_VERSION}"
         ))),
@@ -567,14 +728,20 @@ fn enable_wal(connection: &Connection, path: &Path) -> Result<(), CommitError> {
     }
 }
 
-/// Create the schema in an empty file, unless another store just did.
+/// Create the schema in an empty file, or upgrade a version 1 file, unless
+/// another store just did.
 fn create_schema(connection: &mut Connection, path: &Path) -> Result<(), CommitError> {
     let transaction = connection
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .context(path, "starting schema creation")?;
-    if let Format::Empty = format(&transaction, path)? {
+    let script = match format(&transaction, path)? {
+        Format::Empty => Some(SCHEMA),
+        Format::Version1 => Some(UPGRADE_FROM_1),
+        Format::Current => None,
+    };
+    if let Some(script) = script {
         transaction
-            .execute_batch(SCHEMA)
+            .execute_batch(script)
             .context(path, "creating the schema")?;
         transaction
             .pragma_update(None, "application_id", APPLICATION_ID)
@@ -627,6 +794,7 @@ mod tests {
             run_id: run_id.into(),
             agent: "helper".into(),
             created,
+            thread: "main".into(),
             metadata: BTreeMap::from([("origin".to_owned(), "test".to_owned())]),
         }
     }
@@ -638,6 +806,7 @@ mod tests {
             messages: vec![Message::User { text: text.into() }],
             tools: Vec::new(),
             state,
+            thread_state: Vec::new(),
             events: Vec::new(),
             disposition: Disposition::Running,
         }
@@ -956,7 +1125,7 @@ mod tests {
         let error = SqliteCommitStore::open(&path).unwrap_err();
         assert!(
             matches!(&error, CommitError::Corrupt { location, message }
-                if location.contains("runs.db") && message.contains("version 2")),
+                if location.contains("runs.db") && message.contains("version 3")),
             "{error}"
         );
         assert_eq!(std::fs::read(&path).unwrap(), before);
@@ -996,5 +1165,95 @@ mod tests {
                 "{error}"
             );
         }
+    }
+
+    #[test]
+    fn thread_state_commits_with_the_step_and_is_shared_by_the_threads_runs() {
+        let (_dir, _path, store) = fresh();
+        store.create_run(&header("a", 1)).unwrap();
+        store.create_run(&header("b", 2)).unwrap();
+        let mut commit = step(
+            "a",
+            1,
+            "x",
+            vec![write("scratch", StateOp::Set { value: json!(1) })],
+        );
+        commit.thread_state = vec![write("memory", StateOp::Append { item: json!("a") })];
+        store.commit(&commit).unwrap();
+        let mut commit = step("b", 1, "y", Vec::new());
+        commit.thread_state = vec![write("memory", StateOp::Append { item: json!("b") })];
+        store.commit(&commit).unwrap();
+        assert_eq!(
+            store.thread_state("main").unwrap(),
+            BTreeMap::from([("memory".to_owned(), json!(["a", "b"]))])
+        );
+        assert!(store.thread_state("other").unwrap().is_empty());
+        assert_eq!(
+            store.state("a").unwrap().len(),
+            1,
+            "run state stays per run"
+        );
+        assert_eq!(store.load("b").unwrap().header.thread, "main");
+        let mut failing = step("b", 2, "z", Vec::new());
+        failing.thread_state = vec![write("memory", StateOp::Increment { delta: 1 })];
+        assert!(store.commit(&failing).is_err());
+        assert_eq!(
+            store.load("b").unwrap().last_seq(),
+            1,
+            "nothing of a failed commit stays"
+        );
+    }
+
+    #[test]
+    fn a_thread_state_store_reads_and_writes_what_runs_of_the_thread_see() {
+        let (_dir, _path, store) = fresh();
+        let store = Arc::new(store);
+        let thread = crate::ThreadState::new(Arc::clone(&store), "main");
+        use cordon_kernel::{StateReader, StateStore};
+        thread
+            .apply(&[write("notes", StateOp::Append { item: json!("n1") })])
+            .unwrap();
+        assert_eq!(thread.get("notes").unwrap(), Some(json!(["n1"])));
+        assert_eq!(store.thread_state("main").unwrap()["notes"], json!(["n1"]));
+        let refused = thread.apply(&[
+            write("other", StateOp::Set { value: json!(1) }),
+            write("notes", StateOp::Increment { delta: 1 }),
+        ]);
+        assert!(refused.is_err());
+        assert_eq!(thread.get("other").unwrap(), None);
+    }
+
+    #[test]
+    fn a_version_1_file_is_upgraded_in_place_keeping_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let v1 = SCHEMA
+            .replace(",\n    thread   TEXT    NOT NULL DEFAULT 'default'", "")
+            .split("CREATE TABLE thread_state")
+            .next()
+            .unwrap()
+            .to_owned();
+        let connection = Connection::open(&path).unwrap();
+        connection.execute_batch(&v1).unwrap();
+        connection
+            .pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        connection.pragma_update(None, "user_version", 1).unwrap();
+        connection
+            .execute(
+                "INSERT INTO runs (run_id, agent, created, metadata) VALUES ('old', 'a', 1, '{}')",
+                [],
+            )
+            .unwrap();
+        drop(connection);
+        let store = SqliteCommitStore::open(&path).unwrap();
+        let record = store.load("old").unwrap();
+        assert_eq!(record.header.thread, "default");
+        store.commit(&step("old", 1, "go", Vec::new())).unwrap();
+        let version: i32 = Connection::open(&path)
+            .unwrap()
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
     }
 }

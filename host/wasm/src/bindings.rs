@@ -1,15 +1,36 @@
 //! Host-side bindings generated from `wit/`. Every import is async (host calls may
 //! wait, for example on a nested tool call) and trappable (the host can stop a
 //! component that exceeds its log budget).
+//!
+//! The world below exists only for the host: it exports the tool interface and
+//! every hook phase so that bindings exist for all of them. No component exports
+//! them all; a bundle's exports are looked up one interface at a time
+//! (`GuestIndices::new`), so a component needs only the ones its kind and
+//! manifest call for.
 
 wasmtime::component::bindgen!({
     path: "../../wit",
-    world: "tool-plugin",
+    inline: "
+        package cordon:host;
+
+        world runtime {
+            include cordon:plugin/plugin-host@0.1.0;
+            export cordon:plugin/tool@0.1.0;
+            export cordon:plugin/before-inference@0.1.0;
+            export cordon:plugin/before-tool-call@0.1.0;
+            export cordon:plugin/after-tool-call@0.1.0;
+            export cordon:plugin/step-end@0.1.0;
+        }
+    ",
+    world: "cordon:host/runtime",
     imports: { default: async | trappable },
     exports: { default: async },
 });
 
 pub(crate) use cordon::plugin::types::{ToolAnnotations, ToolSpec};
+pub(crate) use exports::cordon::plugin::{
+    after_tool_call, before_inference, before_tool_call, step_end, tool,
+};
 
 /// The interface a tool component must export, without version.
 pub(crate) const TOOL_EXPORT: &str = "cordon:plugin/tool";

@@ -1,17 +1,22 @@
 //! Loading one bundle: read and validate its manifest, read and verify its
 //! component, resolve its directory grants, compile it (through the cache),
-//! check that it is a tool component whose imports Cordon can satisfy, pre-link
-//! it, and ask it to describe its tools.
+//! check that it exports what its kind needs (the tool interface, or every hook
+//! phase its manifest lists) and that Cordon can satisfy its imports, pre-link
+//! it, and ask a tool component to describe its tools.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cordon_kernel::{EventLog, StateReader, StateSnapshot, ToolAnnotations, ToolSpec};
+use cordon_kernel::{EventLog, HookPhase, StateReader, StateSnapshot, ToolAnnotations, ToolSpec};
 use serde_json::Value;
+use wasmtime::component::InstancePre;
 
-use crate::bindings::{self, CONTRACT_VERSION, TOOL_EXPORT, ToolPluginPre};
+use crate::bindings::{
+    self, CONTRACT_VERSION, TOOL_EXPORT, after_tool_call, before_inference, before_tool_call,
+    step_end, tool,
+};
 use crate::cache::{CacheOutcome, sha256_hex};
 use crate::call;
 use crate::engine::Engine;
@@ -29,7 +34,26 @@ pub struct Bundle {
     pub digest: String,
     /// Directory grants resolved to canonical host paths.
     pub dirs: Vec<ResolvedDir>,
-    pub(crate) pre: ToolPluginPre<CallState>,
+    pub(crate) pre: InstancePre<CallState>,
+    pub(crate) exports: Exports,
+}
+
+/// Where to find the exports the host calls, looked up once at load.
+pub(crate) enum Exports {
+    /// A tool component's `tool` interface.
+    Tool(tool::GuestIndices),
+    /// The hook phases the manifest lists; phases it does not list stay `None`
+    /// even when the component exports them, so they are never called.
+    Hooks(HookExports),
+}
+
+/// A hook component's phases, each present only when the manifest lists it.
+#[derive(Default)]
+pub(crate) struct HookExports {
+    pub(crate) before_inference: Option<before_inference::GuestIndices>,
+    pub(crate) before_tool_call: Option<before_tool_call::GuestIndices>,
+    pub(crate) after_tool_call: Option<after_tool_call::GuestIndices>,
+    pub(crate) step_end: Option<step_end::GuestIndices>,
 }
 
 /// A directory grant with its host path resolved.
@@ -68,8 +92,19 @@ pub enum BundleError {
     #[error("{}: {message}", path.display())]
     Folder { path: PathBuf, message: String },
     /// The manifest's kind is not one this host runs yet.
-    #[error("{}: field `plugin.kind` = \"{kind}\": this host loads only `tool` bundles", file.display())]
+    #[error("{}: field `plugin.kind` = \"{kind}\": this host loads `tool` and `hook` bundles", file.display())]
     UnsupportedKind { file: PathBuf, kind: BundleKind },
+    /// The manifest lists a hook phase the component does not export.
+    #[error(
+        "{}: field `plugin.hooks` lists `{phase}`, but the component does not export `cordon:plugin/{phase}@{CONTRACT_VERSION}`; it exports [{}]",
+        file.display(),
+        exports.join(", ")
+    )]
+    MissingHook {
+        file: PathBuf,
+        phase: HookPhase,
+        exports: Vec<String>,
+    },
     /// The component file cannot be read.
     #[error("{}: field `plugin.component` = {component:?}: cannot read {}: {source}", file.display(), path.display())]
     ComponentUnreadable {
@@ -143,7 +178,7 @@ pub(crate) async fn load(
     let started = Instant::now();
     let file = dir.join(MANIFEST_FILE);
     let manifest = Manifest::load(&file)?;
-    if manifest.kind != BundleKind::Tool {
+    if manifest.kind == BundleKind::Sandbox {
         return Err(BundleError::UnsupportedKind {
             file,
             kind: manifest.kind,
@@ -176,27 +211,38 @@ pub(crate) async fn load(
                 path: path.clone(),
                 message: format!("{error:#}"),
             })?;
-    check_world(&engine.engine, &component, &path)?;
-    let instance_pre =
-        engine
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|error| BundleError::Imports {
+    let exported = export_names(&engine.engine, &component);
+    if manifest.kind == BundleKind::Tool {
+        check_tool_world(&exported, &path)?;
+    }
+    let pre = engine
+        .linker
+        .instantiate_pre(&component)
+        .map_err(|error| BundleError::Imports {
+            path: path.clone(),
+            message: format!("{error:#}"),
+        })?;
+    let exports = match manifest.kind {
+        BundleKind::Hook => Exports::Hooks(hook_exports(&file, &manifest, &pre, &exported)?),
+        _ => Exports::Tool(tool::GuestIndices::new(&pre).map_err(|error| {
+            BundleError::WrongWorld {
                 path: path.clone(),
-                message: format!("{error:#}"),
-            })?;
-    let pre = ToolPluginPre::new(instance_pre).map_err(|error| BundleError::WrongWorld {
-        path: path.clone(),
-        exports: vec![format!("{error:#}")],
-    })?;
+                exports: vec![format!("{error:#}")],
+            }
+        })?),
+    };
     let bundle = Arc::new(Bundle {
         manifest,
         dir: dir.to_owned(),
         digest,
         dirs,
         pre,
+        exports,
     });
-    let (tools, validators) = describe(engine, &bundle, &path).await?;
+    let Described(tools, validators) = match &bundle.exports {
+        Exports::Tool(indices) => describe(engine, &bundle, indices, &path).await?,
+        Exports::Hooks(_) => Described::default(),
+    };
     Ok(LoadedBundle {
         bundle,
         tools,
@@ -252,16 +298,54 @@ fn resolve_dirs(
         .collect()
 }
 
-fn check_world(
+fn export_names(
     engine: &wasmtime::Engine,
     component: &wasmtime::component::Component,
-    path: &Path,
-) -> Result<(), BundleError> {
-    let exports: Vec<String> = component
+) -> Vec<String> {
+    component
         .component_type()
         .exports(engine)
         .map(|(name, _)| name.to_owned())
-        .collect();
+        .collect()
+}
+
+/// Look up every phase the manifest lists; a listed phase the component does
+/// not export is a load error.
+fn hook_exports(
+    file: &Path,
+    manifest: &Manifest,
+    pre: &InstancePre<CallState>,
+    exported: &[String],
+) -> Result<HookExports, BundleError> {
+    let mut hooks = HookExports::default();
+    for &phase in &manifest.hooks {
+        let missing = |_| BundleError::MissingHook {
+            file: file.to_owned(),
+            phase,
+            exports: exported.to_vec(),
+        };
+        match phase {
+            HookPhase::BeforeInference => {
+                hooks.before_inference =
+                    Some(before_inference::GuestIndices::new(pre).map_err(missing)?);
+            }
+            HookPhase::BeforeToolCall => {
+                hooks.before_tool_call =
+                    Some(before_tool_call::GuestIndices::new(pre).map_err(missing)?);
+            }
+            HookPhase::AfterToolCall => {
+                hooks.after_tool_call =
+                    Some(after_tool_call::GuestIndices::new(pre).map_err(missing)?);
+            }
+            HookPhase::StepEnd => {
+                hooks.step_end = Some(step_end::GuestIndices::new(pre).map_err(missing)?);
+            }
+        }
+    }
+    Ok(hooks)
+}
+
+fn check_tool_world(exports: &[String], path: &Path) -> Result<(), BundleError> {
     let compatible = exports.iter().any(|name| {
         name.strip_prefix(TOOL_EXPORT)
             .and_then(|rest| rest.strip_prefix('@'))
@@ -273,18 +357,20 @@ fn check_world(
     } else {
         Err(BundleError::WrongWorld {
             path: path.to_owned(),
-            exports,
+            exports: exports.to_vec(),
         })
     }
 }
 
-type Described = (Vec<ToolSpec>, BTreeMap<String, Arc<jsonschema::Validator>>);
+#[derive(Default)]
+struct Described(Vec<ToolSpec>, BTreeMap<String, Arc<jsonschema::Validator>>);
 
 /// Ask the component for its tools, in a sandbox with the bundle's limits and a
 /// throwaway state store, and validate what it says.
 async fn describe(
     engine: &Arc<Engine>,
     bundle: &Arc<Bundle>,
+    indices: &tool::GuestIndices,
     path: &Path,
 ) -> Result<Described, BundleError> {
     let fail = |message: String| BundleError::Describe {
@@ -300,8 +386,9 @@ async fn describe(
         .map_err(|error| fail(format!("cannot prepare the sandbox: {error:#}")))?;
     let limits = bundle.manifest.limits;
     let described = tokio::time::timeout(limits.timeout, async {
-        let plugin = bundle.pre.instantiate_async(&mut store).await?;
-        plugin.cordon_plugin_tool().call_describe(&mut store).await
+        let instance = bundle.pre.instantiate_async(&mut store).await?;
+        let guest = indices.load(&mut store, &instance)?;
+        guest.call_describe(&mut store).await
     })
     .await
     .map_err(|_| fail(format!("did not return within {:?}", limits.timeout)))?
@@ -324,7 +411,7 @@ async fn describe(
         }
         specs.push(spec);
     }
-    Ok((specs, validators))
+    Ok(Described(specs, validators))
 }
 
 fn validate_spec(spec: bindings::ToolSpec) -> Result<(ToolSpec, jsonschema::Validator), String> {

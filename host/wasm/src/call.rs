@@ -14,7 +14,7 @@ use serde_json::Value;
 use wasmtime::{Store, Trap};
 
 use crate::bindings::cordon::plugin::types as wit;
-use crate::bundle::Bundle;
+use crate::bundle::{Bundle, Exports};
 use crate::plugins::{PluginsInner, ToolEntry};
 use crate::sandbox::{CallState, LogLimitExceeded, StateUnavailable};
 
@@ -27,8 +27,12 @@ pub(crate) struct Outcome {
 
 impl Outcome {
     fn failed(kind: ToolErrorKind, message: impl Into<String>) -> Self {
+        Self::error(ToolError::new(kind, message))
+    }
+
+    fn error(error: ToolError) -> Self {
         Self {
-            result: Err(ToolError::new(kind, message)),
+            result: Err(error),
             writes: Vec::new(),
         }
     }
@@ -105,6 +109,12 @@ async fn run(
     let bundle = &entry.bundle;
     let tool = &entry.spec.name;
     let limits = bundle.manifest.limits;
+    let Exports::Tool(indices) = &bundle.exports else {
+        return Outcome::failed(
+            ToolErrorKind::NotFound,
+            format!("bundle `{}` provides no tools", bundle.manifest.name),
+        );
+    };
     let mut store = match limited_store(plugins, state, bundle, tool, depth) {
         Ok(store) => store,
         Err(error) => {
@@ -115,31 +125,58 @@ async fn run(
         }
     };
     let returned = tokio::time::timeout(limits.timeout, async {
-        let plugin = bundle.pre.instantiate_async(&mut store).await?;
-        plugin
-            .cordon_plugin_tool()
-            .call_call(&mut store, tool, &args)
-            .await
+        let instance = bundle.pre.instantiate_async(&mut store).await?;
+        let guest = indices.load(&mut store, &instance)?;
+        guest.call_call(&mut store, tool, &args).await
     })
     .await;
-    let state = store.data();
+    let output = match settle(plugins, tool, returned, store.data()) {
+        Err(error) => return Outcome::error(error),
+        Ok(Err(error)) => return Outcome::error(from_wit_error(error, limits.output_bytes)),
+        Ok(Ok(output)) => output,
+    };
+    if let Err(error) = check_size(plugins, bundle, tool, "output", output.content.len()) {
+        return Outcome::error(error);
+    }
+    match serde_json::from_str(&output.content) {
+        Ok(content) => Outcome {
+            result: Ok(ToolOutput { content }),
+            writes: store.into_data().staged.into_writes(),
+        },
+        Err(error) => Outcome::failed(
+            ToolErrorKind::Failed,
+            format!("the tool returned malformed JSON: {error}"),
+        ),
+    }
+}
+
+/// Turn how a call into a component ended into its value or a typed error,
+/// reporting limits as events. `label` names the tool or hook phase called.
+pub(crate) fn settle<T>(
+    plugins: &PluginsInner,
+    label: &str,
+    returned: Result<wasmtime::Result<T>, tokio::time::error::Elapsed>,
+    state: &CallState,
+) -> Result<T, ToolError> {
     state.flush_stdio();
+    let limits = state.bundle.manifest.limits;
     let limit = |kind: LimitKind, error_kind: ToolErrorKind, detail: String| {
         plugins.events.emit(Event::LimitExceeded {
-            bundle: bundle.manifest.name.clone(),
-            tool: tool.clone(),
+            bundle: state.bundle.manifest.name.clone(),
+            tool: label.to_owned(),
             limit: kind,
             detail: detail.clone(),
         });
-        Outcome::failed(error_kind, detail)
+        ToolError::new(error_kind, detail)
     };
     match returned {
-        Err(_elapsed) => limit(
+        Ok(Ok(value)) => Ok(value),
+        Err(_elapsed) => Err(limit(
             LimitKind::Timeout,
             ToolErrorKind::Timeout,
             format!("did not finish within {} ms", limits.timeout.as_millis()),
-        ),
-        Ok(Err(error)) => match classify(&error, state) {
+        )),
+        Ok(Err(error)) => Err(match classify(&error, state) {
             Stopped::Limit(kind, detail) => {
                 let error_kind = match kind {
                     LimitKind::Timeout => ToolErrorKind::Timeout,
@@ -147,37 +184,32 @@ async fn run(
                 };
                 limit(kind, error_kind, detail)
             }
-            Stopped::HostFailure(message) => Outcome::failed(ToolErrorKind::Failed, message),
-            Stopped::Crashed(message) => Outcome::failed(ToolErrorKind::Crashed, message),
-        },
-        Ok(Ok(Err(error))) => Outcome {
-            result: Err(from_wit_error(error, limits.output_bytes)),
-            writes: Vec::new(),
-        },
-        Ok(Ok(Ok(output))) => {
-            if output.content.len() > limits.output_bytes {
-                return limit(
-                    LimitKind::Output,
-                    ToolErrorKind::Limit,
-                    format!(
-                        "output of {} bytes exceeds the limit of {} bytes",
-                        output.content.len(),
-                        limits.output_bytes
-                    ),
-                );
-            }
-            match serde_json::from_str(&output.content) {
-                Ok(content) => Outcome {
-                    result: Ok(ToolOutput { content }),
-                    writes: store.into_data().staged.into_writes(),
-                },
-                Err(error) => Outcome::failed(
-                    ToolErrorKind::Failed,
-                    format!("the tool returned malformed JSON: {error}"),
-                ),
-            }
-        }
+            Stopped::HostFailure(message) => ToolError::new(ToolErrorKind::Failed, message),
+            Stopped::Crashed(message) => ToolError::new(ToolErrorKind::Crashed, message),
+        }),
     }
+}
+
+/// Refuse a returned value of `len` bytes larger than the bundle's output limit.
+pub(crate) fn check_size(
+    plugins: &PluginsInner,
+    bundle: &Bundle,
+    label: &str,
+    what: &str,
+    len: usize,
+) -> Result<(), ToolError> {
+    let max = bundle.manifest.limits.output_bytes;
+    if len <= max {
+        return Ok(());
+    }
+    let detail = format!("{what} of {len} bytes exceeds the limit of {max} bytes");
+    plugins.events.emit(Event::LimitExceeded {
+        bundle: bundle.manifest.name.clone(),
+        tool: label.to_owned(),
+        limit: LimitKind::Output,
+        detail: detail.clone(),
+    });
+    Err(ToolError::new(ToolErrorKind::Limit, detail))
 }
 
 enum Stopped {
@@ -231,7 +263,8 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Stopped {
     })
 }
 
-fn from_wit_error(error: wit::ToolError, max_len: usize) -> ToolError {
+/// A component's tool error as the kernel sees it, its message cut to `max_len`.
+pub(crate) fn from_wit_error(error: wit::ToolError, max_len: usize) -> ToolError {
     let (kind, message) = match error {
         wit::ToolError::InvalidInput(message) => (ToolErrorKind::InvalidInput, message),
         wit::ToolError::Denied(message) => (ToolErrorKind::Denied, message),

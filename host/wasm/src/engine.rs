@@ -10,7 +10,7 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::bindings::ToolPlugin;
+use crate::bindings::Runtime as RuntimeWorld;
 use crate::cache::ComponentCache;
 use crate::fs_audit;
 use crate::limits::MAX_MEMORY_MIB;
@@ -57,7 +57,7 @@ impl Engine {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(EngineError)?;
         fs_audit::add_to_linker(&mut linker).map_err(EngineError)?;
-        ToolPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
+        RuntimeWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
             .map_err(EngineError)?;
         let cache = ComponentCache::new(&engine, config.cache_dir.clone());
         start_epoch_ticker(&engine);

@@ -1,5 +1,5 @@
 //! Cordon's own imports, as the host implements them for one call: `state`,
-//! `log` and `tools`. Each checks the bundle's grants first; a refusal is a typed
+//! `log`, `tools` and `config`. Each checks the bundle's grants first; a refusal is a typed
 //! error to the component and a [`Denial`](cordon_kernel::Denial) in the trail.
 
 use cordon_kernel::{
@@ -7,7 +7,7 @@ use cordon_kernel::{
 };
 use serde_json::Value;
 
-use crate::bindings::cordon::plugin::{log, state, tools, types};
+use crate::bindings::cordon::plugin::{config, hook_types, log, state, tools, types};
 use crate::call::{self, to_wit_error};
 use crate::sandbox::{CallState, LogLimitExceeded, StateUnavailable};
 
@@ -15,6 +15,8 @@ use crate::sandbox::{CallState, LogLimitExceeded, StateUnavailable};
 pub(crate) const MAX_CALL_DEPTH: u32 = 4;
 
 impl types::Host for CallState {}
+
+impl hook_types::Host for CallState {}
 
 impl CallState {
     fn check_state(&self, key: &str, write: bool) -> Result<(), state::StateError> {
@@ -121,6 +123,32 @@ impl state::Host for CallState {
             Ok(item) => Ok(self.stage(&key, StateOp::Append { item })?.map(drop)),
             Err(error) => Ok(Err(error)),
         }
+    }
+
+    async fn insert(&mut self, key: String, item: String) -> StateResult<()> {
+        match parse_json(&item) {
+            Ok(item) => Ok(self.stage(&key, StateOp::Insert { item })?.map(drop)),
+            Err(error) => Ok(Err(error)),
+        }
+    }
+
+    async fn set_field(&mut self, key: String, field: String, value: String) -> StateResult<()> {
+        match parse_json(&value) {
+            Ok(value) => Ok(self
+                .stage(&key, StateOp::SetField { field, value })?
+                .map(drop)),
+            Err(error) => Ok(Err(error)),
+        }
+    }
+
+    async fn remove_field(&mut self, key: String, field: String) -> StateResult<()> {
+        Ok(self.stage(&key, StateOp::RemoveField { field })?.map(drop))
+    }
+}
+
+impl config::Host for CallState {
+    async fn get(&mut self) -> wasmtime::Result<String> {
+        Ok(self.bundle.manifest.config.to_string())
     }
 }
 

@@ -30,6 +30,7 @@ mod cache;
 mod call;
 mod engine;
 mod fs_audit;
+mod hooks;
 mod imports;
 pub mod limits;
 pub mod manifest;

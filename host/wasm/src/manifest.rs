@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
+use cordon_kernel::HookPhase;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::limits::{Limits, RawLimits};
 
@@ -22,6 +24,8 @@ pub struct Manifest {
     pub version: semver::Version,
     /// What the bundle provides.
     pub kind: BundleKind,
+    /// The phases a hook bundle handles, in loop order; empty for other kinds.
+    pub hooks: Vec<HookPhase>,
     /// One line for operators.
     pub description: String,
     /// The component file, relative to the bundle folder.
@@ -32,6 +36,8 @@ pub struct Manifest {
     pub grants: Grants,
     /// Resource limits for every call into the bundle.
     pub limits: Limits,
+    /// The `[config]` table, as the component reads it: a JSON object.
+    pub config: Value,
 }
 
 /// What a bundle provides. Closed: the host refuses kinds it cannot run.
@@ -148,6 +154,8 @@ struct RawManifest {
     grants: Grants,
     #[serde(default)]
     limits: RawLimits,
+    #[serde(default)]
+    config: Option<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -160,6 +168,8 @@ struct RawPlugin {
     description: String,
     component: PathBuf,
     sha256: Option<String>,
+    #[serde(default)]
+    hooks: Vec<String>,
 }
 
 impl Manifest {
@@ -204,6 +214,7 @@ impl Validator<'_> {
             description,
             component,
             sha256,
+            hooks,
         } = raw.plugin;
         if !is_identifier(&name, |c| c == '-' || c == '_') || name.len() > 64 {
             return Err(self.invalid(
@@ -231,7 +242,13 @@ impl Validator<'_> {
                 }
             })
             .transpose()?;
+        let hooks = self.hooks(kind, &hooks)?;
         self.grants(&raw.grants)?;
+        let config = match raw.config {
+            Some(table) => serde_json::to_value(table)
+                .map_err(|error| self.invalid("config", "[config]", &error.to_string()))?,
+            None => Value::Object(serde_json::Map::new()),
+        };
         let limits = raw.limits.validate().map_err(|(field, value, reason)| {
             self.invalid(&format!("limits.{field}"), value, &reason)
         })?;
@@ -239,12 +256,52 @@ impl Validator<'_> {
             name,
             version,
             kind,
+            hooks,
             description,
             component,
             sha256,
             grants: raw.grants,
             limits,
+            config,
         })
+    }
+
+    /// The phases `names` lists: at least one for a hook bundle, none for others.
+    fn hooks(&self, kind: BundleKind, names: &[String]) -> Result<Vec<HookPhase>, ManifestError> {
+        if kind != BundleKind::Hook {
+            return match names.first() {
+                Some(name) => Err(self.invalid(
+                    "plugin.hooks",
+                    name,
+                    &format!("only `hook` bundles handle hooks; this bundle's kind is `{kind}`"),
+                )),
+                None => Ok(Vec::new()),
+            };
+        }
+        if names.is_empty() {
+            return Err(self.invalid(
+                "plugin.hooks",
+                names,
+                "a hook bundle lists the phases it handles: before-inference, before-tool-call, after-tool-call, step-end",
+            ));
+        }
+        let mut phases = Vec::new();
+        for (index, name) in names.iter().enumerate() {
+            let field = format!("plugin.hooks[{index}]");
+            let phase = HookPhase::parse(name).ok_or_else(|| {
+                self.invalid(
+                    &field,
+                    name,
+                    "not a hook phase; use before-inference, before-tool-call, after-tool-call or step-end",
+                )
+            })?;
+            if phases.contains(&phase) {
+                return Err(self.invalid(&field, name, "is listed twice"));
+            }
+            phases.push(phase);
+        }
+        phases.sort();
+        Ok(phases)
     }
 
     fn grants(&self, grants: &Grants) -> Result<(), ManifestError> {
@@ -441,6 +498,57 @@ mod tests {
         ] {
             let text = error_text(&GOOD.replacen(from, to, 1));
             assert!(text.contains(&format!("`{field}`")), "{field}: {text}");
+        }
+    }
+
+    const HOOK: &str = r#"
+        [plugin]
+        name = "guard"
+        version = "0.1.0"
+        kind = "hook"
+        hooks = ["before-tool-call", "before-inference"]
+        component = "guard.wasm"
+        [config]
+        max-calls = 3
+        patterns = ["a", "b"]
+    "#;
+
+    #[test]
+    fn a_hook_manifest_lists_its_phases_in_loop_order_and_carries_its_config() {
+        let manifest = parse(HOOK).unwrap();
+        assert_eq!(
+            manifest.hooks,
+            vec![HookPhase::BeforeInference, HookPhase::BeforeToolCall]
+        );
+        assert_eq!(
+            manifest.config,
+            serde_json::json!({"max-calls": 3, "patterns": ["a", "b"]})
+        );
+        assert_eq!(parse(GOOD).unwrap().config, serde_json::json!({}));
+    }
+
+    #[test]
+    fn hook_lists_are_checked_against_the_kind_and_the_phase_names() {
+        for (from, to, needle) in [
+            (
+                "\"before-inference\"",
+                "\"on-start\"",
+                "`plugin.hooks[1]` = \"on-start\"",
+            ),
+            (
+                "\"before-inference\"",
+                "\"before-tool-call\"",
+                "listed twice",
+            ),
+            (
+                "hooks = [\"before-tool-call\", \"before-inference\"]",
+                "hooks = []",
+                "lists the phases",
+            ),
+            ("kind = \"hook\"", "kind = \"tool\"", "only `hook` bundles"),
+        ] {
+            let text = error_text(&HOOK.replacen(from, to, 1));
+            assert!(text.contains(needle), "{needle}: {text}");
         }
     }
 

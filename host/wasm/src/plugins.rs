@@ -9,7 +9,7 @@ use std::sync::Arc;
 use cordon_kernel::{EventSink, StateReader, ToolCallOutcome, ToolFuture, ToolSet, ToolSpec};
 use serde_json::Value;
 
-use crate::bundle::{self, Bundle, BundleError, LoadedBundle};
+use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle};
 use crate::call;
 use crate::engine::{Engine, EngineError, HostConfig};
 use crate::manifest::MANIFEST_FILE;
@@ -95,11 +95,19 @@ impl PluginHost {
         if !conflicts.is_empty() {
             return Err(conflicts);
         }
+        let bundles: Vec<Arc<Bundle>> = bundles.into_iter().map(|loaded| loaded.bundle).collect();
+        let mut hooks: Vec<Arc<Bundle>> = bundles
+            .iter()
+            .filter(|bundle| matches!(bundle.exports, Exports::Hooks(_)))
+            .cloned()
+            .collect();
+        hooks.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
         Ok(Plugins {
             inner: Arc::new(PluginsInner {
                 engine: Arc::clone(&self.engine),
-                bundles: bundles.into_iter().map(|loaded| loaded.bundle).collect(),
+                bundles,
                 tools,
+                hooks,
                 events,
             }),
         })
@@ -160,13 +168,15 @@ fn index(bundles: &[LoadedBundle]) -> (BTreeMap<String, ToolEntry>, Vec<BundleEr
 /// Loaded plugins, ready to call. Cheap to clone; calls may run concurrently.
 #[derive(Clone)]
 pub struct Plugins {
-    inner: Arc<PluginsInner>,
+    pub(crate) inner: Arc<PluginsInner>,
 }
 
 pub(crate) struct PluginsInner {
     pub(crate) engine: Arc<Engine>,
     pub(crate) bundles: Vec<Arc<Bundle>>,
     pub(crate) tools: BTreeMap<String, ToolEntry>,
+    /// Hook bundles in the order their hooks run: by bundle name.
+    pub(crate) hooks: Vec<Arc<Bundle>>,
     pub(crate) events: Arc<dyn EventSink>,
 }
 
@@ -177,6 +187,7 @@ impl PluginsInner {
             engine,
             bundles: Vec::new(),
             tools: BTreeMap::new(),
+            hooks: Vec::new(),
             events,
         }
     }

@@ -48,6 +48,7 @@ pub mod __private {
         ToolError as WitToolError, ToolOutput, ToolSpec,
     };
     pub use crate::bindings::exports::cordon::plugin::tool::Guest;
+    pub use crate::hooks::glue as hooks;
 
     /// The spec `describe` reports for `T`.
     pub fn spec<T: Tool>() -> ToolSpec {

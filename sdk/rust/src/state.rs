@@ -68,6 +68,23 @@ pub fn append(key: &str, item: &impl Serialize) -> Result<(), StateError> {
     Ok(host::append(key, &to_json(key, item)?)?)
 }
 
+/// Stages adding `item` to the set (a list without duplicates) at `key`, unless
+/// it is already there.
+pub fn insert(key: &str, item: &impl Serialize) -> Result<(), StateError> {
+    Ok(host::insert(key, &to_json(key, item)?)?)
+}
+
+/// Stages setting `field` of the map at `key` (absent counts as empty). Calls that
+/// set different fields of a `disjoint` key in one step merge.
+pub fn set_field(key: &str, field: &str, value: &impl Serialize) -> Result<(), StateError> {
+    Ok(host::set_field(key, field, &to_json(key, value)?)?)
+}
+
+/// Stages removing `field` from the map at `key`.
+pub fn remove_field(key: &str, field: &str) -> Result<(), StateError> {
+    Ok(host::remove_field(key, field)?)
+}
+
 fn to_json(key: &str, value: &impl Serialize) -> Result<String, StateError> {
     serde_json::to_string(value)
         .map_err(|error| StateError::Schema(format!("value for {key}: {error}")))

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use cordon_kernel::{Event, StateStore, ToolError, ToolErrorKind, call_committed};
-use cordon_store::JsonFileStateStore;
+use cordon_store::{SqliteCommitStore, ThreadState};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -29,7 +29,9 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode
     let host = context::host(global)?;
     let report = context::load_all(&host, global, &args.plugins.plugins).await?;
     let events = Arc::new(CliEvents::new(args.json));
-    let state: Arc<dyn StateStore> = Arc::new(JsonFileStateStore::new(&args.state));
+    let store = SqliteCommitStore::open(&args.store.store)
+        .with_context(|| format!("opening the store {}", args.store.store.display()))?;
+    let state: Arc<dyn StateStore> = Arc::new(ThreadState::new(Arc::new(store), &args.thread));
     let plugins = host
         .plugins(report.bundles, events.clone())
         .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;

@@ -128,7 +128,9 @@ impl Session {
             .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
         let store = SqliteCommitStore::open(store)
             .with_context(|| format!("opening the run store {}", store.display()))?;
-        let mut runtime = Runtime::new(model, Arc::new(plugins), Arc::new(store), events)
+        let plugins = Arc::new(plugins);
+        let mut runtime = Runtime::new(model, plugins.clone(), Arc::new(store), events)
+            .with_hooks(plugins)
             .with_observer(printer.clone())
             .with_run_metadata(launch.metadata());
         if !args.json && TerminalApprover::available() {
@@ -175,7 +177,13 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode>
         .unwrap_or_else(|| format!("run-{}-{:06}", now.as_secs(), now.subsec_micros()));
     let outcome = session
         .runtime
-        .start(&session.agent, &run_id, now.as_secs(), &args.prompt)
+        .start_in(
+            &session.agent,
+            &args.thread,
+            &run_id,
+            now.as_secs(),
+            &args.prompt,
+        )
         .await?;
     Ok(session.finish(&outcome))
 }

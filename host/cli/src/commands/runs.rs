@@ -71,11 +71,25 @@ pub fn show(args: ShowRunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A state operation as `runs show` prints it.
+fn operation(op: &StateOp) -> String {
+    match op {
+        StateOp::Set { value } => format!("= {value}"),
+        StateOp::Remove => "removed".into(),
+        StateOp::Increment { delta } => format!("+= {delta}"),
+        StateOp::Append { item } => format!("append {item}"),
+        StateOp::Insert { item } => format!("insert {item}"),
+        StateOp::SetField { field, value } => format!(".{field} = {value}"),
+        StateOp::RemoveField { field } => format!(".{field} removed"),
+    }
+}
+
 fn print_text(record: &RunRecord) {
     println!(
-        "run {} (agent {}): {}",
+        "run {} (agent {}, thread {}): {}",
         record.header.run_id,
         record.header.agent,
+        record.header.thread,
         describe(&record.disposition())
     );
     for commit in &record.commits {
@@ -112,13 +126,10 @@ fn print_text(record: &RunRecord) {
             );
         }
         for write in &commit.state {
-            let op = match &write.op {
-                StateOp::Set { value } => format!("= {value}"),
-                StateOp::Remove => "removed".into(),
-                StateOp::Increment { delta } => format!("+= {delta}"),
-                StateOp::Append { item } => format!("append {item}"),
-            };
-            println!("  state {} {op}", write.key);
+            println!("  state {} {}", write.key, operation(&write.op));
+        }
+        for write in &commit.thread_state {
+            println!("  thread state {} {}", write.key, operation(&write.op));
         }
         for event in &commit.events {
             println!("  event {}", render(event));

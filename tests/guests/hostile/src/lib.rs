@@ -1,7 +1,8 @@
 //! A tool component for the host's security tests. Each tool tries one thing the
 //! host must refuse or bound, and returns what it observed as JSON (or lets the
 //! refusal surface as its tool error), so a test can assert the attempt failed.
-//! `hostile.echo` is the benign baseline.
+//! `hostile.echo` is the benign baseline; `hostile.state` and `hostile.secret`
+//! are helpers for tests of state merging and of hooks.
 
 /// Declares a tool named `$name` whose `call` takes `$args` and evaluates `$body`.
 macro_rules! hostile_tool {
@@ -26,9 +27,10 @@ mod bombs;
 mod escapes;
 mod grants;
 mod memory;
+mod state_op;
 
 use cordon_sdk::{Annotations, Tool, ToolError};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// Returns its arguments unchanged.
 pub struct Echo;
@@ -48,8 +50,30 @@ impl Tool for Echo {
     }
 }
 
+/// Returns planted secrets, for tests of hooks that redact them.
+pub struct Secret;
+
+impl Tool for Secret {
+    const NAME: &'static str = "hostile.secret";
+    const DESCRIPTION: &'static str = "Return text and a config object with planted secrets.";
+    type Args = args::NoArgs;
+    type Output = Value;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: args::NoArgs) -> Result<Value, ToolError> {
+        Ok(json!({
+            "text": "here is the key: AKIAIOSFODNN7EXAMPLE and token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+            "config": { "password": "hunter2" },
+        }))
+    }
+}
+
 cordon_sdk::export_tools!(
     Echo,
+    Secret,
     escapes::ReadFile,
     escapes::WriteFile,
     escapes::ListDir,
@@ -58,6 +82,7 @@ cordon_sdk::export_tools!(
     grants::StateWrite,
     grants::StateRead,
     grants::StateIncrement,
+    state_op::StateOp,
     grants::CallTool,
     grants::Recurse,
     grants::WriteThenFail,

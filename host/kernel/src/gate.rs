@@ -1,0 +1,159 @@
+//! The gate every tool call passes: the agent's tool list and permission policy
+//! first, then each before-tool-call hook in order. Deny beats ask beats allow;
+//! a deny ends the chain; a hook that fails, or whose staged writes are refused,
+//! denies (fail closed); rewritten arguments are judged by the policy again, so
+//! no hook can turn the policy's deny into an allow.
+
+use serde_json::Value;
+
+use crate::agent::AgentDef;
+use crate::event::{Event, EventSink};
+use crate::hooks::{GateVerdict, HookPhase, HookSet};
+use crate::merge::{Refusal, StateConflict, StepState, Writer};
+use crate::message::ToolCall;
+use crate::policy::{Decision, Verdict};
+use crate::tool::{ToolError, ToolErrorKind};
+
+/// The agent's own judgement: tools outside its list are denied, its policy
+/// decides the rest.
+pub(crate) fn policy_decision(agent: &AgentDef, call: &ToolCall) -> Decision {
+    if agent.uses_tool(&call.name) {
+        agent.permissions.decide(&call.name, &call.args)
+    } else {
+        Decision {
+            verdict: Verdict::Deny,
+            rule: Some(format!("`{}` is not among the agent's tools", call.name)),
+        }
+    }
+}
+
+/// Where a hook leaves the gate.
+enum Step {
+    /// Ask the next hook.
+    Next,
+    /// The call is denied; ask no one else.
+    Stop,
+}
+
+/// Judge `call`: the call as it will run (possibly with rewritten arguments)
+/// and the combined decision. Fails only when a hook's writes cannot merge
+/// with the step's, which fails the step.
+pub(crate) async fn judge(
+    agent: &AgentDef,
+    hooks: &dyn HookSet,
+    events: &dyn EventSink,
+    step: &mut StepState<'_>,
+    mut call: ToolCall,
+) -> Result<(ToolCall, Decision), StateConflict> {
+    let mut decision = policy_decision(agent, &call);
+    if decision.verdict == Verdict::Deny {
+        return Ok((call, decision));
+    }
+    let mut rewritten = false;
+    for hook in hooks.handlers(HookPhase::BeforeToolCall) {
+        let outcome = hooks.before_tool_call(&hook, &call, step.view()).await;
+        let next = match outcome.result {
+            Err(error) => {
+                decision = failed(events, &hook, &call.id, error);
+                Step::Stop
+            }
+            Ok(verdict) => {
+                let writer = Writer::Hook {
+                    bundle: hook.clone(),
+                    phase: HookPhase::BeforeToolCall,
+                    call_id: Some(call.id.clone()),
+                };
+                match step.admit(writer, outcome.writes) {
+                    Err(Refusal::Conflict(conflict)) => return Err(conflict),
+                    Err(Refusal::Rejected(reason)) => {
+                        let error = ToolError::new(ToolErrorKind::Failed, reason);
+                        decision = failed(events, &hook, &call.id, error);
+                        Step::Stop
+                    }
+                    Ok(()) => match verdict {
+                        GateVerdict::Allow => Step::Next,
+                        GateVerdict::Deny(reason) => {
+                            decision = Decision {
+                                verdict: Verdict::Deny,
+                                rule: Some(format!("hook `{hook}`: {reason}")),
+                            };
+                            Step::Stop
+                        }
+                        GateVerdict::Ask(reason) => {
+                            if decision.verdict < Verdict::Ask {
+                                decision = Decision {
+                                    verdict: Verdict::Ask,
+                                    rule: Some(format!("hook `{hook}`: {reason}")),
+                                };
+                            }
+                            Step::Next
+                        }
+                        GateVerdict::Rewrite(args) if args.is_object() => {
+                            let original = std::mem::replace(&mut call.args, args);
+                            events.emit(Event::ArgumentsRewritten {
+                                bundle: hook.clone(),
+                                call_id: call.id.clone(),
+                                original,
+                            });
+                            rewritten = true;
+                            Step::Next
+                        }
+                        GateVerdict::Rewrite(args) => {
+                            let error = ToolError::new(
+                                ToolErrorKind::Failed,
+                                format!(
+                                    "rewrote the arguments to {}, which is not a JSON object",
+                                    kind_of(&args)
+                                ),
+                            );
+                            decision = failed(events, &hook, &call.id, error);
+                            Step::Stop
+                        }
+                    },
+                }
+            }
+        };
+        if let Step::Stop = next {
+            return Ok((call, decision));
+        }
+    }
+    if rewritten {
+        let again = policy_decision(agent, &call);
+        if again.verdict > decision.verdict {
+            decision = Decision {
+                verdict: again.verdict,
+                rule: Some(match again.rule {
+                    Some(rule) => format!("{rule} (on the rewritten arguments)"),
+                    None => "the default permission (on the rewritten arguments)".to_owned(),
+                }),
+            };
+        }
+    }
+    Ok((call, decision))
+}
+
+/// Record that `hook` failed on call `call_id` and deny the call.
+fn failed(events: &dyn EventSink, hook: &str, call_id: &str, error: ToolError) -> Decision {
+    let rule = format!("hook `{hook}` failed, so the call is denied: {error}");
+    events.emit(Event::HookFailed {
+        bundle: hook.to_owned(),
+        phase: HookPhase::BeforeToolCall,
+        call_id: Some(call_id.to_owned()),
+        error,
+    });
+    Decision {
+        verdict: Verdict::Deny,
+        rule: Some(rule),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}

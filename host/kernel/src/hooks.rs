@@ -1,0 +1,239 @@
+//! The hook port: plugins that run at fixed points of the loop to judge, filter
+//! or observe it. The kernel decides when hooks run, in which order, and how
+//! their answers combine; a [`HookSet`] only runs the hook it is asked to.
+//!
+//! Every phase returns a [`HookOutcome`]: the hook's answer, or the
+//! [`ToolError`] that says why it has none (trap, timeout, limit, malformed
+//! answer), plus the state writes it staged. The loop fails closed on an error.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::message::{CallResult, ToolCall};
+use crate::state::{StateReader, StateWrite};
+use crate::tool::ToolError;
+
+/// A point of the loop at which hooks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HookPhase {
+    /// Before every model request.
+    BeforeInference,
+    /// Before every tool call the policy does not deny.
+    BeforeToolCall,
+    /// After every tool call that ran.
+    AfterToolCall,
+    /// At the end of every step that ran tools or answered.
+    StepEnd,
+}
+
+impl HookPhase {
+    /// Every phase, in loop order.
+    pub const ALL: [Self; 4] = [
+        Self::BeforeInference,
+        Self::BeforeToolCall,
+        Self::AfterToolCall,
+        Self::StepEnd,
+    ];
+
+    /// The phase's name in manifests and the WIT contract.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BeforeInference => "before-inference",
+            Self::BeforeToolCall => "before-tool-call",
+            Self::AfterToolCall => "after-tool-call",
+            Self::StepEnd => "step-end",
+        }
+    }
+
+    /// The phase named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|phase| phase.as_str() == name)
+    }
+}
+
+impl fmt::Display for HookPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A model request as before-inference hooks see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InferenceRequest {
+    /// The step about to run, counting from 1.
+    pub step: u32,
+    /// The conversation so far, as a JSON list of messages.
+    pub messages: Value,
+}
+
+/// A before-inference hook's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InferenceVerdict {
+    /// Make the request.
+    Proceed,
+    /// Add this text to the request's instructions.
+    AddContext(String),
+    /// Do not make the request; the run ends.
+    Refuse(String),
+}
+
+/// A before-tool-call hook's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateVerdict {
+    /// No objection.
+    Allow,
+    /// Refuse the call.
+    Deny(String),
+    /// Hold the call for a person.
+    Ask(String),
+    /// Run the call with these arguments, which the policy judges again.
+    Rewrite(Value),
+}
+
+/// An after-tool-call hook's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observation {
+    /// The model sees the result as it is.
+    Keep,
+    /// The model sees this instead, and only this is stored.
+    Replace(CallResult),
+}
+
+/// How a call of a finished step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStatus {
+    /// The tool returned an output.
+    Succeeded,
+    /// The tool ran and failed.
+    Failed,
+    /// The call was refused and never ran.
+    Denied,
+}
+
+/// A finished step as step-end hooks see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepSummary {
+    /// The step, counting model requests from 1.
+    pub step: u32,
+    /// Its tool calls in the model's order, as they ran.
+    pub calls: Vec<(ToolCall, CallStatus)>,
+    /// The final answer, when the step gave one.
+    pub answer: Option<String>,
+}
+
+/// What one hook call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookOutcome<T> {
+    /// The answer, or why there is none.
+    pub result: Result<T, ToolError>,
+    /// State writes the hook staged; empty unless `result` is `Ok`.
+    pub writes: Vec<StateWrite>,
+}
+
+/// The future a [`HookSet`] call returns.
+pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = HookOutcome<T>> + Send + 'a>>;
+
+/// The port through which the kernel runs hooks.
+pub trait HookSet: Send + Sync {
+    /// The hooks that handle `phase`, in the order they run.
+    fn handlers(&self, phase: HookPhase) -> Vec<String>;
+
+    /// Run hook `hook`'s before-inference phase.
+    fn before_inference<'a>(
+        &'a self,
+        hook: &'a str,
+        request: &'a InferenceRequest,
+        state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, InferenceVerdict>;
+
+    /// Run hook `hook`'s before-tool-call phase on `call`.
+    fn before_tool_call<'a>(
+        &'a self,
+        hook: &'a str,
+        call: &'a ToolCall,
+        state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, GateVerdict>;
+
+    /// Run hook `hook`'s after-tool-call phase on `call` and its `result`.
+    fn after_tool_call<'a>(
+        &'a self,
+        hook: &'a str,
+        call: &'a ToolCall,
+        result: &'a CallResult,
+        state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, Observation>;
+
+    /// Run hook `hook`'s step-end phase.
+    fn step_end<'a>(
+        &'a self,
+        hook: &'a str,
+        summary: &'a StepSummary,
+        state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, ()>;
+}
+
+/// A [`HookSet`] without hooks.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHooks;
+
+fn unhandled<'a, T: Send + 'a>(hook: &str, phase: HookPhase) -> HookFuture<'a, T> {
+    let error = ToolError::new(
+        crate::tool::ToolErrorKind::NotFound,
+        format!("no hook `{hook}` handles {phase}"),
+    );
+    Box::pin(async move {
+        HookOutcome {
+            result: Err(error),
+            writes: Vec::new(),
+        }
+    })
+}
+
+impl HookSet for NoHooks {
+    fn handlers(&self, _phase: HookPhase) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn before_inference<'a>(
+        &'a self,
+        hook: &'a str,
+        _request: &'a InferenceRequest,
+        _state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, InferenceVerdict> {
+        unhandled(hook, HookPhase::BeforeInference)
+    }
+
+    fn before_tool_call<'a>(
+        &'a self,
+        hook: &'a str,
+        _call: &'a ToolCall,
+        _state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, GateVerdict> {
+        unhandled(hook, HookPhase::BeforeToolCall)
+    }
+
+    fn after_tool_call<'a>(
+        &'a self,
+        hook: &'a str,
+        _call: &'a ToolCall,
+        _result: &'a CallResult,
+        _state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, Observation> {
+        unhandled(hook, HookPhase::AfterToolCall)
+    }
+
+    fn step_end<'a>(
+        &'a self,
+        hook: &'a str,
+        _summary: &'a StepSummary,
+        _state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, ()> {
+        unhandled(hook, HookPhase::StepEnd)
+    }
+}

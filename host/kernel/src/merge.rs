@@ -1,0 +1,401 @@
+//! Merging one step's state writes. Every call and hook of a step stages its
+//! writes alone; [`StepState`] admits each batch in a fixed order, checking
+//! that every key is declared, that every value it leaves fits the key's
+//! schema, and that it merges with the batches admitted before it under the
+//! key's [`MergePolicy`]. A batch that is undeclared or off-schema is refused
+//! on its own (its call fails); a batch that cannot merge fails the whole step
+//! with a [`StateConflict`] that names the key and every writer.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::agent::AgentDef;
+use crate::hooks::HookPhase;
+use crate::state::{StateReader, StateStoreError, StateWrite, Touch};
+use crate::typed_state::{MergePolicy, Scope};
+
+/// Who staged a batch of writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "writer", rename_all = "kebab-case")]
+pub enum Writer {
+    /// A tool call.
+    Tool { call_id: String, tool: String },
+    /// A hook, for the call it judged or filtered when there is one.
+    Hook {
+        bundle: String,
+        phase: HookPhase,
+        call_id: Option<String>,
+    },
+}
+
+impl fmt::Display for Writer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Tool { call_id, tool } => write!(f, "call {call_id} ({tool})"),
+            Self::Hook {
+                bundle,
+                phase,
+                call_id: Some(call_id),
+            } => write!(f, "hook {bundle} ({phase} of call {call_id})"),
+            Self::Hook {
+                bundle,
+                phase,
+                call_id: None,
+            } => write!(f, "hook {bundle} ({phase})"),
+        }
+    }
+}
+
+/// Writes to one key in one step that its merge policy cannot combine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error(
+    "state conflict on key `{key}` ({policy}): {detail}; writers: {}",
+    writers.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+)]
+pub struct StateConflict {
+    /// The key.
+    pub key: String,
+    /// Its merge policy.
+    pub policy: MergePolicy,
+    /// Every writer that touched the key in the step, in admission order.
+    pub writers: Vec<Writer>,
+    /// What could not be merged.
+    pub detail: String,
+}
+
+/// Why a batch of writes was not admitted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The batch writes a key the agent does not declare, or leaves a value its
+    /// schema rejects, or applies an operation to a value of the wrong shape.
+    /// Only this batch is discarded.
+    #[error("{0}")]
+    Rejected(String),
+    /// The batch cannot merge with earlier ones; the step fails.
+    #[error(transparent)]
+    Conflict(StateConflict),
+}
+
+/// How one writer touched one key.
+#[derive(Debug, Clone, Default)]
+struct KeyTouch {
+    whole: bool,
+    commutative: bool,
+    fields: BTreeSet<String>,
+}
+
+/// One step's state as its admitted writes leave it.
+pub struct StepState<'a> {
+    agent: &'a AgentDef,
+    base: Arc<BTreeMap<String, Value>>,
+    changed: BTreeMap<String, Option<Value>>,
+    touched: BTreeMap<String, Vec<(usize, KeyTouch)>>,
+    writers: Vec<Writer>,
+    writes: Vec<StateWrite>,
+}
+
+/// The state a step's calls read: the committed state with the writes admitted
+/// so far on top.
+struct Layered {
+    base: Arc<BTreeMap<String, Value>>,
+    changed: BTreeMap<String, Option<Value>>,
+}
+
+impl StateReader for Layered {
+    fn get(&self, key: &str) -> Result<Option<Value>, StateStoreError> {
+        Ok(match self.changed.get(key) {
+            Some(value) => value.clone(),
+            None => self.base.get(key).cloned(),
+        })
+    }
+}
+
+struct Snapshot(Arc<BTreeMap<String, Value>>);
+
+impl StateReader for Snapshot {
+    fn get(&self, key: &str) -> Result<Option<Value>, StateStoreError> {
+        Ok(self.0.get(key).cloned())
+    }
+}
+
+impl<'a> StepState<'a> {
+    /// A step of `agent` starting from the committed state `base`.
+    pub fn new(agent: &'a AgentDef, base: Arc<BTreeMap<String, Value>>) -> Self {
+        Self {
+            agent,
+            base,
+            changed: BTreeMap::new(),
+            touched: BTreeMap::new(),
+            writers: Vec::new(),
+            writes: Vec::new(),
+        }
+    }
+
+    /// The state as the writes admitted so far leave it.
+    pub fn view(&self) -> Arc<dyn StateReader> {
+        if self.changed.is_empty() {
+            Arc::new(Snapshot(Arc::clone(&self.base)))
+        } else {
+            Arc::new(Layered {
+                base: Arc::clone(&self.base),
+                changed: self.changed.clone(),
+            })
+        }
+    }
+
+    /// Whether no write has been admitted.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    /// Admit `writes` by `writer`, or say why not. Nothing changes on refusal.
+    pub fn admit(&mut self, writer: Writer, writes: Vec<StateWrite>) -> Result<(), Refusal> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        if let Some(write) = writes.iter().find(|write| !self.agent.declares(&write.key)) {
+            return Err(Refusal::Rejected(format!(
+                "state key `{}` is not declared by agent `{}`; the writes of {writer} were discarded",
+                write.key, self.agent.name
+            )));
+        }
+        let mut next: BTreeMap<String, Option<Value>> = BTreeMap::new();
+        let mut touches: BTreeMap<String, KeyTouch> = BTreeMap::new();
+        for write in &writes {
+            let current = match next.get(&write.key) {
+                Some(value) => value.clone(),
+                None => self.current(&write.key),
+            };
+            let value = write.op.apply(current).map_err(|error| {
+                Refusal::Rejected(format!(
+                    "state key `{}`: {error}; the writes of {writer} were discarded",
+                    write.key
+                ))
+            })?;
+            next.insert(write.key.clone(), value);
+            let touch = touches.entry(write.key.clone()).or_default();
+            match write.op.touch() {
+                Touch::Whole => touch.whole = true,
+                Touch::Commutative => touch.commutative = true,
+                Touch::Field(field) => {
+                    touch.fields.insert(field.to_owned());
+                }
+            }
+        }
+        for (key, value) in &next {
+            let (Some(declared), Some(value)) = (self.agent.state.get(key), value) else {
+                continue;
+            };
+            if let Err(reason) = declared.check(value) {
+                return Err(Refusal::Rejected(format!(
+                    "state key `{key}` would not fit its schema ({reason}); the writes of {writer} were discarded"
+                )));
+            }
+        }
+        for (key, touch) in &touches {
+            if let Some(detail) = self.clash(key, touch) {
+                let mut writers: Vec<Writer> = self.touched[key]
+                    .iter()
+                    .map(|(index, _)| self.writers[*index].clone())
+                    .collect();
+                writers.push(writer);
+                return Err(Refusal::Conflict(StateConflict {
+                    key: key.clone(),
+                    policy: self.agent.merge_of(key),
+                    writers,
+                    detail,
+                }));
+            }
+        }
+        let index = self.writers.len();
+        self.writers.push(writer);
+        for (key, touch) in touches {
+            self.touched.entry(key).or_default().push((index, touch));
+        }
+        self.changed.extend(next);
+        self.writes.extend(writes);
+        Ok(())
+    }
+
+    fn current(&self, key: &str) -> Option<Value> {
+        match self.changed.get(key) {
+            Some(value) => value.clone(),
+            None => self.base.get(key).cloned(),
+        }
+    }
+
+    /// Why a new writer's `touch` of `key` cannot merge with earlier writers'.
+    fn clash(&self, key: &str, touch: &KeyTouch) -> Option<String> {
+        let earlier = self.touched.get(key)?;
+        if earlier.is_empty() {
+            return None;
+        }
+        match self.agent.merge_of(key) {
+            MergePolicy::Exclusive => Some("an exclusive key takes one writer per step".to_owned()),
+            MergePolicy::Commutative => {
+                let replaces = touch.whole
+                    || !touch.fields.is_empty()
+                    || earlier
+                        .iter()
+                        .any(|(_, other)| other.whole || !other.fields.is_empty());
+                replaces.then(|| {
+                    "only increment, append and insert merge; a set or remove needs the key to itself"
+                        .to_owned()
+                })
+            }
+            MergePolicy::Disjoint => {
+                if touch.whole
+                    || touch.commutative
+                    || earlier
+                        .iter()
+                        .any(|(_, other)| other.whole || other.commutative)
+                {
+                    return Some(
+                        "writers of a disjoint key may only set or remove fields".to_owned(),
+                    );
+                }
+                earlier
+                    .iter()
+                    .flat_map(|(_, other)| other.fields.intersection(&touch.fields))
+                    .next()
+                    .map(|field| format!("two writers touched field `{field}`"))
+            }
+        }
+    }
+
+    /// The admitted writes, split by scope: run-scoped first, thread-scoped second.
+    pub fn into_writes(self) -> (Vec<StateWrite>, Vec<StateWrite>) {
+        let agent = self.agent;
+        self.writes
+            .into_iter()
+            .partition(|write| agent.scope_of(&write.key) == Scope::Run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PermissionPolicy;
+    use crate::state::StateOp;
+    use crate::typed_state::StateKey;
+    use serde_json::json;
+
+    fn agent(keys: &[(&str, MergePolicy)]) -> AgentDef {
+        keys.iter().fold(
+            AgentDef::new(
+                "a",
+                "",
+                &["*"],
+                4,
+                PermissionPolicy::new(crate::policy::Verdict::Allow),
+            )
+            .unwrap(),
+            |agent, (key, merge)| {
+                agent.with_state_key(key, StateKey::new(None).unwrap().merged_by(*merge))
+            },
+        )
+    }
+
+    fn tool(id: &str) -> Writer {
+        Writer::Tool {
+            call_id: id.into(),
+            tool: "t".into(),
+        }
+    }
+
+    fn op(key: &str, op: StateOp) -> Vec<StateWrite> {
+        vec![StateWrite {
+            key: key.into(),
+            op,
+        }]
+    }
+
+    fn conflict(result: Result<(), Refusal>) -> StateConflict {
+        match result {
+            Err(Refusal::Conflict(conflict)) => conflict,
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_second_writer_of_an_exclusive_key_conflicts_and_both_are_named() {
+        let agent = agent(&[("k", MergePolicy::Exclusive)]);
+        let mut step = StepState::new(&agent, Arc::default());
+        step.admit(tool("c1"), op("k", StateOp::Set { value: json!(1) }))
+            .unwrap();
+        let conflict = conflict(step.admit(tool("c2"), op("k", StateOp::Set { value: json!(2) })));
+        assert_eq!(conflict.key, "k");
+        assert_eq!(conflict.writers, vec![tool("c1"), tool("c2")]);
+        assert!(conflict.to_string().contains("call c1 (t), call c2 (t)"));
+    }
+
+    #[test]
+    fn commutative_writers_add_up_but_a_set_among_them_conflicts() {
+        let agent = agent(&[("n", MergePolicy::Commutative)]);
+        let mut step = StepState::new(&agent, Arc::new([("n".into(), json!(1))].into()));
+        for id in ["c1", "c2", "c3"] {
+            step.admit(tool(id), op("n", StateOp::Increment { delta: 2 }))
+                .unwrap();
+        }
+        assert_eq!(step.view().get("n").unwrap(), Some(json!(7)));
+        conflict(step.admit(tool("c4"), op("n", StateOp::Set { value: json!(0) })));
+        let (run, thread) = step.into_writes();
+        assert_eq!((run.len(), thread.len()), (3, 0));
+    }
+
+    #[test]
+    fn disjoint_writers_merge_on_different_fields_and_conflict_on_one() {
+        let agent = agent(&[("m", MergePolicy::Disjoint)]);
+        let mut step = StepState::new(&agent, Arc::default());
+        let field = |field: &str, value: i64| {
+            op(
+                "m",
+                StateOp::SetField {
+                    field: field.into(),
+                    value: json!(value),
+                },
+            )
+        };
+        step.admit(tool("c1"), field("a", 1)).unwrap();
+        step.admit(tool("c2"), field("b", 2)).unwrap();
+        assert_eq!(step.view().get("m").unwrap(), Some(json!({"a": 1, "b": 2})));
+        let conflict = conflict(step.admit(tool("c3"), field("a", 3)));
+        assert!(conflict.detail.contains("`a`"), "{conflict}");
+        assert_eq!(conflict.writers.len(), 3);
+    }
+
+    #[test]
+    fn one_writer_may_do_anything_to_a_key() {
+        let agent = agent(&[("m", MergePolicy::Disjoint)]);
+        let mut step = StepState::new(&agent, Arc::default());
+        let mut writes = op("m", StateOp::Set { value: json!({}) });
+        writes.extend(op(
+            "m",
+            StateOp::SetField {
+                field: "x".into(),
+                value: json!(true),
+            },
+        ));
+        step.admit(tool("c1"), writes).unwrap();
+        assert_eq!(step.view().get("m").unwrap(), Some(json!({"x": true})));
+    }
+
+    #[test]
+    fn undeclared_and_off_schema_batches_are_refused_alone() {
+        let agent = agent(&[("k", MergePolicy::Exclusive)])
+            .with_state("typed", Some(json!({"type": "integer"})))
+            .unwrap();
+        let mut step = StepState::new(&agent, Arc::default());
+        let refused = step.admit(tool("c1"), op("other", StateOp::Remove));
+        assert!(matches!(refused, Err(Refusal::Rejected(ref m)) if m.contains("`other`")));
+        let refused = step.admit(tool("c2"), op("typed", StateOp::Set { value: json!("x") }));
+        assert!(matches!(refused, Err(Refusal::Rejected(ref m)) if m.contains("schema")));
+        step.admit(tool("c3"), op("typed", StateOp::Set { value: json!(3) }))
+            .unwrap();
+        assert!(!step.is_empty());
+    }
+}
