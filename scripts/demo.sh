@@ -19,7 +19,6 @@ esac
 cordon="$target_dir/debug/cordon"
 
 scratch="$(mktemp -d)"
-export CORDON_STATE="$scratch/state.json"
 export CORDON_STORE="$scratch/cordon.db"
 
 step() {
@@ -40,7 +39,8 @@ step tool call files.read --args '{"path": "../../etc/passwd"}'
 step tool call jq.query --args '{"filter": 42}'
 
 echo
-echo "The demo agent (examples/demo): reads freely, may not read .env, asks before writing a note."
+echo "The demo agent (examples/demo): reads freely, may not read .env, asks before writing a note;"
+echo "the bundled hooks redact secrets from what it reads, guard its paths and count its calls."
 step run --agent examples/demo/agent.toml --run-id demo "Where does the cordon CLI start?" </dev/null
 step runs resume demo --approve call-3-1 </dev/null
 step runs show demo

@@ -134,7 +134,7 @@ async fn hook_overhead(host: &PluginHost, events: &Arc<StepEvents>) {
     ] {
         let with = step_time(plugins, events, true).await;
         println!(
-            "before-tool-call hook ({name}): {:.1} us per step with one call vs {:.1} us without              hooks; hook overhead {:.1} us per call; with/without = {:.2}",
+            "before-tool-call hook ({name}): {:.1} us per step with one call vs {:.1} us without hooks; hook overhead {:.1} us per call; with/without = {:.2}",
             us(with),
             us(without),
             us(with.saturating_sub(without)),

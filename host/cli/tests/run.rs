@@ -429,3 +429,76 @@ fn a_permissions_file_replaces_the_agents_rules() {
         text(&output.stderr)
     );
 }
+
+#[test]
+fn hooks_redact_what_the_run_stores_and_thread_state_carries_over_from_tool_calls() {
+    let project = Project::new();
+    let redactor = project.path("plugins/redactor");
+    std::fs::create_dir_all(&redactor).unwrap();
+    std::fs::copy(
+        Path::new(artifacts::PLUGINS_DIR).join("redactor/plugin.toml"),
+        redactor.join("plugin.toml"),
+    )
+    .unwrap();
+    std::fs::copy(artifacts::REDACTOR, redactor.join("redactor.wasm")).unwrap();
+    project.write(
+        "agent.toml",
+        "name = \"t\"\n[permissions]\ndefault = \"allow\"\n\
+         [state.notes]\nscope = \"thread\"\n[state.\"notes.next-id\"]\nscope = \"thread\"\n",
+    );
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"notes.list\"\nargs = {}\n\
+         [[turn.call]]\ntool = \"hostile.secret\"\nargs = {}\n[[turn]]\ntext = \"Done.\"\n",
+    );
+    let added = project.cordon(&[
+        "tool",
+        "call",
+        "notes.add",
+        "--args",
+        r#"{"title": "Milk", "body": "buy milk"}"#,
+    ]);
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let output = project.run_scripted("r1", &[]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = project.show("r1").to_string();
+    assert!(
+        shown.contains("Milk"),
+        "the thread's note reached the run: {shown}"
+    );
+    assert!(shown.contains("[REDACTED:aws-access-key]"), "{shown}");
+    assert!(!shown.contains("AKIAIOSFODNN7EXAMPLE"), "{shown}");
+    assert!(shown.contains("observation-replaced"), "{shown}");
+}
+
+#[test]
+fn a_state_conflict_fails_the_step_naming_the_key_and_both_calls() {
+    let project = Project::new();
+    project.write(
+        "plugins/hostile/plugin.toml",
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\
+         [grants.state]\nread = [\"owner\"]\nwrite = [\"owner\"]\n",
+    );
+    project.write(
+        "agent.toml",
+        "name = \"t\"\n[permissions]\ndefault = \"allow\"\n[state.owner]\nmerge = \"exclusive\"\n",
+    );
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"hostile.state\"\nargs = { op = \"set\", key = \"owner\", value = \"a\" }\n\
+         [[turn.call]]\ntool = \"hostile.state\"\nargs = { op = \"set\", key = \"owner\", value = \"b\" }\n\
+         [[turn]]\ntext = \"Done.\"\n",
+    );
+    let output = project.run_scripted("r1", &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stdout));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("state conflict on key `owner` (exclusive)")
+            && stderr.contains("call-1-1 (hostile.state)")
+            && stderr.contains("call-1-2 (hostile.state)"),
+        "{stderr}"
+    );
+    let shown = project.show("r1");
+    assert_eq!(shown["commits"].as_array().unwrap().len(), 1, "{shown}");
+    assert_eq!(shown["state"], serde_json::json!({}));
+}

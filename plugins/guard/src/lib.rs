@@ -27,7 +27,7 @@ impl BeforeToolCall for Guard {
 
 fn load() -> Result<Policy, String> {
     let config: Config = cordon_sdk::config::get().map_err(|error| error.to_string())?;
-    Policy::new(config)
+    Ok(Policy::new(config))
 }
 
 cordon_sdk::export_before_tool_call!(Guard);

@@ -1,5 +1,10 @@
-//! The compiled configuration and the judgement of one call: deny checks first
-//! (tool names, paths, commands), then ask checks, so that a deny always wins.
+//! The configuration and the judgement of one call: deny checks first (tool
+//! names, paths, commands), then ask checks, so that a deny always wins.
+//!
+//! Every call runs in a fresh instance, so nothing compiled survives between
+//! calls. Compiling the command patterns costs milliseconds, so they are
+//! compiled only for a call that has a command to check; a pattern that does
+//! not compile then denies that call, naming the pattern.
 
 use cordon_sdk::hooks::Verdict;
 use regex::Regex;
@@ -11,28 +16,28 @@ use crate::{glob, paths};
 /// How much of a command a reason quotes; the rest is elided.
 const QUOTED_CHARS: usize = 200;
 
-/// The configuration, with its patterns compiled.
+/// The configuration.
 #[derive(Debug)]
 pub struct Policy {
     path_args: Vec<String>,
     command_args: Vec<String>,
-    deny_commands: Vec<Regex>,
-    ask_commands: Vec<Regex>,
+    deny_commands: Vec<String>,
+    ask_commands: Vec<String>,
     deny_tools: Vec<String>,
     ask_tools: Vec<String>,
 }
 
 impl Policy {
-    /// Compiles `config`; a pattern that does not compile is an error naming it.
-    pub fn new(config: Config) -> Result<Self, String> {
-        Ok(Self {
-            deny_commands: compile("deny-commands", &config.deny_commands)?,
-            ask_commands: compile("ask-commands", &config.ask_commands)?,
+    /// The policy `config` describes.
+    pub fn new(config: Config) -> Self {
+        Self {
+            deny_commands: config.deny_commands,
+            ask_commands: config.ask_commands,
             path_args: config.path_args,
             command_args: config.command_args,
             deny_tools: config.deny_tools,
             ask_tools: config.ask_tools,
-        })
+        }
     }
 
     /// The verdict on calling the tool `name` with `args`.
@@ -52,7 +57,17 @@ impl Policy {
         if let Some(path) = self.paths(args).find(|path| paths::leaves_workspace(path)) {
             return Verdict::Deny(format!("path `{path}` is outside the workspace"));
         }
-        if let Some(reason) = first_match(&self.deny_commands, "deny-commands", &commands) {
+        let (deny_commands, ask_commands) = if commands.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            let compiled = compile("deny-commands", &self.deny_commands)
+                .and_then(|deny| Ok((deny, compile("ask-commands", &self.ask_commands)?)));
+            match compiled {
+                Ok(compiled) => compiled,
+                Err(error) => return Verdict::Deny(format!("guard config: {error}")),
+            }
+        };
+        if let Some(reason) = first_match(&deny_commands, "deny-commands", &commands) {
             return Verdict::Deny(reason);
         }
         if let Some(glob) = self.ask_tools.iter().find(|glob| glob::matches(glob, name)) {
@@ -60,7 +75,7 @@ impl Policy {
                 "tool `{name}` needs approval by the guard's ask-tools `{glob}`"
             ));
         }
-        if let Some(reason) = first_match(&self.ask_commands, "ask-commands", &commands) {
+        if let Some(reason) = first_match(&ask_commands, "ask-commands", &commands) {
             return Verdict::Ask(reason);
         }
         Verdict::Allow
@@ -139,9 +154,7 @@ mod tests {
     }
 
     fn judge_with(config: Config, name: &str, args: Value) -> Verdict {
-        Policy::new(config)
-            .expect("patterns compile")
-            .judge(name, &args)
+        Policy::new(config).judge(name, &args)
     }
 
     fn is_deny(verdict: &Verdict) -> bool {
@@ -303,15 +316,18 @@ mod tests {
     }
 
     #[test]
-    fn invalid_patterns_are_errors_naming_them() {
+    fn invalid_patterns_deny_calls_with_commands_naming_the_pattern() {
         let config = Config {
             deny_commands: vec!["rm (".to_owned()],
             ..Config::default()
         };
-        let error = Policy::new(config).expect_err("must fail");
+        let policy = Policy::new(config);
+        let Verdict::Deny(reason) = policy.judge("shell.run", &json!({"command": "ls"})) else {
+            panic!("an unusable pattern must deny");
+        };
         assert!(
-            error.contains("`rm (`") && error.contains("deny-commands"),
-            "{error}"
+            reason.contains("`rm (`") && reason.contains("deny-commands"),
+            "{reason}"
         );
     }
 
