@@ -23,6 +23,9 @@ impl Project {
             ("jq", artifacts::JQ),
             ("files", artifacts::FILES),
             ("notes", artifacts::NOTES),
+            ("redactor", artifacts::REDACTOR),
+            ("guard", artifacts::GUARD),
+            ("budget", artifacts::BUDGET),
         ] {
             let bundle = project.plugins().join(name);
             std::fs::create_dir_all(&bundle).unwrap();
@@ -79,13 +82,20 @@ fn plugins_check_lists_each_bundle_with_tools_and_grants() {
     assert!(text.contains("jq.query"), "{text}");
     assert!(text.contains("dir . -> /workspace (ro)"), "{text}");
     assert!(text.contains("state read [notes, notes.next-id]"), "{text}");
-    assert!(text.contains("3 bundle(s) valid, 0 error(s)"), "{text}");
+    assert!(text.contains("ok     budget 0.1.0 (hook)"), "{text}");
+    assert!(text.contains("hooks:  after-tool-call"), "{text}");
+    assert!(text.contains("config: {\"max-calls\":20}"), "{text}");
+    assert!(text.contains("6 bundle(s) valid, 0 error(s)"), "{text}");
 
     let output = project.cordon(&["plugins", "check", "--json"]);
     assert!(output.status.success());
     let report = json(&output);
     assert_eq!(report["ok"], true);
-    assert_eq!(report["bundles"].as_array().unwrap().len(), 3);
+    assert_eq!(report["bundles"].as_array().unwrap().len(), 6);
+    assert_eq!(
+        report["bundles"][0]["hooks"],
+        serde_json::json!(["before-tool-call"])
+    );
     assert_eq!(
         report["bundles"][0]["cache"], "cached",
         "the second run uses the cache"
@@ -109,7 +119,7 @@ fn plugins_check_fails_on_a_bad_bundle_and_names_it() {
         text.contains("broken/plugin.toml") && text.contains("plugin.version"),
         "{text}"
     );
-    assert!(text.contains("3 bundle(s) valid, 1 error(s)"), "{text}");
+    assert!(text.contains("6 bundle(s) valid, 1 error(s)"), "{text}");
 
     let output = project.cordon(&["tool", "list"]);
     assert_eq!(

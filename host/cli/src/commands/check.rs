@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use cordon_kernel::ToolSpec;
+use cordon_kernel::{HookPhase, ToolSpec};
 use cordon_wasm::{CacheOutcome, Grants, Limits, LoadedBundle};
 use serde::Serialize;
 
@@ -29,7 +29,9 @@ struct BundleReport<'a> {
     cache: &'static str,
     load_ms: u128,
     tools: &'a [ToolSpec],
+    hooks: &'a [HookPhase],
     grants: &'a Grants,
+    config: &'a serde_json::Value,
     limits: LimitsReport,
 }
 
@@ -75,7 +77,9 @@ fn bundle_report(loaded: &LoadedBundle) -> BundleReport<'_> {
         cache: cache_word(loaded.cache),
         load_ms: loaded.load_time.as_millis(),
         tools: &loaded.tools,
+        hooks: &manifest.hooks,
         grants: &manifest.grants,
+        config: &manifest.config,
         limits: manifest.limits.into(),
     }
 }
@@ -110,8 +114,20 @@ fn print_text(report: &Report<'_>) {
         if !bundle.description.is_empty() {
             println!("       {}", bundle.description);
         }
-        let tools: Vec<&str> = bundle.tools.iter().map(|tool| tool.name.as_str()).collect();
-        println!("       tools:  {}", tools.join(", "));
+        if bundle.hooks.is_empty() {
+            let tools: Vec<&str> = bundle.tools.iter().map(|tool| tool.name.as_str()).collect();
+            println!("       tools:  {}", tools.join(", "));
+        } else {
+            let hooks: Vec<&str> = bundle.hooks.iter().map(|hook| hook.as_str()).collect();
+            println!("       hooks:  {}", hooks.join(", "));
+        }
+        if bundle
+            .config
+            .as_object()
+            .is_some_and(|table| !table.is_empty())
+        {
+            println!("       config: {}", bundle.config);
+        }
         println!("       grants: {}", describe_grants(bundle.grants));
         let limits = &bundle.limits;
         println!(
