@@ -11,6 +11,8 @@ use tempfile::TempDir;
 
 pub use cordon_test_artifacts as artifacts;
 
+pub mod replay;
+
 /// One compiled-component cache for the whole test binary, so each component is
 /// compiled once per run however many tests load it.
 fn cache_dir() -> PathBuf {

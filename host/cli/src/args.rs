@@ -60,9 +60,14 @@ pub struct AgentArgs {
     /// Without one: every tool, 12 steps, and every call asks for approval.
     #[arg(long, env = "CORDON_AGENT")]
     pub agent: Option<PathBuf>,
-    /// The model, such as `scripted:demo/script.toml`; overrides the agent file's.
+    /// The model: `scripted:FILE`, `openai:MODEL` (key in OPENAI_API_KEY) or
+    /// `anthropic:MODEL` (key in ANTHROPIC_API_KEY); overrides the agent file's.
     #[arg(long, env = "CORDON_MODEL")]
     pub model: Option<String>,
+    /// The provider's base URL, such as `http://localhost:11434/v1` for Ollama;
+    /// overrides the agent file's `base-url` and OPENAI_BASE_URL / ANTHROPIC_BASE_URL.
+    #[arg(long, env = "CORDON_BASE_URL")]
+    pub base_url: Option<String>,
     /// A permissions file (`default`, `allow`, `ask`, `deny`) that replaces the
     /// agent's `[permissions]`.
     #[arg(long, env = "CORDON_PERMISSIONS")]

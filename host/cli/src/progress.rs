@@ -148,6 +148,7 @@ impl Observer for Printer {
         if self.json {
             let value = match &progress {
                 Progress::Text(text) => json!({"type": "text", "text": text}),
+                Progress::Restarted => json!({"type": "restarted"}),
                 Progress::ToolCall { call, decision } => {
                     json!({"type": "tool-call", "call": call, "decision": decision})
                 }
@@ -167,6 +168,10 @@ impl Observer for Printer {
                 let _ = write!(out, "{text}");
                 let _ = out.flush();
                 self.mid_line.store(!text.ends_with('\n'), Ordering::SeqCst);
+            }
+            Progress::Restarted => {
+                self.break_line();
+                say!("(the model's response broke off; asking again)");
             }
             Progress::ToolCall { call, decision } => {
                 let verdict = match decision.verdict {

@@ -59,6 +59,11 @@ impl Project {
             .env_remove("CORDON_MODEL")
             .env_remove("CORDON_STORE")
             .env_remove("CORDON_PLUGINS")
+            .env_remove("CORDON_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_BASE_URL")
             .stdin(Stdio::null());
         command
     }
@@ -501,4 +506,138 @@ fn a_state_conflict_fails_the_step_naming_the_key_and_both_calls() {
     let shown = project.show("r1");
     assert_eq!(shown["commits"].as_array().unwrap().len(), 1, "{shown}");
     assert_eq!(shown["state"], serde_json::json!({}));
+}
+
+/// The OpenAI-compatible stream of a turn that says `text` in pieces and calls
+/// `hostile.echo` when `call` is given.
+fn openai_turn(text: &[&str], call: Option<serde_json::Value>) -> String {
+    let chunk = |delta: serde_json::Value, finish: Option<&str>| serde_json::json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+    let mut chunks: Vec<serde_json::Value> = text
+        .iter()
+        .map(|piece| chunk(serde_json::json!({"content": piece}), None))
+        .collect();
+    let finish = match call {
+        Some(args) => {
+            chunks.push(chunk(
+                serde_json::json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "hostile_echo", "arguments": args.to_string()}}]}),
+                None,
+            ));
+            "tool_calls"
+        }
+        None => "stop",
+    };
+    chunks.push(chunk(serde_json::json!({}), Some(finish)));
+    let mut stream: String = chunks
+        .iter()
+        .map(|chunk| format!("data: {chunk}\n\n"))
+        .collect();
+    stream.push_str("data: [DONE]\n\n");
+    stream
+}
+
+#[test]
+fn a_run_against_an_openai_compatible_server_streams_text_and_keeps_the_key_out_of_everything() {
+    use cordon_tests::replay::{Reply, Server};
+    const KEY: &str = "sk-cli-test-s3cret";
+    let project = Project::new();
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(Server::start(vec![
+        Reply::Stream(openai_turn(
+            &["Let me ", "echo."],
+            Some(serde_json::json!({"word": "hi"})),
+        )),
+        Reply::Stream(openai_turn(&["It ", "said ", "hi."], None)),
+    ]));
+    let output = project
+        .command(&[
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "openai:gpt-test",
+            "--base-url",
+            &server.url,
+            "--run-id",
+            "r1",
+            "--json",
+            "go",
+        ])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let pieces: Vec<&str> = lines
+        .iter()
+        .filter(|line| line["type"] == "text")
+        .filter_map(|line| line["text"].as_str())
+        .collect();
+    assert_eq!(pieces, vec!["Let me ", "echo.", "It ", "said ", "hi."]);
+    assert!(
+        lines.iter().any(|line| line["type"] == "tool-result"
+            && line["result"]["output"] == serde_json::json!({"word": "hi"})),
+        "{stdout}"
+    );
+    assert_eq!(lines.last().unwrap()["answer"], "It said hi.", "{stdout}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {KEY}"))
+    );
+    assert!(
+        requests[0].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|tool| tool["function"]["name"] == "hostile_echo"),
+        "{}",
+        requests[0].body
+    );
+
+    let shown = project.cordon(&["runs", "show", "r1"]);
+    assert!(
+        text(&shown.stdout).contains("assistant: It said hi."),
+        "{}",
+        text(&shown.stdout)
+    );
+    let resumed = project.cordon(&["runs", "show", "r1", "--json"]);
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&resumed.stdout).unwrap()["run"]["metadata"]["base-url"],
+        server.url
+    );
+    for place in [stdout, text(&output.stderr), text(&shown.stdout)] {
+        assert!(!place.contains(KEY));
+    }
+    for file in ["cordon.db", "cordon.db-wal"] {
+        if let Ok(bytes) = std::fs::read(project.path(".cordon").join(file)) {
+            assert!(!String::from_utf8_lossy(&bytes).contains(KEY), "{file}");
+        }
+    }
+}
+
+#[test]
+fn a_hosted_model_without_its_key_cannot_start_and_says_which_variable_to_set() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    let output = project.cordon(&[
+        "run",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "anthropic:claude-test",
+        "go",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("set ANTHROPIC_API_KEY"),
+        "{}",
+        text(&output.stderr)
+    );
 }

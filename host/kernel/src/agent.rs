@@ -18,6 +18,8 @@ pub struct AgentDef {
     pub instructions: String,
     /// Which model to use, such as `scripted:demo.toml`; the host resolves it.
     pub model: Option<String>,
+    /// How to reach and sample the model.
+    pub model_settings: ModelSettings,
     /// The most model steps a run may take; the last one must answer without tools.
     pub max_steps: u32,
     /// The gate every tool call passes.
@@ -28,6 +30,19 @@ pub struct AgentDef {
     pub state: BTreeMap<String, StateKey>,
     tools: GlobSet,
     tool_patterns: Vec<String>,
+}
+
+/// How the agent's model is reached and sampled; each unset value is the
+/// provider's default.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ModelSettings {
+    /// The provider's base URL.
+    pub base_url: Option<String>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// The most output tokens per step.
+    pub max_tokens: Option<u32>,
 }
 
 /// Why an agent definition was rejected.
@@ -52,6 +67,9 @@ struct AgentFile {
     #[serde(default)]
     instructions: String,
     model: Option<String>,
+    base_url: Option<String>,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
     #[serde(default = "default_tools")]
     tools: Vec<String>,
     #[serde(default = "default_max_steps")]
@@ -98,6 +116,7 @@ impl AgentDef {
             name: name.to_owned(),
             instructions: instructions.to_owned(),
             model: None,
+            model_settings: ModelSettings::default(),
             max_steps: max_steps.max(1),
             permissions,
             state: BTreeMap::new(),
@@ -111,7 +130,10 @@ impl AgentDef {
     /// ```toml
     /// name = "researcher"
     /// instructions = "Answer from the workspace's files."
-    /// model = "scripted:script.toml"
+    /// model = "scripted:script.toml"     # or openai:MODEL, anthropic:MODEL
+    /// temperature = 0.2                  # optional, 0 to 2
+    /// max-tokens = 2048                  # optional: output tokens per step
+    /// base-url = "http://localhost:11434/v1"  # optional: the provider's endpoint
     /// tools = ["files.*", "jq.query"]
     /// max-steps = 8
     /// [state.notes]
@@ -146,6 +168,17 @@ impl AgentDef {
         if parsed.max_steps == 0 {
             return Err(invalid("max-steps", "must be at least 1".into()));
         }
+        if let Some(temperature) = parsed.temperature
+            && !(0.0..=2.0).contains(&temperature)
+        {
+            return Err(invalid(
+                "temperature",
+                format!("{temperature} is outside 0 to 2"),
+            ));
+        }
+        if parsed.max_tokens == Some(0) {
+            return Err(invalid("max-tokens", "must be at least 1".into()));
+        }
         let tools = tool_set(&parsed.tools)
             .map_err(|(pattern, reason)| invalid("tools", format!("{pattern:?}: {reason}")))?;
         let permissions = parsed.permissions.build().map_err(|(field, error)| {
@@ -163,6 +196,11 @@ impl AgentDef {
             name: parsed.name,
             instructions: parsed.instructions,
             model: parsed.model,
+            model_settings: ModelSettings {
+                base_url: parsed.base_url,
+                temperature: parsed.temperature,
+                max_tokens: parsed.max_tokens,
+            },
             max_steps: parsed.max_steps,
             permissions,
             state,
@@ -250,6 +288,23 @@ mod tests {
     }
 
     #[test]
+    fn model_settings_come_from_the_agent_file() {
+        let agent = AgentDef::parse(
+            "agent.toml",
+            "name = \"a\"\nmodel = \"openai:gpt\"\ntemperature = 0.2\nmax-tokens = 512\nbase-url = \"http://localhost:11434/v1\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            agent.model_settings,
+            ModelSettings {
+                base_url: Some("http://localhost:11434/v1".into()),
+                temperature: Some(0.2),
+                max_tokens: Some(512),
+            }
+        );
+    }
+
+    #[test]
     fn defaults_ask_before_every_call() {
         let agent = AgentDef::parse("agent.toml", "name = \"a\"").unwrap();
         assert!(agent.uses_tool("anything"));
@@ -273,6 +328,8 @@ mod tests {
                 "name = \"a\"\n[state.k]\nschema = { type = 3 }",
                 "`state.k.schema`",
             ),
+            ("name = \"a\"\ntemperature = 3.5", "`temperature`"),
+            ("name = \"a\"\nmax-tokens = 0", "`max-tokens`"),
         ] {
             let error = AgentDef::parse("agent.toml", text).unwrap_err().to_string();
             assert!(

@@ -28,6 +28,9 @@ pub struct ModelRequest<'a> {
 pub enum ModelDelta {
     /// More text.
     Text(String),
+    /// The response broke off and is being requested again from its start:
+    /// the text delivered so far for this step does not count.
+    Restart,
 }
 
 /// Tokens a step consumed.
@@ -70,9 +73,12 @@ pub enum ModelError {
     /// A scripted model has no turn left.
     #[error("the model script has no turn left: {0}")]
     Exhausted(String),
-    /// The provider could not be reached or refused the request.
+    /// The provider could not be reached, or failed in a way retries did not cure.
     #[error("model request failed: {0}")]
     Request(String),
+    /// The provider answered with an error status.
+    #[error("the model provider answered HTTP {status}: {message}")]
+    Http { status: u16, message: String },
     /// The provider's answer could not be understood.
     #[error("malformed model response: {0}")]
     Malformed(String),

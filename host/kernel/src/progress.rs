@@ -13,6 +13,9 @@ use crate::policy::Decision;
 pub enum Progress {
     /// Model text as it streams.
     Text(String),
+    /// The model's response broke off and is being requested again: the text
+    /// streamed since the step began does not count.
+    Restarted,
     /// A call the model requested, with the gate's verdict.
     ToolCall { call: ToolCall, decision: Decision },
     /// What a call produced.

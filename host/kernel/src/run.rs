@@ -25,7 +25,7 @@ use crate::commit::{
 use crate::gate;
 use crate::hooks::{CallStatus, HookPhase, HookSet, InferenceRequest, NoHooks, StepSummary};
 use crate::merge::{Refusal, StateConflict, StepState, Writer};
-use crate::message::{CallResult, Message};
+use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelProvider, ModelRequest};
 use crate::phases::{self, Inference};
 use crate::policy::{Decision, Verdict};
@@ -307,6 +307,7 @@ impl Runtime {
             let observer = Arc::clone(&self.observer);
             let deltas = move |delta: ModelDelta| match delta {
                 ModelDelta::Text(text) => observer.observe(Progress::Text(text)),
+                ModelDelta::Restart => observer.observe(Progress::Restarted),
             };
             let visible = visible_state(agent, &cursor.state);
             let request = ModelRequest {
@@ -365,6 +366,14 @@ impl Runtime {
             }
             let mut records = Vec::with_capacity(calls.len());
             for call in calls {
+                if let Some(record) = malformed(&call) {
+                    self.observer.observe(Progress::ToolCall {
+                        call: record.call.clone(),
+                        decision: record.decision.clone(),
+                    });
+                    records.push(record);
+                    continue;
+                }
                 let (call, decision) = gate::judge(
                     agent,
                     self.hooks.as_ref(),
@@ -682,6 +691,34 @@ impl Runtime {
         });
         Ok(())
     }
+}
+
+/// A call whose arguments are not a JSON object (a model that streamed broken
+/// JSON) is answered with an `invalid-input` error the model sees, and never
+/// reaches the gate or a tool.
+fn malformed(call: &ToolCall) -> Option<ToolRecord> {
+    if call.args.is_object() {
+        return None;
+    }
+    let raw = match &call.args {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    };
+    let shown: String = raw.chars().take(200).collect();
+    Some(ToolRecord {
+        call: call.clone(),
+        decision: Decision {
+            verdict: Verdict::Allow,
+            rule: Some("not run: the arguments are not a JSON object".into()),
+        },
+        result: Some(CallResult::Error(ToolError::new(
+            ToolErrorKind::InvalidInput,
+            format!(
+                "the arguments for `{}` are not a JSON object: {shown}; call the tool again with a JSON object",
+                call.name
+            ),
+        ))),
+    })
 }
 
 /// What the model sees of the state: the declared keys, or everything when

@@ -198,7 +198,11 @@ mod tests {
             state: &state,
         };
         let streamed = Mutex::new(String::new());
-        let deltas = |ModelDelta::Text(text): ModelDelta| streamed.lock().unwrap().push_str(&text);
+        let deltas = |delta: ModelDelta| {
+            if let ModelDelta::Text(text) = delta {
+                streamed.lock().unwrap().push_str(&text);
+            }
+        };
         let response = model.complete(request, &deltas).await?;
         assert_eq!(
             *streamed.lock().unwrap(),

@@ -13,6 +13,7 @@ use cordon_kernel::{
     AgentDef, Approval, CommitStore, EndCause, PermissionPolicy, RunOutcome, Runtime, StepEvents,
     Verdict,
 };
+use cordon_providers::ModelOptions;
 use cordon_store::SqliteCommitStore;
 
 use crate::approve::TerminalApprover;
@@ -37,6 +38,8 @@ struct Launch {
     permissions: Option<PathBuf>,
     /// The model spec and the directory a relative script path resolves against.
     model: Option<(String, PathBuf)>,
+    /// The provider's base URL given on the command line.
+    base_url: Option<String>,
 }
 
 impl Launch {
@@ -51,6 +54,7 @@ impl Launch {
                 Some(spec) => Some((spec.clone(), std::env::current_dir()?)),
                 None => None,
             },
+            base_url: args.base_url.clone(),
         })
     }
 
@@ -64,6 +68,7 @@ impl Launch {
             model: given
                 .model
                 .or_else(|| Some((metadata.get("model")?.clone(), recorded("model-base")?))),
+            base_url: given.base_url.or_else(|| metadata.get("base-url").cloned()),
         })
     }
 
@@ -81,6 +86,9 @@ impl Launch {
         if let Some((spec, base)) = &self.model {
             put("model-base", base);
             metadata.insert("model".to_owned(), spec.clone());
+        }
+        if let Some(url) = &self.base_url {
+            metadata.insert("base-url".to_owned(), url.clone());
         }
         metadata
     }
@@ -118,7 +126,17 @@ impl Session {
         let Some((spec, base)) = &launch.model else {
             bail!("no model: pass --model scripted:FILE or set `model` in the agent file");
         };
-        let model = cordon_providers::resolve(spec, base)?;
+        let settings = &agent.model_settings;
+        let options = ModelOptions {
+            base_url: launch
+                .base_url
+                .clone()
+                .or_else(|| settings.base_url.clone()),
+            temperature: settings.temperature,
+            max_tokens: settings.max_tokens,
+            ..ModelOptions::default()
+        };
+        let model = cordon_providers::resolve(spec, base, &options)?;
         let host = context::host(global)?;
         let report = context::load_all(&host, global, &args.plugins.plugins).await?;
         let printer = Arc::new(Printer::new(args.json));
