@@ -474,6 +474,11 @@ fn hooks_redact_what_the_run_stores_and_thread_state_carries_over_from_tool_call
     assert!(shown.contains("[REDACTED:aws-access-key]"), "{shown}");
     assert!(!shown.contains("AKIAIOSFODNN7EXAMPLE"), "{shown}");
     assert!(shown.contains("observation-replaced"), "{shown}");
+    let text_view = text(&project.cordon(&["runs", "show", "r1"]).stdout);
+    assert!(
+        text_view.contains("thread default state (now):") && text_view.contains("\"Milk\""),
+        "{text_view}"
+    );
 }
 
 #[test]

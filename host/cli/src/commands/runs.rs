@@ -47,26 +47,37 @@ pub fn list(args: ListRunsArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn show(args: ShowRunArgs) -> anyhow::Result<ExitCode> {
-    let record = open(&args.store.store)?.load(&args.run)?;
+    let store = open(&args.store.store)?;
+    let record = store.load(&args.run)?;
     let state = record.state()?;
+    let thread_state = store.thread_state(&record.header.thread)?;
     if args.json {
         let value = json!({
             "run": record.header,
             "commits": record.commits,
             "intent": record.intent,
             "state": state,
+            "thread_state": thread_state,
             "disposition": record.disposition(),
         });
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
     print_text(&record);
-    println!("state:");
-    if state.is_empty() {
-        println!("  (empty)");
-    }
-    for (key, value) in state {
-        println!("  {key} = {value}");
+    for (title, values) in [
+        ("run state:".to_owned(), state),
+        (
+            format!("thread {} state (now):", record.header.thread),
+            thread_state,
+        ),
+    ] {
+        println!("{title}");
+        if values.is_empty() {
+            println!("  (empty)");
+        }
+        for (key, value) in values {
+            println!("  {key} = {value}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
