@@ -4,14 +4,13 @@
 //! denies (fail closed); rewritten arguments are judged by the policy again, so
 //! no hook can turn the policy's deny into an allow.
 
-use serde_json::Value;
-
 use crate::agent::AgentDef;
 use crate::event::{Event, EventSink};
 use crate::hooks::{GateVerdict, HookPhase, HookSet};
 use crate::merge::{Refusal, StateConflict, StepState, Writer};
 use crate::message::ToolCall;
 use crate::policy::{Decision, Verdict};
+use crate::state::json_kind;
 use crate::tool::{ToolError, ToolErrorKind};
 
 /// The agent's own judgement: tools outside its list are denied, its policy
@@ -103,7 +102,7 @@ pub(crate) async fn judge(
                                 ToolErrorKind::Failed,
                                 format!(
                                     "rewrote the arguments to {}, which is not a JSON object",
-                                    kind_of(&args)
+                                    json_kind(&args)
                                 ),
                             );
                             decision = failed(events, &hook, &call.id, error);
@@ -144,16 +143,5 @@ fn failed(events: &dyn EventSink, hook: &str, call_id: &str, error: ToolError) -
     Decision {
         verdict: Verdict::Deny,
         rule: Some(rule),
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }

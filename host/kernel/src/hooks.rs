@@ -136,6 +136,16 @@ pub struct HookOutcome<T> {
     pub writes: Vec<StateWrite>,
 }
 
+impl<T> HookOutcome<T> {
+    /// A hook call that produced no answer, for `error`.
+    pub fn failed(error: ToolError) -> Self {
+        Self {
+            result: Err(error),
+            writes: Vec::new(),
+        }
+    }
+}
+
 /// The future a [`HookSet`] call returns.
 pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = HookOutcome<T>> + Send + 'a>>;
 
@@ -187,12 +197,7 @@ fn unhandled<'a, T: Send + 'a>(hook: &str, phase: HookPhase) -> HookFuture<'a, T
         crate::tool::ToolErrorKind::NotFound,
         format!("no hook `{hook}` handles {phase}"),
     );
-    Box::pin(async move {
-        HookOutcome {
-            result: Err(error),
-            writes: Vec::new(),
-        }
-    })
+    Box::pin(async move { HookOutcome::failed(error) })
 }
 
 impl HookSet for NoHooks {

@@ -95,7 +95,9 @@ struct Cursor {
     seq: u64,
     messages: Vec<Message>,
     /// Run-scoped and thread-scoped state together, as of the last commit.
-    state: BTreeMap<String, Value>,
+    /// Shared with the step being built, and copied only when a commit
+    /// changes it while a step still holds it.
+    state: Arc<BTreeMap<String, Value>>,
 }
 
 impl Cursor {
@@ -106,7 +108,7 @@ impl Cursor {
             run_id: record.header.run_id.clone(),
             seq: record.last_seq(),
             messages: record.messages(),
-            state,
+            state: Arc::new(state),
         })
     }
 
@@ -205,7 +207,7 @@ impl Runtime {
             run_id: run_id.to_owned(),
             seq: 0,
             messages: Vec::new(),
-            state: self.store.thread_state(thread)?,
+            state: Arc::new(self.store.thread_state(thread)?),
         };
         self.commit(
             &mut cursor,
@@ -252,7 +254,7 @@ impl Runtime {
                     .map(|commit| commit.tools.clone())
                     .unwrap_or_default();
                 let records = apply_decisions(run_id, records, &pending, decisions)?;
-                let step = StepState::new(agent, Arc::new(cursor.state.clone()));
+                let step = StepState::new(agent, Arc::clone(&cursor.state));
                 self.execute(&mut cursor, None, records, step).await?;
                 self.drive(agent, cursor).await
             }
@@ -291,7 +293,7 @@ impl Runtime {
                     .filter(|spec| agent.uses_tool(&spec.name))
                     .collect()
             };
-            let mut step = StepState::new(agent, Arc::new(cursor.state.clone()));
+            let mut step = StepState::new(agent, Arc::clone(&cursor.state));
             let context = match self.before_inference(&cursor, taken + 1, &mut step).await? {
                 Inference::Proceed { context } => context,
                 Inference::Refused { hook, reason } => {
@@ -314,7 +316,7 @@ impl Runtime {
                 instructions: &instructions,
                 messages: &cursor.messages,
                 tools: &tools,
-                state: &visible,
+                state: visible.as_ref(),
             };
             let response = match self.model.complete(request, &deltas).await {
                 Ok(response) => response,
@@ -601,7 +603,7 @@ impl Runtime {
             })
             .collect();
         if pending.is_empty() {
-            let step = StepState::new(agent, Arc::new(cursor.state.clone()));
+            let step = StepState::new(agent, Arc::clone(&cursor.state));
             self.execute(cursor, intent.assistant, intent.calls, step)
                 .await?;
             return Ok(None);
@@ -611,7 +613,7 @@ impl Runtime {
             .all(|pending| decisions.contains_key(&pending.call.id));
         if settled {
             let records = apply_decisions(&cursor.run_id, intent.calls, &pending, decisions)?;
-            let step = StepState::new(agent, Arc::new(cursor.state.clone()));
+            let step = StepState::new(agent, Arc::clone(&cursor.state));
             self.execute(cursor, intent.assistant, records, step)
                 .await?;
             return Ok(None);
@@ -675,12 +677,14 @@ impl Runtime {
             disposition,
         };
         let receipt = self.store.commit(&commit)?;
-        for writes in [&commit.state, &commit.thread_state] {
-            crate::state::apply_writes(&mut cursor.state, writes).map_err(|error| {
-                CommitError::Corrupt {
-                    location: format!("run {} step {}", commit.run_id, commit.seq),
-                    message: error.to_string(),
-                }
+        for writes in [&commit.state, &commit.thread_state]
+            .into_iter()
+            .filter(|writes| !writes.is_empty())
+        {
+            let state = Arc::make_mut(&mut cursor.state);
+            crate::state::apply_writes(state, writes).map_err(|error| CommitError::Corrupt {
+                location: format!("run {} step {}", commit.run_id, commit.seq),
+                message: error.to_string(),
             })?;
         }
         cursor.seq = receipt.seq;
@@ -723,12 +727,20 @@ fn malformed(call: &ToolCall) -> Option<ToolRecord> {
 
 /// What the model sees of the state: the declared keys, or everything when
 /// none is declared.
-fn visible_state(agent: &AgentDef, state: &BTreeMap<String, Value>) -> BTreeMap<String, Value> {
-    state
-        .iter()
-        .filter(|(key, _)| agent.state.is_empty() || agent.state.contains_key(*key))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect()
+fn visible_state<'a>(
+    agent: &AgentDef,
+    state: &'a BTreeMap<String, Value>,
+) -> std::borrow::Cow<'a, BTreeMap<String, Value>> {
+    if agent.state.is_empty() {
+        return std::borrow::Cow::Borrowed(state);
+    }
+    std::borrow::Cow::Owned(
+        state
+            .iter()
+            .filter(|(key, _)| agent.state.contains_key(*key))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect(),
+    )
 }
 
 /// Turn each pending call's decision into an allow or deny verdict.

@@ -129,7 +129,8 @@ fn map(op: &str, current: Option<Value>) -> Result<serde_json::Map<String, Value
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// How an error names the kind of a JSON value: "a list", "an object".
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

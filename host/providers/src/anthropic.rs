@@ -44,12 +44,7 @@ impl AnthropicModel {
     pub fn new(model: &str, key: ApiKey, options: &ModelOptions) -> Result<Self, ModelError> {
         Ok(Self {
             model: model.to_owned(),
-            base_url: options
-                .base_url
-                .clone()
-                .unwrap_or_else(|| ANTHROPIC_BASE_URL.to_owned())
-                .trim_end_matches('/')
-                .to_owned(),
+            base_url: options.base_url_or(ANTHROPIC_BASE_URL),
             key,
             temperature: options.temperature,
             max_tokens: options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),

@@ -57,6 +57,17 @@ pub struct ModelOptions {
     pub retry: RetryPolicy,
 }
 
+impl ModelOptions {
+    /// The base URL to use: the one given, or `default`, without a trailing `/`.
+    pub(crate) fn base_url_or(&self, default: &str) -> String {
+        self.base_url
+            .as_deref()
+            .unwrap_or(default)
+            .trim_end_matches('/')
+            .to_owned()
+    }
+}
+
 impl Default for ModelOptions {
     fn default() -> Self {
         Self {

@@ -46,12 +46,7 @@ impl OpenAiModel {
     ) -> Result<Self, ModelError> {
         Ok(Self {
             model: model.to_owned(),
-            base_url: options
-                .base_url
-                .clone()
-                .unwrap_or_else(|| OPENAI_BASE_URL.to_owned())
-                .trim_end_matches('/')
-                .to_owned(),
+            base_url: options.base_url_or(OPENAI_BASE_URL),
             key,
             temperature: options.temperature,
             max_tokens: options.max_tokens,

@@ -279,3 +279,21 @@ async fn a_stream_ending_after_its_finish_reason_without_done_is_complete() {
     assert_eq!(result.unwrap().text, "ok");
     assert_eq!(server.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn an_endpoint_nobody_listens_on_is_retried_then_reported() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let model = OpenAiModel::new("gpt-test", Some(ApiKey::new(KEY)), &options(&url)).unwrap();
+    let (result, _) = step(&model, &[]).await;
+    let error = result.unwrap_err().to_string();
+    assert!(
+        error.contains("gave up after 3 attempt(s)") && error.contains("cannot reach"),
+        "{error}"
+    );
+    assert!(!error.contains(KEY));
+}

@@ -42,14 +42,10 @@ async fn run_phase<T: Send + 'static>(
     phase: HookPhase,
     body: Body<T>,
 ) -> HookOutcome<T> {
-    let failed = |error: ToolError| HookOutcome {
-        result: Err(error),
-        writes: Vec::new(),
-    };
     let mut store = match call::limited_store(plugins, &state, bundle, phase.as_str(), 0) {
         Ok(store) => store,
         Err(error) => {
-            return failed(ToolError::new(
+            return HookOutcome::failed(ToolError::new(
                 ToolErrorKind::Failed,
                 format!("cannot prepare the sandbox: {error:#}"),
             ));
@@ -65,7 +61,7 @@ async fn run_phase<T: Send + 'static>(
             result: Ok(value),
             writes: store.into_data().staged.into_writes(),
         },
-        Err(error) => failed(error),
+        Err(error) => HookOutcome::failed(error),
     }
 }
 
@@ -89,10 +85,7 @@ fn then<T, U>(
             result: Ok(value),
             writes: outcome.writes,
         },
-        Err(error) => HookOutcome {
-            result: Err(error),
-            writes: Vec::new(),
-        },
+        Err(error) => HookOutcome::failed(error),
     }
 }
 
@@ -126,12 +119,7 @@ fn unhandled<'a, T: Send + 'a>(name: &str, phase: HookPhase) -> HookFuture<'a, T
         ToolErrorKind::NotFound,
         format!("no hook bundle `{name}` handles {phase}"),
     );
-    Box::pin(async move {
-        HookOutcome {
-            result: Err(error),
-            writes: Vec::new(),
-        }
-    })
+    Box::pin(async move { HookOutcome::failed(error) })
 }
 
 impl HookSet for Plugins {
