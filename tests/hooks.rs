@@ -523,6 +523,11 @@ async fn undeclared_state_reads_and_writes_by_a_tool_are_refused() {
             calls(&[
                 state_call("c1", json!({"op": "set", "key": "n", "value": 1})),
                 state_call("c2", json!({"op": "set", "key": "elsewhere", "value": 1})),
+                state_call(
+                    "c3",
+                    json!({"op": "set-field", "key": "elsewhere", "field": "f", "value": 1}),
+                ),
+                state_call("c4", json!({"op": "insert", "key": "n", "value": 1})),
             ]),
             answer(),
         ],
@@ -531,6 +536,8 @@ async fn undeclared_state_reads_and_writes_by_a_tool_are_refused() {
     let results = run.results();
     assert_eq!(error_of(&results[0]).0, ToolErrorKind::Denied);
     assert_eq!(error_of(&results[1]).0, ToolErrorKind::Denied);
+    assert_eq!(error_of(&results[2]).0, ToolErrorKind::Denied);
+    assert_eq!(error_of(&results[3]).0, ToolErrorKind::Denied);
     assert!(run.state().is_empty());
     let denied: Vec<(Capability, String)> = run
         .events()

@@ -76,7 +76,7 @@ fn parse(what: &str, text: &str) -> Result<Value, ToolError> {
 }
 
 /// Replace the answer of a finished phase call with the result of `check`.
-fn then<T, U>(
+fn map_answer<T, U>(
     outcome: HookOutcome<T>,
     check: impl FnOnce(T) -> Result<U, ToolError>,
 ) -> HookOutcome<U> {
@@ -163,7 +163,7 @@ impl HookSet for Plugins {
                     })
                 });
             let outcome = run_phase(&self.inner, bundle, state, phase, body).await;
-            then(outcome, |verdict| match verdict {
+            map_answer(outcome, |verdict| match verdict {
                 before_inference::InferenceVerdict::Proceed => Ok(InferenceVerdict::Proceed),
                 before_inference::InferenceVerdict::AddContext(text) => {
                     check_size(
@@ -209,7 +209,7 @@ impl HookSet for Plugins {
                 })
             });
             let outcome = run_phase(&self.inner, bundle, state, phase, body).await;
-            then(outcome, |verdict| match verdict {
+            map_answer(outcome, |verdict| match verdict {
                 before_tool_call::Verdict::Allow => Ok(GateVerdict::Allow),
                 before_tool_call::Verdict::Deny(reason) => {
                     Ok(GateVerdict::Deny(clip(reason, bundle)))
@@ -266,7 +266,7 @@ impl HookSet for Plugins {
             });
             let outcome = run_phase(&self.inner, bundle, state, phase, body).await;
             let max = bundle.manifest.limits.output_bytes;
-            then(outcome, |observation| match observation {
+            map_answer(outcome, |observation| match observation {
                 after_tool_call::Observation::Keep => Ok(Observation::Keep),
                 after_tool_call::Observation::Replace(Ok(text)) => {
                     check_size(
