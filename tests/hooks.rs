@@ -16,6 +16,9 @@ use cordon_kernel::{
 use cordon_tests::{Fixture, artifacts, hook_manifest, host, manifest};
 use serde_json::{Value, json};
 
+/// The state keys the hostile tools may read and write in these tests.
+const STATE_GRANTS: &str = "[grants.state]\nread = [\"n\", \"owner\", \"owners\"]\nwrite = [\"n\", \"owner\", \"owners\"]\n";
+
 /// Replays turns and keeps every request it was sent, as JSON text.
 struct Recording {
     turns: Mutex<VecDeque<ModelResponse>>,
@@ -128,6 +131,19 @@ impl Run {
         self.store.load("r").unwrap().state().unwrap()
     }
 
+    /// The capability and target of every refusal recorded for `bundle`.
+    fn denials(&self, bundle: &str) -> Vec<(Capability, String)> {
+        self.events()
+            .into_iter()
+            .filter_map(|event| match event {
+                Event::Denied(denial) if denial.bundle == bundle => {
+                    Some((denial.capability, denial.target))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     fn logs(&self) -> Vec<String> {
         self.events()
             .into_iter()
@@ -158,10 +174,7 @@ fn hostile(mode: &str, hooks: &[&str], extra: &str) -> Fixture {
     let fixture = Fixture::new();
     fixture.bundle(
         "hostile",
-        &manifest(
-            "hostile",
-            "[grants.state]\nread = [\"n\", \"owner\", \"owners\"]\nwrite = [\"n\", \"owner\", \"owners\"]\n",
-        ),
+        &manifest("hostile", STATE_GRANTS),
         Path::new(artifacts::HOSTILE),
     );
     fixture.bundle(
@@ -272,16 +285,7 @@ async fn a_hook_reaching_for_ungranted_capabilities_is_refused_and_cannot_wave_c
         "the policy's ask stands: {:?}",
         run.result
     );
-    let denials: Vec<(Capability, String)> = run
-        .events()
-        .into_iter()
-        .filter_map(|event| match event {
-            Event::Denied(denial) if denial.bundle == "hooks" => {
-                Some((denial.capability, denial.target))
-            }
-            _ => None,
-        })
-        .collect();
+    let denials = run.denials("hooks");
     assert!(
         denials.contains(&(Capability::ToolCall, "hostile.echo".into())),
         "{denials:?}"
@@ -451,10 +455,7 @@ async fn parallel_component_writes_merge_by_policy() {
     let fixture = Fixture::new();
     fixture.bundle(
         "hostile",
-        &manifest(
-            "hostile",
-            "[grants.state]\nread = [\"n\", \"owner\", \"owners\"]\nwrite = [\"n\", \"owner\", \"owners\"]\n",
-        ),
+        &manifest("hostile", STATE_GRANTS),
         Path::new(artifacts::HOSTILE),
     );
     let increment = json!({"op": "increment", "key": "n", "delta": 2});
@@ -539,14 +540,7 @@ async fn undeclared_state_reads_and_writes_by_a_tool_are_refused() {
     assert_eq!(error_of(&results[2]).0, ToolErrorKind::Denied);
     assert_eq!(error_of(&results[3]).0, ToolErrorKind::Denied);
     assert!(run.state().is_empty());
-    let denied: Vec<(Capability, String)> = run
-        .events()
-        .into_iter()
-        .filter_map(|event| match event {
-            Event::Denied(denial) => Some((denial.capability, denial.target)),
-            _ => None,
-        })
-        .collect();
+    let denied = run.denials("hostile");
     assert!(
         denied.contains(&(Capability::StateWrite, "n".into())),
         "{denied:?}"

@@ -134,10 +134,7 @@ impl AnthropicModel {
 
     fn headers(&self) -> Result<HeaderMap, ModelError> {
         let mut headers = HeaderMap::new();
-        let mut key = HeaderValue::from_str(self.key.expose())
-            .map_err(|_| ModelError::Request("the API key is not a valid header value".into()))?;
-        key.set_sensitive(true);
-        headers.insert(HeaderName::from_static("x-api-key"), key);
+        headers.insert(HeaderName::from_static("x-api-key"), self.key.header("")?);
         headers.insert(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(API_VERSION),

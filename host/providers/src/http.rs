@@ -16,7 +16,7 @@ use cordon_kernel::{ModelDelta, ModelError, ModelResponse};
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use reqwest::StatusCode;
-use reqwest::header::HeaderMap;
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use crate::retry::RetryPolicy;
@@ -32,8 +32,13 @@ impl ApiKey {
         Self(key.into())
     }
 
-    pub(crate) fn expose(&self) -> &str {
-        &self.0
+    /// The key as a header value after `prefix` (such as `Bearer `), marked
+    /// sensitive so that the HTTP stack never logs it.
+    pub(crate) fn header(&self, prefix: &str) -> Result<HeaderValue, ModelError> {
+        let mut value = HeaderValue::from_str(&format!("{prefix}{}", self.0))
+            .map_err(|_| ModelError::Request("the API key is not a valid header value".into()))?;
+        value.set_sensitive(true);
+        Ok(value)
     }
 }
 

@@ -13,7 +13,7 @@ use cordon_kernel::{
     Message, ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse,
     StopReason, ToolCall, Usage,
 };
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -124,12 +124,7 @@ impl OpenAiModel {
     fn headers(&self) -> Result<HeaderMap, ModelError> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &self.key {
-            let mut value =
-                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
-                    ModelError::Request("the API key is not a valid header value".into())
-                })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
+            headers.insert(AUTHORIZATION, key.header("Bearer ")?);
         }
         Ok(headers)
     }
