@@ -218,6 +218,7 @@ fn commit_throughput() {
             thread_state: Vec::new(),
             events: Vec::new(),
             disposition: Disposition::Running,
+            files: Vec::new(),
         })
         .collect();
     let started = Instant::now();

@@ -28,6 +28,13 @@ pub struct AgentDef {
     /// and a call that writes any other key, or leaves a value its schema
     /// rejects, fails and commits nothing. When none are, state is open.
     pub state: BTreeMap<String, StateKey>,
+    /// The sandbox backend holding the agent's workspace, such as `dir`; the
+    /// host resolves it.
+    pub sandbox: Option<String>,
+    /// Whether the operator trusts the agent to change its workspace folder
+    /// directly. An untrusted agent's file changes are staged and committed
+    /// with each step (a transactional workspace).
+    pub trusted: bool,
     tools: GlobSet,
     tool_patterns: Vec<String>,
 }
@@ -78,6 +85,9 @@ struct AgentFile {
     permissions: PolicyTable,
     #[serde(default)]
     state: BTreeMap<String, StateTable>,
+    sandbox: Option<String>,
+    #[serde(default)]
+    trusted: bool,
 }
 
 #[derive(Deserialize)]
@@ -120,6 +130,8 @@ impl AgentDef {
             max_steps: max_steps.max(1),
             permissions,
             state: BTreeMap::new(),
+            sandbox: None,
+            trusted: false,
             tools: set,
             tool_patterns: patterns,
         })
@@ -136,6 +148,8 @@ impl AgentDef {
     /// base-url = "http://localhost:11434/v1"  # optional: the provider's endpoint
     /// tools = ["files.*", "jq.query"]
     /// max-steps = 8
+    /// sandbox = "dir"            # optional: the workspace's sandbox backend
+    /// trusted = false            # the default: file changes are transactional
     /// [state.notes]
     /// schema = { type = "array" }
     /// scope = "thread"           # or "run" (the default)
@@ -204,6 +218,8 @@ impl AgentDef {
             max_steps: parsed.max_steps,
             permissions,
             state,
+            sandbox: parsed.sandbox,
+            trusted: parsed.trusted,
             tools,
             tool_patterns: parsed.tools,
         })
@@ -278,11 +294,11 @@ mod tests {
         assert_eq!(agent.max_steps, 3);
         let args = serde_json::json!({});
         assert_eq!(
-            agent.permissions.decide("files.read", &args).verdict,
+            agent.permissions.decide("files.read", crate::tool::ToolAnnotations::default(), &args).verdict,
             Verdict::Allow
         );
         assert_eq!(
-            agent.permissions.decide("files.list", &args).verdict,
+            agent.permissions.decide("files.list", crate::tool::ToolAnnotations::default(), &args).verdict,
             Verdict::Deny
         );
     }
@@ -310,7 +326,7 @@ mod tests {
         assert!(agent.uses_tool("anything"));
         let args = serde_json::json!({});
         assert_eq!(
-            agent.permissions.decide("anything", &args).verdict,
+            agent.permissions.decide("anything", crate::tool::ToolAnnotations::default(), &args).verdict,
             Verdict::Ask
         );
     }

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::Event;
+use crate::files::{FileChange, StepFiles};
 use crate::message::{CallResult, Message, ToolCall};
 use crate::policy::Decision;
 use crate::state::{StateWrite, apply_writes};
@@ -106,6 +107,11 @@ pub struct StepCommit {
     pub events: Vec<Event>,
     /// Where the run stands afterwards.
     pub disposition: Disposition,
+    /// File changes the step staged in a transactional workspace. Stores keep
+    /// them apart from the rest of the step (see [`CommitStore::files`]), so
+    /// loading a run does not load every file it wrote.
+    #[serde(skip)]
+    pub files: Vec<FileChange>,
 }
 
 /// Proof that a commit is durable.
@@ -258,6 +264,17 @@ pub trait CommitStore: Send + Sync {
 
     /// Every run, oldest first.
     fn runs(&self) -> Result<Vec<RunSummary>, CommitError>;
+
+    /// The file changes of each step of `run_id` that made any, in step order.
+    fn files(&self, run_id: &str) -> Result<Vec<StepFiles>, CommitError>;
+
+    /// The last step of `run_id` whose file changes are in the real folder; 0
+    /// when none are.
+    fn published(&self, run_id: &str) -> Result<u64, CommitError>;
+
+    /// Record that the file changes of `run_id` up to step `seq` are in the
+    /// real folder.
+    fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError>;
 }
 
 /// Checks a store applies before accepting `commit` after `last_seq`.
@@ -291,6 +308,7 @@ struct Runs {
     records: BTreeMap<String, RunRecord>,
     states: BTreeMap<String, BTreeMap<String, Value>>,
     threads: BTreeMap<String, BTreeMap<String, Value>>,
+    published: BTreeMap<String, u64>,
 }
 
 impl MemoryCommitStore {
@@ -329,6 +347,7 @@ impl CommitStore for MemoryCommitStore {
             records,
             states,
             threads,
+            ..
         } = &mut *runs;
         let record = records
             .get_mut(&commit.run_id)
@@ -384,5 +403,39 @@ impl CommitStore for MemoryCommitStore {
             .collect();
         runs.sort_by_key(|run| (run.header.created, run.header.run_id.clone()));
         Ok(runs)
+    }
+
+    fn files(&self, run_id: &str) -> Result<Vec<StepFiles>, CommitError> {
+        let runs = self.lock();
+        let record = runs
+            .records
+            .get(run_id)
+            .ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))?;
+        Ok(record
+            .commits
+            .iter()
+            .filter(|commit| !commit.files.is_empty())
+            .map(|commit| StepFiles {
+                seq: commit.seq,
+                changes: commit.files.clone(),
+            })
+            .collect())
+    }
+
+    fn published(&self, run_id: &str) -> Result<u64, CommitError> {
+        let runs = self.lock();
+        if !runs.records.contains_key(run_id) {
+            return Err(CommitError::UnknownRun(run_id.to_owned()));
+        }
+        Ok(runs.published.get(run_id).copied().unwrap_or(0))
+    }
+
+    fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError> {
+        let mut runs = self.lock();
+        if !runs.records.contains_key(run_id) {
+            return Err(CommitError::UnknownRun(run_id.to_owned()));
+        }
+        runs.published.insert(run_id.to_owned(), seq);
+        Ok(())
     }
 }

@@ -11,13 +11,17 @@ use crate::merge::{Refusal, StateConflict, StepState, Writer};
 use crate::message::ToolCall;
 use crate::policy::{Decision, Verdict};
 use crate::state::json_kind;
-use crate::tool::{ToolError, ToolErrorKind};
+use crate::tool::{ToolAnnotations, ToolError, ToolErrorKind};
 
 /// The agent's own judgement: tools outside its list are denied, its policy
-/// decides the rest.
-pub(crate) fn policy_decision(agent: &AgentDef, call: &ToolCall) -> Decision {
+/// decides the rest, knowing the effects the tool declares.
+pub(crate) fn policy_decision(
+    agent: &AgentDef,
+    annotations: ToolAnnotations,
+    call: &ToolCall,
+) -> Decision {
     if agent.uses_tool(&call.name) {
-        agent.permissions.decide(&call.name, &call.args)
+        agent.permissions.decide(&call.name, annotations, &call.args)
     } else {
         Decision {
             verdict: Verdict::Deny,
@@ -34,17 +38,18 @@ enum Step {
     Stop,
 }
 
-/// Judge `call`: the call as it will run (possibly with rewritten arguments)
-/// and the combined decision. Fails only when a hook's writes cannot merge
+/// Judge `call` of a tool that declares `annotations`: the call as it will run
+/// (possibly with rewritten arguments) and the combined decision. Fails only when a hook's writes cannot merge
 /// with the step's, which fails the step.
 pub(crate) async fn judge(
     agent: &AgentDef,
     hooks: &dyn HookSet,
     events: &dyn EventSink,
     step: &mut StepState<'_>,
+    annotations: ToolAnnotations,
     mut call: ToolCall,
 ) -> Result<(ToolCall, Decision), StateConflict> {
-    let mut decision = policy_decision(agent, &call);
+    let mut decision = policy_decision(agent, annotations, &call);
     if decision.verdict == Verdict::Deny {
         return Ok((call, decision));
     }
@@ -117,7 +122,7 @@ pub(crate) async fn judge(
         }
     }
     if rewritten {
-        let again = policy_decision(agent, &call);
+        let again = policy_decision(agent, annotations, &call);
         if again.verdict > decision.verdict {
             decision = Decision {
                 verdict: again.verdict,

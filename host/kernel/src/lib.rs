@@ -10,6 +10,7 @@ pub mod agent;
 pub mod approval;
 pub mod commit;
 pub mod event;
+pub mod files;
 mod gate;
 pub mod hooks;
 pub mod merge;
@@ -30,6 +31,7 @@ pub use commit::{
     PendingCall, PendingReason, Receipt, RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,
 };
 pub use event::{Capability, Denial, Event, EventLog, EventSink, LimitKind, LogLevel};
+pub use files::{FileChange, FileLedger, FileState, NoFiles, PublishError, StepFiles};
 pub use hooks::{
     CallStatus, GateVerdict, HookFuture, HookOutcome, HookPhase, HookSet, InferenceRequest,
     InferenceVerdict, NoHooks, Observation, StepSummary,
@@ -49,6 +51,7 @@ pub use state::{
 };
 pub use tool::{
     ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput, ToolSet,
+    ToolSets,
     ToolSpec, call_committed,
 };
 pub use typed_state::{MergePolicy, Scope, StateKey};

@@ -3,7 +3,10 @@
 //!
 //! A policy is a default verdict plus rules. A rule names a tool, optionally with
 //! a wildcard (`notes.*`), and optionally constrains arguments with globs
-//! (`files.read(path=docs/**)`). Every rule that matches a call is considered
+//! (`files.read(path=docs/**)`). Instead of a tool, a rule may name an effect
+//! the tool declares, `@read-only`, `@destructive`, `@idempotent` or
+//! `@open-world`, so `deny = ["@destructive"]` covers every tool that may
+//! destroy data, whoever wrote it. Every rule that matches a call is considered
 //! and the most restrictive verdict wins, deny over ask over allow, whatever
 //! order the rules were written in; the default applies only when no rule
 //! matches. Path-like argument values are normalized before matching, so
@@ -15,6 +18,8 @@ use std::path::Path;
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::tool::ToolAnnotations;
 
 /// What may happen to a tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -43,8 +48,47 @@ impl fmt::Display for Verdict {
 pub struct Rule {
     verdict: Verdict,
     text: String,
-    tool: GlobMatcher,
+    target: Target,
     args: Vec<(String, GlobMatcher)>,
+}
+
+/// Which tools a rule is about.
+#[derive(Debug, Clone)]
+enum Target {
+    /// Tools whose names match a glob.
+    Named(GlobMatcher),
+    /// Tools that declare an effect.
+    Declaring(Effect),
+}
+
+/// An effect a tool declares in its annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Effect {
+    ReadOnly,
+    Destructive,
+    Idempotent,
+    OpenWorld,
+}
+
+impl Effect {
+    fn parse(name: &str) -> Option<Self> {
+        match name {
+            "read-only" => Some(Self::ReadOnly),
+            "destructive" => Some(Self::Destructive),
+            "idempotent" => Some(Self::Idempotent),
+            "open-world" => Some(Self::OpenWorld),
+            _ => None,
+        }
+    }
+
+    fn declared_by(self, annotations: ToolAnnotations) -> bool {
+        match self {
+            Self::ReadOnly => annotations.read_only,
+            Self::Destructive => annotations.destructive,
+            Self::Idempotent => annotations.idempotent,
+            Self::OpenWorld => annotations.open_world,
+        }
+    }
 }
 
 /// Why a rule or a policy file was rejected.
@@ -75,18 +119,26 @@ impl Rule {
                 (tool.trim(), args)
             }
         };
-        let tool_ok = !tool.is_empty()
-            && tool
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-*?".contains(c));
-        if !tool_ok {
-            return Err(fail(
-                "a tool pattern uses lowercase letters, digits, `.`, `_`, `-` and the wildcards `*` and `?`",
-            ));
-        }
-        let tool = Glob::new(tool)
-            .map_err(|error| fail(&error.to_string()))?
-            .compile_matcher();
+        let target = if let Some(effect) = tool.strip_prefix('@') {
+            Target::Declaring(Effect::parse(effect).ok_or_else(|| {
+                fail("an effect is `@read-only`, `@destructive`, `@idempotent` or `@open-world`")
+            })?)
+        } else {
+            let tool_ok = !tool.is_empty()
+                && tool
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-*?".contains(c));
+            if !tool_ok {
+                return Err(fail(
+                    "a tool pattern uses lowercase letters, digits, `.`, `_`, `-` and the wildcards `*` and `?`",
+                ));
+            }
+            Target::Named(
+                Glob::new(tool)
+                    .map_err(|error| fail(&error.to_string()))?
+                    .compile_matcher(),
+            )
+        };
         let mut constraints = Vec::new();
         for part in args
             .split(',')
@@ -110,7 +162,7 @@ impl Rule {
         Ok(Self {
             verdict,
             text: trimmed.to_owned(),
-            tool,
+            target,
             args: constraints,
         })
     }
@@ -125,11 +177,16 @@ impl Rule {
         &self.text
     }
 
-    /// Whether a call of `tool` with `args` matches this rule. An argument the
-    /// rule constrains must be present; a string is matched after path
-    /// normalization, any other value by its JSON text.
-    pub fn matches(&self, tool: &str, args: &Value) -> bool {
-        self.tool.is_match(tool)
+    /// Whether a call of `tool`, which declares `annotations`, with `args`
+    /// matches this rule. An argument the rule constrains must be present; a
+    /// string is matched after path normalization, any other value by its JSON
+    /// text.
+    pub fn matches(&self, tool: &str, annotations: ToolAnnotations, args: &Value) -> bool {
+        let targeted = match &self.target {
+            Target::Named(glob) => glob.is_match(tool),
+            Target::Declaring(effect) => effect.declared_by(annotations),
+        };
+        targeted
             && self.args.iter().all(|(name, glob)| match args.get(name) {
                 Some(Value::String(text)) => glob.is_match(normalize(text)),
                 Some(other) => glob.is_match(other.to_string()),
@@ -270,11 +327,12 @@ impl PermissionPolicy {
         Self::parse(file, &text)
     }
 
-    /// The verdict for a call of `tool` with `args`.
-    pub fn decide(&self, tool: &str, args: &Value) -> Decision {
+    /// The verdict for a call of `tool`, which declares `annotations`, with
+    /// `args`.
+    pub fn decide(&self, tool: &str, annotations: ToolAnnotations, args: &Value) -> Decision {
         self.rules
             .iter()
-            .filter(|rule| rule.matches(tool, args))
+            .filter(|rule| rule.matches(tool, annotations, args))
             .max_by_key(|rule| rule.verdict)
             .map_or(
                 Decision {
@@ -299,14 +357,41 @@ mod tests {
     }
 
     #[test]
+    fn effect_rules_match_the_tools_that_declare_the_effect() {
+        let policy = policy(
+            r#"
+            default = "ask"
+            allow = ["@read-only"]
+            deny = ["@destructive(path=.git/**)"]
+            "#,
+        );
+        let reader = ToolAnnotations {
+            read_only: true,
+            ..ToolAnnotations::default()
+        };
+        let writer = ToolAnnotations {
+            destructive: true,
+            ..ToolAnnotations::default()
+        };
+        let args = json!({"path": "src/../.git/config"});
+        assert_eq!(policy.decide("read", reader, &args).verdict, Verdict::Allow);
+        let denied = policy.decide("write", writer, &args);
+        assert_eq!(denied.verdict, Verdict::Deny);
+        assert_eq!(denied.rule.as_deref(), Some("@destructive(path=.git/**)"));
+        let elsewhere = json!({"path": "src/main.rs"});
+        assert_eq!(policy.decide("write", writer, &elsewhere).verdict, Verdict::Ask);
+        assert!(Rule::parse(Verdict::Deny, "@dangerous").is_err());
+    }
+
+    #[test]
     fn the_default_applies_when_no_rule_matches() {
         let policy = policy("default = \"ask\"\nallow = [\"jq.query\"]");
         assert_eq!(
-            policy.decide("jq.query", &json!({})).verdict,
+            policy.decide("jq.query", ToolAnnotations::default(), &json!({})).verdict,
             Verdict::Allow
         );
         assert_eq!(
-            policy.decide("notes.add", &json!({})),
+            policy.decide("notes.add", ToolAnnotations::default(), &json!({})),
             Decision {
                 verdict: Verdict::Ask,
                 rule: None
@@ -319,7 +404,7 @@ mod tests {
         let policy = policy(
             "default = \"allow\"\ndeny = [\"files.read(path=secrets/**)\"]\nask = [\"files.*\"]\nallow = [\"files.read\"]",
         );
-        let decision = policy.decide("files.read", &json!({"path": "secrets/key"}));
+        let decision = policy.decide("files.read", ToolAnnotations::default(), &json!({"path": "secrets/key"}));
         assert_eq!(decision.verdict, Verdict::Deny);
         assert_eq!(
             decision.rule.as_deref(),
@@ -327,12 +412,12 @@ mod tests {
         );
         assert_eq!(
             policy
-                .decide("files.read", &json!({"path": "docs/a.md"}))
+                .decide("files.read", ToolAnnotations::default(), &json!({"path": "docs/a.md"}))
                 .verdict,
             Verdict::Ask
         );
         assert_eq!(
-            policy.decide("jq.query", &json!({})).verdict,
+            policy.decide("jq.query", ToolAnnotations::default(), &json!({})).verdict,
             Verdict::Allow
         );
     }
@@ -344,24 +429,24 @@ mod tests {
         );
         assert_eq!(
             policy
-                .decide("files.read", &json!({"path": "docs/a.md"}))
+                .decide("files.read", ToolAnnotations::default(), &json!({"path": "docs/a.md"}))
                 .verdict,
             Verdict::Allow
         );
         assert_eq!(
             policy
-                .decide("files.read", &json!({"path": "docs/sub/a.md"}))
+                .decide("files.read", ToolAnnotations::default(), &json!({"path": "docs/sub/a.md"}))
                 .verdict,
             Verdict::Deny
         );
         assert_eq!(
             policy
-                .decide("files.list", &json!({"path": "docs/sub/deeper"}))
+                .decide("files.list", ToolAnnotations::default(), &json!({"path": "docs/sub/deeper"}))
                 .verdict,
             Verdict::Allow
         );
         assert_eq!(
-            policy.decide("files.read", &json!({})).verdict,
+            policy.decide("files.read", ToolAnnotations::default(), &json!({})).verdict,
             Verdict::Deny,
             "a constrained argument must be present"
         );
@@ -378,19 +463,19 @@ mod tests {
             "docs/./../secrets/key",
         ] {
             let verdict = policy
-                .decide("files.read", &json!({ "path": path }))
+                .decide("files.read", ToolAnnotations::default(), &json!({ "path": path }))
                 .verdict;
             assert_ne!(verdict, Verdict::Allow, "{path}");
         }
         assert_eq!(
             policy
-                .decide("files.read", &json!({"path": "docs/../secrets/key"}))
+                .decide("files.read", ToolAnnotations::default(), &json!({"path": "docs/../secrets/key"}))
                 .verdict,
             Verdict::Deny
         );
         assert_eq!(
             policy
-                .decide("files.read", &json!({"path": "/docs/a"}))
+                .decide("files.read", ToolAnnotations::default(), &json!({"path": "/docs/a"}))
                 .verdict,
             Verdict::Allow
         );
@@ -400,11 +485,11 @@ mod tests {
     fn non_string_arguments_match_by_their_json_text() {
         let policy = policy("default = \"ask\"\nallow = [\"notes.delete(id=1?)\"]");
         assert_eq!(
-            policy.decide("notes.delete", &json!({"id": 12})).verdict,
+            policy.decide("notes.delete", ToolAnnotations::default(), &json!({"id": 12})).verdict,
             Verdict::Allow
         );
         assert_eq!(
-            policy.decide("notes.delete", &json!({"id": 2})).verdict,
+            policy.decide("notes.delete", ToolAnnotations::default(), &json!({"id": 2})).verdict,
             Verdict::Ask
         );
     }

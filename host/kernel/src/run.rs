@@ -22,6 +22,7 @@ use crate::commit::{
     CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, PendingCall,
     PendingReason, RunHeader, RunRecord, StepCommit, ToolRecord,
 };
+use crate::files::{FileLedger, NoFiles, PublishError};
 use crate::gate;
 use crate::hooks::{CallStatus, HookPhase, HookSet, InferenceRequest, NoHooks, StepSummary};
 use crate::merge::{Refusal, StateConflict, StepState, Writer};
@@ -65,6 +66,10 @@ pub enum RunError {
     /// step committed nothing.
     #[error("the step failed and committed nothing: {0}")]
     StateConflict(#[from] StateConflict),
+    /// The step committed, but its file changes could not be written to the
+    /// real folder; resuming the run writes them again.
+    #[error("the step committed, but {0}; `runs resume` writes the changes again")]
+    Publish(#[from] PublishError),
     /// A pending call has no decision.
     #[error("run {run_id} is waiting on call {call_id}: approve or deny it")]
     MissingDecision { run_id: String, call_id: String },
@@ -81,6 +86,7 @@ pub struct Runtime {
     model: Arc<dyn ModelProvider>,
     tools: Arc<dyn ToolSet>,
     hooks: Arc<dyn HookSet>,
+    files: Arc<dyn FileLedger>,
     store: Arc<dyn CommitStore>,
     approver: Arc<dyn Approver>,
     observer: Arc<dyn Observer>,
@@ -98,6 +104,8 @@ struct Cursor {
     /// Shared with the step being built, and copied only when a commit
     /// changes it while a step still holds it.
     state: Arc<BTreeMap<String, Value>>,
+    /// Whether committed file changes wait to be published.
+    unpublished: bool,
 }
 
 impl Cursor {
@@ -109,6 +117,7 @@ impl Cursor {
             seq: record.last_seq(),
             messages: record.messages(),
             state: Arc::new(state),
+            unpublished: false,
         })
     }
 
@@ -135,6 +144,7 @@ impl Runtime {
             model,
             tools,
             hooks: Arc::new(NoHooks),
+            files: Arc::new(NoFiles),
             store,
             approver: Arc::new(DeferApprovals),
             observer: Arc::new(Unobserved),
@@ -147,6 +157,13 @@ impl Runtime {
     /// Run `hooks` at each phase of every step.
     pub fn with_hooks(mut self, hooks: Arc<dyn HookSet>) -> Self {
         self.hooks = hooks;
+        self
+    }
+
+    /// Commit the file changes `files` stages with each step, and publish them
+    /// after the commit.
+    pub fn with_files(mut self, files: Arc<dyn FileLedger>) -> Self {
+        self.files = files;
         self
     }
 
@@ -196,6 +213,18 @@ impl Runtime {
         created: u64,
         input: &str,
     ) -> Result<RunOutcome, RunError> {
+        let outcome = self.start_inner(agent, thread, run_id, created, input).await;
+        self.abandon_on_error(outcome)
+    }
+
+    async fn start_inner(
+        &self,
+        agent: &AgentDef,
+        thread: &str,
+        run_id: &str,
+        created: u64,
+        input: &str,
+    ) -> Result<RunOutcome, RunError> {
         self.store.create_run(&RunHeader {
             run_id: run_id.to_owned(),
             agent: agent.name.clone(),
@@ -208,6 +237,7 @@ impl Runtime {
             seq: 0,
             messages: Vec::new(),
             state: Arc::new(self.store.thread_state(thread)?),
+            unpublished: false,
         };
         self.commit(
             &mut cursor,
@@ -229,11 +259,34 @@ impl Runtime {
         run_id: &str,
         decisions: &BTreeMap<String, Approval>,
     ) -> Result<RunOutcome, RunError> {
+        let outcome = self.resume_inner(agent, run_id, decisions).await;
+        self.abandon_on_error(outcome)
+    }
+
+    /// Whatever a failed step staged will never commit.
+    fn abandon_on_error(
+        &self,
+        outcome: Result<RunOutcome, RunError>,
+    ) -> Result<RunOutcome, RunError> {
+        if outcome.is_err() {
+            self.files.abandon();
+        }
+        outcome
+    }
+
+    async fn resume_inner(
+        &self,
+        agent: &AgentDef,
+        run_id: &str,
+        decisions: &BTreeMap<String, Approval>,
+    ) -> Result<RunOutcome, RunError> {
         let mut record = self.store.load(run_id)?;
+        let unpublished = self.restore_files(&record)?;
         if let Some(intent) = record.intent.take()
             && intent.seq == record.last_seq() + 1
         {
             let mut cursor = Cursor::from_record(self.store.as_ref(), &record)?;
+            cursor.unpublished = unpublished;
             if let Some(waiting) = self
                 .settle_interrupted(agent, &mut cursor, intent, decisions)
                 .await?
@@ -243,6 +296,7 @@ impl Runtime {
             record = self.store.load(run_id)?;
         }
         let mut cursor = Cursor::from_record(self.store.as_ref(), &record)?;
+        cursor.unpublished = unpublished;
         match record.disposition() {
             Disposition::Ended { .. } => Err(RunError::Ended(run_id.to_owned())),
             Disposition::Running if decisions.is_empty() => self.drive(agent, cursor).await,
@@ -259,6 +313,24 @@ impl Runtime {
                 self.drive(agent, cursor).await
             }
         }
+    }
+
+    /// Reload the run's committed file changes, and publish those a crash left
+    /// unpublished unless the run waits. Returns whether some stay unpublished.
+    fn restore_files(&self, record: &RunRecord) -> Result<bool, RunError> {
+        let run_id = &record.header.run_id;
+        let steps = self.store.files(run_id)?;
+        let published = self.store.published(run_id)?;
+        self.files.restore(&steps, published);
+        let Some(last) = steps.last().map(|step| step.seq).filter(|&seq| seq > published) else {
+            return Ok(false);
+        };
+        if matches!(record.disposition(), Disposition::Waiting { .. }) {
+            return Ok(true);
+        }
+        self.files.publish()?;
+        self.store.mark_published(run_id, last)?;
+        Ok(false)
     }
 
     /// The loop proper, from `cursor` until the run waits or ends.
@@ -376,11 +448,17 @@ impl Runtime {
                     records.push(record);
                     continue;
                 }
+                let annotations = tools
+                    .iter()
+                    .find(|spec| spec.name == call.name)
+                    .map(|spec| spec.annotations)
+                    .unwrap_or_default();
                 let (call, decision) = gate::judge(
                     agent,
                     self.hooks.as_ref(),
                     self.events.as_ref(),
                     &mut step,
+                    annotations,
                     call,
                 )
                 .await?;
@@ -415,6 +493,8 @@ impl Runtime {
                         records = apply_decisions(&cursor.run_id, records, &pending, &decided)?;
                     }
                     _ => {
+                        self.run_calls(&mut cursor, Some(&assistant), &mut records, &mut step)
+                            .await?;
                         self.commit(
                             &mut cursor,
                             vec![assistant],
@@ -458,9 +538,8 @@ impl Runtime {
         )
     }
 
-    /// Run the allowed calls of `records` concurrently, answer the denied ones,
-    /// merge the step's state writes, pass each result through the
-    /// after-tool-call hooks, run the step-end hooks, and commit the step.
+    /// Run the allowed calls of `records` that have no result yet, answer the
+    /// denied ones, run the step-end hooks, and commit the step.
     async fn execute(
         &self,
         cursor: &mut Cursor,
@@ -469,57 +548,8 @@ impl Runtime {
         mut step: StepState<'_>,
     ) -> Result<(), RunError> {
         let number = cursor.model_steps() + u32::from(assistant.is_some());
-        let runnable: Vec<usize> = records
-            .iter()
-            .enumerate()
-            .filter(|(_, record)| {
-                record.result.is_none() && record.decision.verdict == Verdict::Allow
-            })
-            .map(|(index, _)| index)
-            .collect();
-        if !runnable.is_empty() {
-            self.store.record_intent(&Intent {
-                run_id: cursor.run_id.clone(),
-                seq: cursor.seq + 1,
-                assistant: assistant.clone(),
-                calls: records.clone(),
-            })?;
-        }
-        let view = step.view();
-        let calls = runnable.iter().map(|&index| {
-            let call = &records[index].call;
-            self.tools
-                .call(&call.name, call.args.clone(), Arc::clone(&view))
-        });
-        let outcomes = futures_util::future::join_all(calls).await;
-        for (index, outcome) in runnable.iter().zip(outcomes) {
-            let call = &records[*index].call;
-            let result = match outcome.result {
-                Ok(output) => {
-                    let writer = Writer::Tool {
-                        call_id: call.id.clone(),
-                        tool: call.name.clone(),
-                    };
-                    match step.admit(writer, outcome.writes) {
-                        Ok(()) => CallResult::Output(output.content),
-                        Err(Refusal::Rejected(reason)) => {
-                            CallResult::Error(ToolError::new(ToolErrorKind::Failed, reason))
-                        }
-                        Err(Refusal::Conflict(conflict)) => return Err(conflict.into()),
-                    }
-                }
-                Err(error) => CallResult::Error(error),
-            };
-            let observed = phases::observe(
-                self.hooks.as_ref(),
-                self.events.as_ref(),
-                &mut step,
-                call,
-                result,
-            )
+        self.run_calls(cursor, assistant.as_ref(), &mut records, &mut step)
             .await?;
-            records[*index].result = Some(observed);
-        }
         let mut messages: Vec<Message> = assistant.into_iter().collect();
         let mut calls = Vec::with_capacity(records.len());
         for record in &mut records {
@@ -571,6 +601,72 @@ impl Runtime {
         Ok(())
     }
 
+    /// Run the allowed calls of `records` that have no result yet
+    /// concurrently, admit each one's state writes, and pass each result
+    /// through the after-tool-call hooks. The calls are recorded as an intent
+    /// first, so a crash cannot hide that they started.
+    async fn run_calls(
+        &self,
+        cursor: &mut Cursor,
+        assistant: Option<&Message>,
+        records: &mut [ToolRecord],
+        step: &mut StepState<'_>,
+    ) -> Result<(), RunError> {
+        let runnable: Vec<usize> = records
+            .iter()
+            .enumerate()
+            .filter(|(_, record)| {
+                record.result.is_none() && record.decision.verdict == Verdict::Allow
+            })
+            .map(|(index, _)| index)
+            .collect();
+        if runnable.is_empty() {
+            return Ok(());
+        }
+        self.store.record_intent(&Intent {
+            run_id: cursor.run_id.clone(),
+            seq: cursor.seq + 1,
+            assistant: assistant.cloned(),
+            calls: records.to_vec(),
+        })?;
+        let view = step.view();
+        let calls = runnable.iter().map(|&index| {
+            let call = &records[index].call;
+            self.tools
+                .call(&call.name, call.args.clone(), Arc::clone(&view))
+        });
+        let outcomes = futures_util::future::join_all(calls).await;
+        for (index, outcome) in runnable.iter().zip(outcomes) {
+            let call = &records[*index].call;
+            let result = match outcome.result {
+                Ok(output) => {
+                    let writer = Writer::Tool {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                    };
+                    match step.admit(writer, outcome.writes) {
+                        Ok(()) => CallResult::Output(output.content),
+                        Err(Refusal::Rejected(reason)) => {
+                            CallResult::Error(ToolError::new(ToolErrorKind::Failed, reason))
+                        }
+                        Err(Refusal::Conflict(conflict)) => return Err(conflict.into()),
+                    }
+                }
+                Err(error) => CallResult::Error(error),
+            };
+            let observed = phases::observe(
+                self.hooks.as_ref(),
+                self.events.as_ref(),
+                step,
+                call,
+                result,
+            )
+            .await?;
+            records[*index].result = Some(observed);
+        }
+        Ok(())
+    }
+
     /// A crash left `intent` uncommitted. Calls whose tools are read-only or
     /// idempotent run again; any other call waits for a person unless
     /// `decisions` already settle it. Returns the waiting outcome when the run
@@ -589,18 +685,25 @@ impl Runtime {
             .filter(|spec| spec.annotations.read_only || spec.annotations.idempotent)
             .map(|spec| spec.name)
             .collect();
+        // Calls the policy asked about may have been waiting while the
+        // allowed ones of their step ran; they still wait.
         let pending: Vec<PendingCall> = intent
             .calls
             .iter()
-            .filter(|record| {
-                record.result.is_none()
-                    && record.decision.verdict == Verdict::Allow
-                    && !safe.contains(&record.call.name)
-            })
-            .map(|record| PendingCall {
+            .filter(|record| record.result.is_none())
+            .filter_map(|record| match record.decision.verdict {
+                Verdict::Allow if !safe.contains(&record.call.name) => {
+                    Some(PendingReason::Indeterminate)
+                }
+                Verdict::Ask => Some(PendingReason::Approval {
+                    rule: record.decision.rule.clone(),
+                }),
+                _ => None,
+            }
+            .map(|reason| PendingCall {
                 call: record.call.clone(),
-                reason: PendingReason::Indeterminate,
-            })
+                reason,
+            }))
             .collect();
         if pending.is_empty() {
             let step = StepState::new(agent, Arc::clone(&cursor.state));
@@ -675,8 +778,16 @@ impl Runtime {
             thread_state,
             events: self.events.drain(),
             disposition,
+            files: self.files.staged(),
         };
         let receipt = self.store.commit(&commit)?;
+        self.files.confirm();
+        cursor.unpublished |= !commit.files.is_empty();
+        if cursor.unpublished && !matches!(commit.disposition, Disposition::Waiting { .. }) {
+            self.files.publish()?;
+            self.store.mark_published(&commit.run_id, receipt.seq)?;
+            cursor.unpublished = false;
+        }
         for writes in [&commit.state, &commit.thread_state]
             .into_iter()
             .filter(|writes| !writes.is_empty())

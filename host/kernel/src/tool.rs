@@ -157,3 +157,64 @@ pub async fn call_committed(
     })?;
     Ok(output)
 }
+
+/// Several tool sets offered as one, such as the loaded plugins and the
+/// built-in workspace tools. The first set that provides a name serves it;
+/// [`ToolSets::new`] reports names provided twice.
+pub struct ToolSets {
+    sets: Vec<Arc<dyn ToolSet>>,
+    specs: Vec<ToolSpec>,
+    owners: std::collections::BTreeMap<String, usize>,
+}
+
+impl ToolSets {
+    /// `sets` as one, or the names more than one of them provides.
+    pub fn new(sets: Vec<Arc<dyn ToolSet>>) -> Result<Self, Vec<String>> {
+        let mut specs = Vec::new();
+        let mut owners = std::collections::BTreeMap::new();
+        let mut twice = Vec::new();
+        for (index, set) in sets.iter().enumerate() {
+            for spec in set.specs() {
+                if owners.insert(spec.name.clone(), index).is_some() {
+                    twice.push(spec.name);
+                } else {
+                    specs.push(spec);
+                }
+            }
+        }
+        if !twice.is_empty() {
+            return Err(twice);
+        }
+        Ok(Self {
+            sets,
+            specs,
+            owners,
+        })
+    }
+}
+
+impl ToolSet for ToolSets {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.specs.clone()
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        state: Arc<dyn StateReader>,
+    ) -> ToolFuture<'a> {
+        match self.owners.get(name) {
+            Some(&index) => self.sets[index].call(name, args, state),
+            None => Box::pin(async move {
+                ToolCallOutcome {
+                    result: Err(ToolError::new(
+                        ToolErrorKind::NotFound,
+                        format!("no tool named `{name}`"),
+                    )),
+                    writes: Vec::new(),
+                }
+            }),
+        }
+    }
+}

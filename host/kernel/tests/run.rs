@@ -273,6 +273,7 @@ async fn two_writers_cannot_both_commit_one_step() {
         thread_state: Vec::new(),
         events: Vec::new(),
         disposition: Disposition::Running,
+        files: Vec::new(),
     };
     store.commit(&commit("first")).unwrap();
     assert_eq!(
@@ -311,6 +312,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
             thread_state: Vec::new(),
             events: Vec::new(),
             disposition: Disposition::Running,
+            files: Vec::new(),
         })
         .unwrap();
     let call = ToolCall {

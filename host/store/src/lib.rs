@@ -2,6 +2,7 @@
 //! commits and state kept in one SQLite file, and [`ThreadState`], one thread's
 //! state in that file for tool calls made outside a run.
 
+mod files;
 mod sqlite;
 mod thread_state;
 

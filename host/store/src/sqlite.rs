@@ -6,7 +6,7 @@
 //! several, may open the same file; a writer waits up to five seconds for
 //! another to finish before giving up.
 //!
-//! # Schema (version 2)
+//! # Schema (version 3)
 //!
 //! ```sql
 //! runs         (run_id TEXT PRIMARY KEY, agent TEXT, created INTEGER,
@@ -17,10 +17,18 @@
 //! state        (run_id TEXT REFERENCES runs, key TEXT, value TEXT,
 //!               PRIMARY KEY (run_id, key))
 //! thread_state (thread TEXT, key TEXT, value TEXT, PRIMARY KEY (thread, key))
+//! file_changes (run_id TEXT REFERENCES runs, seq INTEGER, path TEXT,
+//!               before_kind TEXT, before BLOB, after_kind TEXT, after BLOB,
+//!               PRIMARY KEY (run_id, seq, path))
 //! ```
 //!
-//! Version 2 added `runs.thread` and `thread_state`; a version 1 file is
-//! upgraded in place, in one transaction, when it is opened.
+//! Version 2 added `runs.thread` and `thread_state`; version 3 added
+//! `file_changes` and `runs.published`. Older files are upgraded in place, in
+//! one transaction, when they are opened.
+//!
+//! `file_changes` holds the files a transactional workspace staged in each
+//! step (see [`crate::files`]), committed in the step's transaction;
+//! `runs.published` is the last step whose changes are in the real folder.
 //!
 //! `steps.body` is the JSON of a [`StepCommit`] and `intents.body` the JSON of
 //! an [`Intent`]; a run has at most one intent, the one recorded since its last
@@ -50,11 +58,13 @@ use std::time::{Duration, Instant};
 use cordon_kernel::commit::check_sequence;
 use cordon_kernel::{
     CommitError, CommitStore, Disposition, Intent, Receipt, RunHeader, RunRecord, RunSummary,
-    StepCommit, apply_writes,
+    StepCommit, StepFiles, apply_writes,
 };
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use crate::files;
 
 /// How long a store waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -63,7 +73,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const APPLICATION_ID: i32 = 0x4352_444E;
 
 /// The schema this build reads and writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i32 = 2;
+const SCHEMA_VERSION: i32 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -71,7 +81,8 @@ CREATE TABLE runs (
     agent    TEXT    NOT NULL,
     created  INTEGER NOT NULL,
     metadata TEXT    NOT NULL,
-    thread   TEXT    NOT NULL DEFAULT 'default'
+    thread   TEXT    NOT NULL DEFAULT 'default',
+    published INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 CREATE INDEX runs_by_age ON runs (created, run_id);
 CREATE TABLE steps (
@@ -97,6 +108,16 @@ CREATE TABLE thread_state (
     value  TEXT NOT NULL,
     PRIMARY KEY (thread, key)
 ) STRICT;
+CREATE TABLE file_changes (
+    run_id      TEXT    NOT NULL REFERENCES runs (run_id),
+    seq         INTEGER NOT NULL,
+    path        TEXT    NOT NULL,
+    before_kind TEXT    NOT NULL,
+    before      BLOB,
+    after_kind  TEXT    NOT NULL,
+    after       BLOB,
+    PRIMARY KEY (run_id, seq, path)
+) STRICT;
 ";
 
 /// Upgrades a version 1 file to version 2.
@@ -107,6 +128,21 @@ CREATE TABLE thread_state (
     key    TEXT NOT NULL,
     value  TEXT NOT NULL,
     PRIMARY KEY (thread, key)
+) STRICT;
+";
+
+/// Upgrades a version 2 file to version 3.
+const UPGRADE_FROM_2: &str = "
+ALTER TABLE runs ADD COLUMN published INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE file_changes (
+    run_id      TEXT    NOT NULL REFERENCES runs (run_id),
+    seq         INTEGER NOT NULL,
+    path        TEXT    NOT NULL,
+    before_kind TEXT    NOT NULL,
+    before      BLOB,
+    after_kind  TEXT    NOT NULL,
+    after       BLOB,
+    PRIMARY KEY (run_id, seq, path)
 ) STRICT;
 ";
 
@@ -181,6 +217,8 @@ enum Format {
     Current,
     /// A commit store of schema version 1, to be upgraded.
     Version1,
+    /// A commit store of schema version 2, to be upgraded.
+    Version2,
 }
 
 impl SqliteCommitStore {
@@ -213,7 +251,9 @@ impl SqliteCommitStore {
             .pragma_update(None, "foreign_keys", true)
             .context(&path, "enabling foreign keys")?;
         match format {
-            Format::Empty | Format::Version1 => create_schema(&mut connection, &path)?,
+            Format::Empty | Format::Version1 | Format::Version2 => {
+                create_schema(&mut connection, &path)?;
+            }
             Format::Current => {}
         }
         Ok(Self {
@@ -531,6 +571,8 @@ impl CommitStore for SqliteCommitStore {
             what,
         )?;
         self.insert_step(&transaction, commit, seq, &body)?;
+        files::insert(&transaction, run_id, seq, &commit.files)
+            .context(&self.path, "recording file changes")?;
         transaction
             .execute("DELETE FROM intents WHERE run_id = ?1", [run_id])
             .context(&self.path, "clearing the intent")?;
@@ -609,6 +651,46 @@ impl CommitStore for SqliteCommitStore {
             .transaction()
             .context(&self.path, "starting a read")?;
         self.all_values(&transaction, Owner::Thread(thread))
+    }
+
+    fn files(&self, run_id: &str) -> Result<Vec<StepFiles>, CommitError> {
+        let mut connection = self.lock();
+        let transaction = connection
+            .transaction()
+            .context(&self.path, "starting a read")?;
+        self.require_run(&transaction, run_id)?;
+        files::load(&transaction, run_id)
+            .context(&self.path, "reading file changes")?
+            .map_err(|message| self.corrupt(&format!("run {run_id} file changes"), message))
+    }
+
+    fn published(&self, run_id: &str) -> Result<u64, CommitError> {
+        let connection = self.lock();
+        let published: Option<i64> = connection
+            .query_row(
+                "SELECT published FROM runs WHERE run_id = ?1",
+                [run_id],
+                |row| row.get(0),
+            )
+            .optional()
+            .context(&self.path, "reading the published step")?;
+        let published = published.ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))?;
+        self.unsigned(published, || format!("run {run_id} published step"))
+    }
+
+    fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError> {
+        let seq = signed(seq, "step number")?;
+        let connection = self.lock();
+        let changed = connection
+            .execute(
+                "UPDATE runs SET published = max(published, ?2) WHERE run_id = ?1",
+                params![run_id, seq],
+            )
+            .context(&self.path, "recording the published step")?;
+        if changed == 0 {
+            return Err(CommitError::UnknownRun(run_id.to_owned()));
+        }
+        Ok(())
     }
 
     fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {
@@ -692,6 +774,7 @@ fn format(connection: &Connection, path: &Path) -> Result<Format, CommitError> {
         (0, 0, 0) => Ok(Format::Empty),
         (APPLICATION_ID, SCHEMA_VERSION, _) => Ok(Format::Current),
         (APPLICATION_ID, 1, _) => Ok(Format::Version1),
+        (APPLICATION_ID, 2, _) => Ok(Format::Version2),
         (APPLICATION_ID, other, _) => Err(refuse(format!(
             "schema version {other} is unknown to this build, which reads version {SCHEMA_VERSION}"
         ))),
@@ -734,15 +817,18 @@ fn create_schema(connection: &mut Connection, path: &Path) -> Result<(), CommitE
     let transaction = connection
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .context(path, "starting schema creation")?;
-    let script = match format(&transaction, path)? {
-        Format::Empty => Some(SCHEMA),
-        Format::Version1 => Some(UPGRADE_FROM_1),
-        Format::Current => None,
+    let scripts: &[&str] = match format(&transaction, path)? {
+        Format::Empty => &[SCHEMA],
+        Format::Version1 => &[UPGRADE_FROM_1, UPGRADE_FROM_2],
+        Format::Version2 => &[UPGRADE_FROM_2],
+        Format::Current => &[],
     };
-    if let Some(script) = script {
-        transaction
-            .execute_batch(script)
-            .context(path, "creating the schema")?;
+    if !scripts.is_empty() {
+        for script in scripts {
+            transaction
+                .execute_batch(script)
+                .context(path, "creating the schema")?;
+        }
         transaction
             .pragma_update(None, "application_id", APPLICATION_ID)
             .context(path, "marking the file")?;
@@ -785,7 +871,7 @@ impl<T> Context<T> for rusqlite::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cordon_kernel::{EndCause, Message, StateOp, StateWrite};
+    use cordon_kernel::{EndCause, FileChange, FileState, Message, StateOp, StateWrite};
     use serde_json::json;
     use std::sync::{Arc, Barrier};
 
@@ -809,6 +895,7 @@ mod tests {
             thread_state: Vec::new(),
             events: Vec::new(),
             disposition: Disposition::Running,
+            files: Vec::new(),
         }
     }
 
@@ -1223,37 +1310,107 @@ mod tests {
         assert_eq!(thread.get("other").unwrap(), None);
     }
 
-    #[test]
-    fn a_version_1_file_is_upgraded_in_place_keeping_its_runs() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("old.db");
-        let v1 = SCHEMA
-            .replace(",\n    thread   TEXT    NOT NULL DEFAULT 'default'", "")
-            .split("CREATE TABLE thread_state")
-            .next()
-            .unwrap()
-            .to_owned();
+    /// The tables of a version 1 file, as that version created them.
+    const VERSION_1: &str = "
+        CREATE TABLE runs (run_id TEXT NOT NULL PRIMARY KEY, agent TEXT NOT NULL,
+            created INTEGER NOT NULL, metadata TEXT NOT NULL) STRICT;
+        CREATE INDEX runs_by_age ON runs (created, run_id);
+        CREATE TABLE steps (run_id TEXT NOT NULL REFERENCES runs (run_id),
+            seq INTEGER NOT NULL CHECK (seq >= 1), body TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq)) STRICT;
+        CREATE TABLE intents (run_id TEXT NOT NULL PRIMARY KEY REFERENCES runs (run_id),
+            seq INTEGER NOT NULL, body TEXT NOT NULL) STRICT;
+        CREATE TABLE state (run_id TEXT NOT NULL REFERENCES runs (run_id),
+            key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, key)) STRICT;
+    ";
+
+    /// A file of schema `version` (1 or 2) holding one run without steps.
+    fn old_file(dir: &Path, version: i32) -> PathBuf {
+        let path = dir.join(format!("v{version}.db"));
         let connection = Connection::open(&path).unwrap();
-        connection.execute_batch(&v1).unwrap();
+        connection.execute_batch(VERSION_1).unwrap();
+        if version == 2 {
+            connection.execute_batch(UPGRADE_FROM_1).unwrap();
+        }
         connection
             .pragma_update(None, "application_id", APPLICATION_ID)
             .unwrap();
-        connection.pragma_update(None, "user_version", 1).unwrap();
+        connection
+            .pragma_update(None, "user_version", version)
+            .unwrap();
         connection
             .execute(
                 "INSERT INTO runs (run_id, agent, created, metadata) VALUES ('old', 'a', 1, '{}')",
                 [],
             )
             .unwrap();
-        drop(connection);
-        let store = SqliteCommitStore::open(&path).unwrap();
-        let record = store.load("old").unwrap();
-        assert_eq!(record.header.thread, "default");
-        store.commit(&step("old", 1, "go", Vec::new())).unwrap();
-        let version: i32 = Connection::open(&path)
-            .unwrap()
-            .pragma_query_value(None, "user_version", |row| row.get(0))
-            .unwrap();
-        assert_eq!(version, SCHEMA_VERSION);
+        path
+    }
+
+    #[test]
+    fn older_files_are_upgraded_in_place_keeping_their_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        for version in [1, 2] {
+            let path = old_file(dir.path(), version);
+            let store = SqliteCommitStore::open(&path).unwrap();
+            let record = store.load("old").unwrap();
+            assert_eq!(record.header.thread, "default");
+            let mut first = step("old", 1, "go", Vec::new());
+            first.files = vec![FileChange {
+                path: "a.txt".into(),
+                before: FileState::Absent,
+                after: FileState::File(b"new".to_vec()),
+            }];
+            store.commit(&first).unwrap();
+            assert_eq!(store.files("old").unwrap()[0].changes, first.files);
+            assert_eq!(store.published("old").unwrap(), 0);
+            let upgraded: i32 = Connection::open(&path)
+                .unwrap()
+                .pragma_query_value(None, "user_version", |row| row.get(0))
+                .unwrap();
+            assert_eq!(upgraded, SCHEMA_VERSION, "from version {version}");
+        }
+    }
+
+    #[test]
+    fn file_changes_commit_with_their_step_and_load_apart_from_it() {
+        let (_dir, _path, store) = fresh();
+        store.create_run(&header("r", 1)).unwrap();
+        let binary = vec![0, 159, 146, 150];
+        let mut first = step("r", 1, "write", Vec::new());
+        first.files = vec![
+            FileChange {
+                path: "bin/blob".into(),
+                before: FileState::Absent,
+                after: FileState::File(binary.clone()),
+            },
+            FileChange {
+                path: "docs".into(),
+                before: FileState::Directory,
+                after: FileState::Absent,
+            },
+        ];
+        store.commit(&first).unwrap();
+        store.commit(&step("r", 2, "nothing", Vec::new())).unwrap();
+        let files = store.files("r").unwrap();
+        assert_eq!(files.len(), 1, "a step without changes has no entry");
+        assert_eq!(files[0].seq, 1);
+        assert_eq!(files[0].changes, first.files);
+        let loaded = store.load("r").unwrap();
+        assert!(loaded.commits.iter().all(|commit| commit.files.is_empty()));
+
+        assert_eq!(store.published("r").unwrap(), 0);
+        store.mark_published("r", 1).unwrap();
+        store.mark_published("r", 0).unwrap();
+        assert_eq!(store.published("r").unwrap(), 1, "never moves back");
+        assert!(matches!(
+            store.mark_published("nobody", 1),
+            Err(CommitError::UnknownRun(_))
+        ));
+
+        let mut conflicting = step("r", 2, "again", Vec::new());
+        conflicting.files = first.files.clone();
+        assert!(store.commit(&conflicting).is_err());
+        assert_eq!(store.files("r").unwrap().len(), 1, "a refused step adds no files");
     }
 }

@@ -215,9 +215,13 @@ pub struct Rig {
 }
 
 pub fn rig(turns: Vec<ModelResponse>, tools: Functions) -> Rig {
+    rig_on(turns, tools, Arc::new(MemoryCommitStore::new()))
+}
+
+/// A rig on `store`, as a new process on the same store would be.
+pub fn rig_on(turns: Vec<ModelResponse>, tools: Functions, store: Arc<MemoryCommitStore>) -> Rig {
     let model = Replay::new(turns);
     let tools = Arc::new(tools);
-    let store = Arc::new(MemoryCommitStore::new());
     let events = Arc::new(StepEvents::new(Arc::new(EventLog::new())));
     let runtime = Runtime::new(model.clone(), tools.clone(), store.clone(), events);
     Rig {
