@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-plugins=(jq files notes redactor guard budget)
+plugins=(jq files notes redactor guard budget dir)
 target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in
     /*) ;;
@@ -29,3 +29,7 @@ for name in "${plugins[@]}"; do
     cp "$built" "plugins/$name/$name.wasm"
     echo "plugins/$name/$name.wasm"
 done
+
+# The memory bundle runs the dir backend's component under its own manifest.
+cp "$target_dir/wasm32-wasip2/guest/cordon_plugin_dir.wasm" plugins/memory/memory.wasm
+echo "plugins/memory/memory.wasm"

@@ -58,6 +58,12 @@ const GUESTS: &[Guest] = &[
         doc: "The bundled `budget` hook plugin.",
     },
     Guest {
+        constant: "DIR",
+        package: "cordon-plugin-dir",
+        file: "cordon_plugin_dir.wasm",
+        doc: "The bundled sandbox backend, behind both the `dir` and the `memory` bundles.",
+    },
+    Guest {
         constant: "HOSTILE",
         package: "cordon-guest-hostile",
         file: "cordon_guest_hostile.wasm",
@@ -68,6 +74,12 @@ const GUESTS: &[Guest] = &[
         package: "cordon-guest-hostile-hooks",
         file: "cordon_guest_hostile_hooks.wasm",
         doc: "The hostile hook fixture: every phase, behaviour chosen by `[config] mode`.",
+    },
+    Guest {
+        constant: "HOSTILE_BACKEND",
+        package: "cordon-guest-hostile-backend",
+        file: "cordon_guest_hostile_backend.wasm",
+        doc: "The hostile sandbox backend: `read(ATTEMPT)` tries one forbidden thing.",
     },
     Guest {
         constant: "NOT_A_TOOL",
@@ -86,11 +98,13 @@ const GUESTS: &[Guest] = &[
 /// Directories and files whose changes call for rebuilding the guests.
 const INPUTS: &[&str] = &[
     "sdk/rust",
+    "sdk/sandbox-kit",
     "wit",
     "plugins",
     "tests/guests",
     "Cargo.toml",
     "Cargo.lock",
+    ".cargo/config.toml",
 ];
 
 fn main() {

@@ -1,0 +1,38 @@
+//! The host's staging layer, imported through WIT, as the kit's [`Staging`].
+
+use crate::cordon::plugin::staging as wit;
+use cordon_sandbox_kit::{Staged, Staging};
+
+/// The `staging` import.
+pub struct HostStaging;
+
+/// A WIT staged entry as the kit's.
+fn from_wit(entry: wit::Staged) -> Staged {
+    match entry {
+        wit::Staged::File(data) => Staged::File(data),
+        wit::Staged::Directory => Staged::Directory,
+        wit::Staged::Removed => Staged::Removed,
+    }
+}
+
+impl Staging for HostStaging {
+    fn get(&self, path: &str) -> Option<Staged> {
+        wit::get(path).map(from_wit)
+    }
+
+    fn put(&self, path: &str, entry: Staged) {
+        let entry = match entry {
+            Staged::File(data) => wit::Staged::File(data),
+            Staged::Directory => wit::Staged::Directory,
+            Staged::Removed => wit::Staged::Removed,
+        };
+        wit::put(path, &entry);
+    }
+
+    fn under(&self, prefix: &str) -> Vec<(String, Staged)> {
+        wit::under(prefix)
+            .into_iter()
+            .map(|(path, entry)| (path, from_wit(entry)))
+            .collect()
+    }
+}

@@ -1,0 +1,250 @@
+//! `grep`: lines matching patterns in files or stdin. Flags: `-i`, `-v`, `-n`,
+//! `-c`, `-l`, `-L`, `-r`/`-R` (searches `.` when no path is given, skipping
+//! `.git` directories), `-E`, `-F`, `-G`, `-o`, `-w`, `-x`, `-H`, `-h`, `-q`,
+//! `-s`, `-e PATTERN` (repeatable). Without `-E`, patterns are POSIX basic
+//! expressions. Binary files print `Binary file NAME matches`. Exit status 0
+//! when a line was selected, 1 when none was, 2 on error.
+
+use super::dialect::basic_to_extended;
+use super::{Outcome, options};
+use crate::error::Error;
+use crate::fs::{Kind, Prune};
+use crate::path;
+use crate::search::{is_binary, matching_lines};
+use crate::shell::args::Args;
+use crate::shell::context::{Ctx, report};
+use crate::shell::io::Io;
+use regex::bytes::{Regex, RegexBuilder};
+use std::ops::ControlFlow;
+
+/// How matching lines are shown.
+struct Show {
+    invert: bool,
+    numbers: bool,
+    count: bool,
+    files_with: bool,
+    files_without: bool,
+    only: bool,
+    quiet: bool,
+    names: bool,
+}
+
+/// `grep [OPTION...] PATTERN [FILE...]`.
+pub fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+    let args = options(io, "grep", args, "ivnclLrREFGowxHhqsIa", "em")?;
+    let mut operands = args.operands.clone();
+    let mut patterns: Vec<String> = args.values('e').map(str::to_owned).collect();
+    if patterns.is_empty() {
+        if operands.is_empty() {
+            io.errln("grep: no pattern given");
+            return Ok(2);
+        }
+        patterns.push(operands.remove(0));
+    }
+    let regex = match compile(&args, &patterns) {
+        Ok(regex) => regex,
+        Err(message) => {
+            io.errln(format_args!("grep: {message}"));
+            return Ok(2);
+        }
+    };
+    let recursive = args.has('r') || args.has('R');
+    let implicit_start = operands.is_empty() && recursive;
+    if implicit_start {
+        operands.push(".".to_owned());
+    }
+    let show = Show {
+        invert: args.has('v'),
+        numbers: args.has('n'),
+        count: args.has('c'),
+        files_with: args.has('l'),
+        files_without: args.has('L'),
+        only: args.has('o'),
+        quiet: args.has('q'),
+        names: !args.has('h') && (args.has('H') || recursive || operands.len() > 1),
+    };
+    let mut selected = false;
+    let mut errors = false;
+    if operands.is_empty() {
+        let stdin = io.stdin.to_vec();
+        selected = search(ctx, io, &regex, &show, "(standard input)", &stdin)?;
+        return Ok(i32::from(!selected));
+    }
+    let mut buf = Vec::new();
+    for operand in &operands {
+        let files = ctx.resolve(operand).and_then(|target| {
+            let meta = ctx
+                .fs
+                .meta(&target)?
+                .ok_or_else(|| Error::not_found(&target))?;
+            if !meta.is_dir() {
+                return Ok(vec![(operand.clone(), None)]);
+            }
+            if !recursive {
+                return Err(Error::Invalid("Is a directory".into()));
+            }
+            Ok(ctx
+                .fs
+                .walk(&target, Prune::GitDirs)?
+                .into_iter()
+                .filter(|node| node.meta.kind == Kind::File)
+                .map(|node| {
+                    let relative = path::strip_dir(&node.path, &target).unwrap_or_default();
+                    let shown = if implicit_start {
+                        relative.to_owned()
+                    } else {
+                        format!("{}/{relative}", operand.trim_end_matches('/'))
+                    };
+                    (shown, Some(node))
+                })
+                .collect())
+        });
+        let files = match files {
+            Ok(files) => files,
+            Err(error) => {
+                if !args.has('s') {
+                    report(io, "grep", operand, &error);
+                }
+                errors = true;
+                continue;
+            }
+        };
+        for (shown, node) in files {
+            ctx.tick()?;
+            let data = match &node {
+                Some(node) => ctx.fs.contents(node, &mut buf).map(<[u8]>::to_vec),
+                None => ctx.resolve(&shown).and_then(|file| ctx.fs.read(&file)),
+            };
+            match data {
+                Ok(data) => {
+                    if search(ctx, io, &regex, &show, &shown, &data)? {
+                        selected = true;
+                        if show.quiet {
+                            return Ok(0);
+                        }
+                    }
+                }
+                Err(error) => {
+                    if !args.has('s') {
+                        report(io, "grep", &shown, &error);
+                    }
+                    errors = true;
+                }
+            }
+        }
+    }
+    Ok(if errors && !(show.quiet && selected) {
+        2
+    } else {
+        i32::from(!selected)
+    })
+}
+
+/// Compiles the patterns into one expression as the flags say.
+fn compile(args: &Args, patterns: &[String]) -> Result<Regex, String> {
+    let alternatives: Vec<String> = patterns
+        .iter()
+        .flat_map(|pattern| pattern.split('\n'))
+        .map(|pattern| {
+            let pattern = if args.has('F') {
+                regex::escape(pattern)
+            } else if args.has('E') {
+                pattern.to_owned()
+            } else {
+                basic_to_extended(pattern)
+            };
+            if args.has('x') {
+                format!("^(?:{pattern})$")
+            } else if args.has('w') {
+                format!(r"\b(?:{pattern})\b")
+            } else {
+                format!("(?:{pattern})")
+            }
+        })
+        .collect();
+    RegexBuilder::new(&alternatives.join("|"))
+        .multi_line(true)
+        .case_insensitive(args.has('i'))
+        .build()
+        .map_err(|error| {
+            format!(
+                "invalid regular expression {:?}: {error}",
+                patterns.join("\n")
+            )
+        })
+}
+
+/// Searches one input shown as `name`; whether any line was selected.
+fn search(
+    ctx: &mut Ctx,
+    io: &mut Io,
+    regex: &Regex,
+    show: &Show,
+    name: &str,
+    data: &[u8],
+) -> Result<bool, super::Stop> {
+    let binary = is_binary(data);
+    let mut selected = 0usize;
+    let mut out = Vec::new();
+    let quiet_output = show.quiet || show.count || show.files_with || show.files_without;
+    let mut emit = |number: usize, line: &[u8]| {
+        selected += 1;
+        if quiet_output || binary {
+            return if show.quiet || show.files_with || (binary && !show.count) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            };
+        }
+        let prefix = |out: &mut Vec<u8>| {
+            if show.names {
+                out.extend_from_slice(name.as_bytes());
+                out.push(b':');
+            }
+            if show.numbers {
+                out.extend_from_slice(number.to_string().as_bytes());
+                out.push(b':');
+            }
+        };
+        if show.only && !show.invert {
+            for found in regex.find_iter(line).filter(|found| !found.is_empty()) {
+                prefix(&mut out);
+                out.extend_from_slice(found.as_bytes());
+                out.push(b'\n');
+            }
+        } else {
+            prefix(&mut out);
+            out.extend_from_slice(line);
+            out.push(b'\n');
+        }
+        ControlFlow::Continue(())
+    };
+    if show.invert {
+        for (index, line) in super::lines(data).enumerate() {
+            ctx.tick()?;
+            if !regex.is_match(line) && emit(index + 1, line).is_break() {
+                break;
+            }
+        }
+    } else {
+        matching_lines(regex, data, emit);
+    }
+    io.out(&out);
+    if binary && selected > 0 && !show.quiet && !show.count && !show.files_with {
+        io.outln(format_args!("Binary file {name} matches"));
+    }
+    if show.count {
+        if show.names {
+            io.outln(format_args!("{name}:{selected}"));
+        } else {
+            io.outln(selected);
+        }
+    }
+    if show.files_with && selected > 0 {
+        io.outln(name);
+    }
+    if show.files_without && selected == 0 {
+        io.outln(name);
+    }
+    Ok(selected > 0)
+}

@@ -1,0 +1,60 @@
+//! `pwd`, `cd` and `export`. The working directory is shown as an absolute
+//! path whose root is the workspace root: `pwd` prints `/` there and `/src`
+//! in `src`. Command arguments still take paths relative to it; `cd` with no
+//! argument goes back to the root and cannot leave it.
+
+use super::Outcome;
+use crate::shell::context::{Ctx, report};
+use crate::shell::io::Io;
+use crate::shell::lexer::is_name;
+
+/// `pwd`: `/` followed by the working directory.
+pub fn pwd(ctx: &mut Ctx, _args: &[String], io: &mut Io) -> Outcome {
+    io.outln(format_args!("/{}", ctx.cwd));
+    Ok(0)
+}
+
+/// `cd [DIR]`: changes the working directory for the rest of the line.
+pub fn cd(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+    let target = match args {
+        [] => {
+            ctx.cwd.clear();
+            return Ok(0);
+        }
+        [target] => target,
+        _ => {
+            io.errln("cd: too many arguments");
+            return Ok(1);
+        }
+    };
+    let moved = ctx.resolve(target).and_then(|dir| {
+        crate::workspace::expect_dir(ctx.fs, &dir)?;
+        Ok(dir)
+    });
+    match moved {
+        Ok(dir) => {
+            ctx.cwd = dir;
+            Ok(0)
+        }
+        Err(error) => {
+            report(io, "cd", target, &error);
+            Ok(1)
+        }
+    }
+}
+
+/// `export NAME=VALUE...`: sets variables (there are no child processes, so
+/// exporting is the same as assigning).
+pub fn export(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+    let mut status = 0;
+    for arg in args {
+        let (name, value) = arg.split_once('=').unwrap_or((arg, ""));
+        if !is_name(name) {
+            io.errln(format_args!("export: `{arg}': not a valid identifier"));
+            status = 1;
+        } else if arg.contains('=') {
+            ctx.vars.insert(name.to_owned(), value.to_owned());
+        }
+    }
+    Ok(status)
+}

@@ -1,0 +1,116 @@
+//! The state a command line runs in: the file system, working directory,
+//! variables, last exit status and the deadline, plus the helpers commands
+//! share for paths, inputs and error messages.
+
+use super::io::Io;
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+use crate::path;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Why a command line stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupt {
+    /// The time limit passed.
+    TimedOut,
+}
+
+/// A command's exit status, or why the whole line stopped.
+pub type Status = std::result::Result<i32, Interrupt>;
+
+/// How many [`Ctx::tick`]s pass between looks at the clock.
+const TICKS_PER_CHECK: u32 = 256;
+
+/// The shell's state while a command line runs.
+pub struct Ctx<'f> {
+    /// The workspace.
+    pub fs: &'f dyn FileSystem,
+    /// The working directory, a workspace path.
+    pub cwd: String,
+    /// Shell variables.
+    pub vars: BTreeMap<String, String>,
+    /// The exit status of the last pipeline, `$?`.
+    pub status: i32,
+    deadline: Option<Instant>,
+    ticks: u32,
+}
+
+impl<'f> Ctx<'f> {
+    /// A shell in `cwd` with `vars`, stopping at `deadline` if there is one.
+    pub fn new(
+        fs: &'f dyn FileSystem,
+        cwd: String,
+        vars: BTreeMap<String, String>,
+        deadline: Option<Instant>,
+    ) -> Self {
+        Self {
+            fs,
+            cwd,
+            vars,
+            status: 0,
+            deadline,
+            ticks: 0,
+        }
+    }
+
+    /// `arg`, a path as a command got it, as a workspace path.
+    pub fn resolve(&self, arg: &str) -> Result<String> {
+        path::resolve(&self.cwd, arg)
+    }
+
+    /// Fails once the deadline has passed.
+    pub fn check(&mut self) -> std::result::Result<(), Interrupt> {
+        match self.deadline {
+            Some(deadline) if Instant::now() >= deadline => Err(Interrupt::TimedOut),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Ctx::check`], but looking at the clock only every so many calls, for
+    /// loops over lines and files.
+    pub fn tick(&mut self) -> std::result::Result<(), Interrupt> {
+        self.ticks += 1;
+        if self.ticks.is_multiple_of(TICKS_PER_CHECK) {
+            self.check()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The contents of the input `arg` (a file, or `-` for stdin), or `None`
+    /// after reporting why it cannot be read.
+    pub fn input(&mut self, io: &mut Io, command: &str, arg: &str) -> Option<Vec<u8>> {
+        if arg == "-" {
+            return Some(io.stdin.to_vec());
+        }
+        let read = self
+            .resolve(arg)
+            .and_then(|path| match self.fs.meta(&path)? {
+                Some(meta) if meta.is_dir() => Err(Error::Invalid("Is a directory".into())),
+                Some(_) => self.fs.read(&path),
+                None => Err(Error::not_found(&path)),
+            });
+        match read {
+            Ok(data) => Some(data),
+            Err(error) => {
+                report(io, command, arg, &error);
+                None
+            }
+        }
+    }
+}
+
+/// Reports `error` about `arg` on stderr the way coreutils does, for example
+/// `cat: missing.txt: No such file or directory`.
+pub fn report(io: &mut Io, command: &str, arg: &str, error: &Error) {
+    match error {
+        Error::NotFound(_) => io.errln(format_args!("{command}: {arg}: No such file or directory")),
+        Error::Denied(message) | Error::Invalid(message) | Error::Failed(message)
+            if message.starts_with(arg) =>
+        {
+            io.errln(format_args!("{command}: {message}"));
+        }
+        other => io.errln(format_args!("{command}: {arg}: {}", other.message())),
+    }
+}

@@ -1,0 +1,106 @@
+//! A sandbox backend for the host's security tests. `read(path)` treats the
+//! path as the name of one forbidden attempt and reports what it observed as
+//! the file's contents (or lets the refusal surface as an error), so a test can
+//! assert each attempt failed while the host kept running. Every other
+//! operation fails.
+
+use cordon::plugin::staging::{self, Staged};
+use exports::cordon::plugin::workspace::{
+    Command, CommandResult, Entry, GrepQuery, GrepResult, Guest, WorkspaceError,
+};
+
+wit_bindgen::generate!({ path: "../../../wit", world: "sandbox-backend" });
+
+struct Hostile;
+
+fn observed(result: std::io::Result<Vec<u8>>) -> Result<Vec<u8>, WorkspaceError> {
+    result.map_err(|error| WorkspaceError::Denied(error.to_string()))
+}
+
+impl Guest for Hostile {
+    fn read(path: String) -> Result<Vec<u8>, WorkspaceError> {
+        match path.as_str() {
+            "stage-escape" => {
+                staging::put("../outside.txt", &Staged::File(b"escaped".to_vec()));
+                Ok(b"staged".to_vec())
+            }
+            "stage-absolute" => {
+                staging::put("/etc/cordon-test", &Staged::File(b"escaped".to_vec()));
+                Ok(b"staged".to_vec())
+            }
+            "host-file" => observed(std::fs::read("/etc/passwd")),
+            "climb" => observed(std::fs::read("/workspace/../../../etc/passwd")),
+            "symlink" => observed(std::fs::read("/workspace/planted")),
+            "fifo" => observed(std::fs::read("/workspace/pipe")),
+            "write-folder" => observed(
+                std::fs::write("/workspace/written-directly.txt", b"x").map(|()| Vec::new()),
+            ),
+            "socket" => {
+                observed(std::net::TcpStream::connect("127.0.0.1:9").map(|_| b"connected".to_vec()))
+            }
+            "env" => Ok(std::env::vars()
+                .map(|(key, value)| format!("{key}={value}\n"))
+                .collect::<String>()
+                .into_bytes()),
+            "loop" => loop {
+                std::hint::black_box(());
+            },
+            "alloc" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1; 1 << 20]);
+                }
+            }
+            "print" => loop {
+                println!("spam spam spam spam");
+            },
+            other => Err(WorkspaceError::NotFound(other.to_owned())),
+        }
+    }
+
+    fn write(_path: String, _contents: Vec<u8>) -> Result<(), WorkspaceError> {
+        Err(refused())
+    }
+
+    fn edit(_path: String, _old: String, _new: String) -> Result<(), WorkspaceError> {
+        Err(refused())
+    }
+
+    fn list_dir(_path: String) -> Result<Vec<Entry>, WorkspaceError> {
+        Err(refused())
+    }
+
+    fn glob(_pattern: String) -> Result<Vec<Entry>, WorkspaceError> {
+        Err(refused())
+    }
+
+    fn grep(_query: GrepQuery) -> Result<GrepResult, WorkspaceError> {
+        Err(refused())
+    }
+
+    fn stat(_path: String) -> Result<Entry, WorkspaceError> {
+        Err(refused())
+    }
+
+    fn remove(_path: String) -> Result<(), WorkspaceError> {
+        Err(refused())
+    }
+
+    fn rename(_source: String, _destination: String) -> Result<(), WorkspaceError> {
+        Err(refused())
+    }
+
+    fn mkdir(_path: String) -> Result<(), WorkspaceError> {
+        Err(refused())
+    }
+
+    fn exec(_command: Command) -> Result<CommandResult, WorkspaceError> {
+        Err(refused())
+    }
+}
+
+fn refused() -> WorkspaceError {
+    WorkspaceError::Failed("the hostile backend only reads".to_owned())
+}
+
+export!(Hostile);
