@@ -5,7 +5,7 @@ use std::path::Path;
 
 use cordon_kernel::HookPhase;
 use cordon_tests::{Fixture, artifacts, hook_manifest, host, manifest};
-use cordon_wasm::{BundleError, CacheOutcome, HostConfig, PluginHost};
+use cordon_wasm::{BundleError, BundleKind, CacheOutcome, HostConfig, PluginHost};
 
 async fn only_error(fixture: &Fixture) -> (BundleError, String) {
     let report = fixture.report(&host()).await;
@@ -223,7 +223,7 @@ async fn two_bundles_with_one_name_are_a_conflict() {
 }
 
 #[tokio::test]
-async fn a_sandbox_bundle_is_refused_until_sandboxes_are_supported() {
+async fn a_sandbox_bundle_whose_component_is_no_backend_names_the_world_it_needs() {
     let fixture = Fixture::new();
     fixture.bundle(
         "sandbox",
@@ -232,10 +232,29 @@ async fn a_sandbox_bundle_is_refused_until_sandboxes_are_supported() {
     );
     let (error, text) = only_error(&fixture).await;
     assert!(
-        matches!(error, BundleError::UnsupportedKind { .. }),
+        matches!(
+            error,
+            BundleError::WrongWorld {
+                kind: BundleKind::Sandbox,
+                ..
+            }
+        ),
         "{error:?}"
     );
-    assert!(text.contains("plugin.kind"), "{text}");
+    assert!(text.contains("cordon:plugin/workspace@0.1.0"), "{text}");
+    assert!(text.contains("sandbox-backend"), "{text}");
+}
+
+#[tokio::test]
+async fn only_sandbox_bundles_may_set_a_staging_policy() {
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "jq",
+        &manifest("jq", "").replace("kind = \"tool\"", "kind = \"tool\"\nstaging = \"always\""),
+        Path::new(artifacts::JQ),
+    );
+    let (_, text) = only_error(&fixture).await;
+    assert!(text.contains("plugin.staging"), "{text}");
 }
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! Loading one bundle: read and validate its manifest, read and verify its
 //! component, resolve its directory grants, compile it (through the cache),
-//! check that it exports what its kind needs (the tool interface, or every hook
-//! phase its manifest lists) and that Cordon can satisfy its imports, pre-link
+//! check that it exports what its kind needs (the tool interface, every hook
+//! phase its manifest lists, or the workspace) and that Cordon can satisfy its imports, pre-link
 //! it, and ask a tool component to describe its tools.
 
 use std::collections::BTreeMap;
@@ -14,8 +14,8 @@ use serde_json::Value;
 use wasmtime::component::InstancePre;
 
 use crate::bindings::{
-    self, CONTRACT_VERSION, TOOL_EXPORT, after_tool_call, before_inference, before_tool_call,
-    step_end, tool,
+    self, CONTRACT_VERSION, TOOL_EXPORT, WORKSPACE_EXPORT, after_tool_call, before_inference,
+    before_tool_call, step_end, tool, workspace,
 };
 use crate::cache::{CacheOutcome, sha256_hex};
 use crate::call;
@@ -45,6 +45,8 @@ pub(crate) enum Exports {
     /// The hook phases the manifest lists; phases it does not list stay `None`
     /// even when the component exports them, so they are never called.
     Hooks(HookExports),
+    /// A sandbox backend's `workspace` interface.
+    Workspace(workspace::GuestIndices),
 }
 
 /// A hook component's phases, each present only when the manifest lists it.
@@ -91,9 +93,6 @@ pub enum BundleError {
     /// The plugins directory, or a folder in it, cannot be read.
     #[error("{}: {message}", path.display())]
     Folder { path: PathBuf, message: String },
-    /// The manifest's kind is not one this host runs yet.
-    #[error("{}: field `plugin.kind` = \"{kind}\": this host loads `tool` and `hook` bundles", file.display())]
-    UnsupportedKind { file: PathBuf, kind: BundleKind },
     /// The manifest lists a hook phase the component does not export.
     #[error(
         "{}: field `plugin.hooks` lists `{phase}`, but the component does not export `cordon:plugin/{phase}@{CONTRACT_VERSION}`; it exports [{}]",
@@ -133,13 +132,19 @@ pub enum BundleError {
     /// The file is not a WebAssembly component this engine can compile.
     #[error("{}: not a valid WebAssembly component: {message}", path.display())]
     NotAComponent { path: PathBuf, message: String },
-    /// The component does not export the tool interface.
+    /// The component does not export the interface its kind needs.
     #[error(
-        "{}: wrong world: a tool bundle must export `{TOOL_EXPORT}@{CONTRACT_VERSION}` (build it against the `tool-plugin` world); it exports [{}]",
+        "{}: wrong world: a {kind} bundle must export `{}@{CONTRACT_VERSION}` (build it against the `{}` world); it exports [{}]",
         path.display(),
+        kind_export(*kind),
+        kind_world(*kind),
         exports.join(", ")
     )]
-    WrongWorld { path: PathBuf, exports: Vec<String> },
+    WrongWorld {
+        path: PathBuf,
+        kind: BundleKind,
+        exports: Vec<String>,
+    },
     /// The component imports something Cordon does not provide.
     #[error("{}: imports something Cordon does not provide: {message}", path.display())]
     Imports { path: PathBuf, message: String },
@@ -178,12 +183,6 @@ pub(crate) async fn load(
     let started = Instant::now();
     let file = dir.join(MANIFEST_FILE);
     let manifest = Manifest::load(&file)?;
-    if manifest.kind == BundleKind::Sandbox {
-        return Err(BundleError::UnsupportedKind {
-            file,
-            kind: manifest.kind,
-        });
-    }
     let path = dir.join(&manifest.component);
     let bytes = std::fs::read(&path).map_err(|source| BundleError::ComponentUnreadable {
         file: file.clone(),
@@ -212,8 +211,8 @@ pub(crate) async fn load(
                 message: format!("{error:#}"),
             })?;
     let exported = export_names(&engine.engine, &component);
-    if manifest.kind == BundleKind::Tool {
-        check_tool_world(&exported, &path)?;
+    if manifest.kind != BundleKind::Hook {
+        check_world(manifest.kind, &exported, &path)?;
     }
     let pre = engine
         .linker
@@ -224,12 +223,19 @@ pub(crate) async fn load(
         })?;
     let exports = match manifest.kind {
         BundleKind::Hook => Exports::Hooks(hook_exports(&file, &manifest, &pre, &exported)?),
-        _ => Exports::Tool(tool::GuestIndices::new(&pre).map_err(|error| {
-            BundleError::WrongWorld {
+        kind => {
+            let wrong = |error: wasmtime::Error| BundleError::WrongWorld {
                 path: path.clone(),
+                kind,
                 exports: vec![format!("{error:#}")],
+            };
+            match kind {
+                BundleKind::Sandbox => {
+                    Exports::Workspace(workspace::GuestIndices::new(&pre).map_err(wrong)?)
+                }
+                _ => Exports::Tool(tool::GuestIndices::new(&pre).map_err(wrong)?),
             }
-        })?),
+        }
     };
     let bundle = Arc::new(Bundle {
         manifest,
@@ -241,7 +247,7 @@ pub(crate) async fn load(
     });
     let Described(tools, validators) = match &bundle.exports {
         Exports::Tool(indices) => describe(engine, &bundle, indices, &path).await?,
-        Exports::Hooks(_) => Described::default(),
+        Exports::Hooks(_) | Exports::Workspace(_) => Described::default(),
     };
     Ok(LoadedBundle {
         bundle,
@@ -345,9 +351,27 @@ fn hook_exports(
     Ok(hooks)
 }
 
-fn check_tool_world(exports: &[String], path: &Path) -> Result<(), BundleError> {
+/// The interface a bundle of `kind` must export, without version.
+fn kind_export(kind: BundleKind) -> &'static str {
+    match kind {
+        BundleKind::Sandbox => WORKSPACE_EXPORT,
+        BundleKind::Tool | BundleKind::Hook => TOOL_EXPORT,
+    }
+}
+
+/// The world a bundle of `kind` is built against.
+fn kind_world(kind: BundleKind) -> &'static str {
+    match kind {
+        BundleKind::Sandbox => "sandbox-backend",
+        BundleKind::Tool => "tool-plugin",
+        BundleKind::Hook => "hook-plugin",
+    }
+}
+
+fn check_world(kind: BundleKind, exports: &[String], path: &Path) -> Result<(), BundleError> {
+    let expected = kind_export(kind);
     let compatible = exports.iter().any(|name| {
-        name.strip_prefix(TOOL_EXPORT)
+        name.strip_prefix(expected)
             .and_then(|rest| rest.strip_prefix('@'))
             .and_then(|version| semver::Version::parse(version).ok())
             .is_some_and(|version| version.major == 0 && version.minor == 1)
@@ -357,6 +381,7 @@ fn check_tool_world(exports: &[String], path: &Path) -> Result<(), BundleError> 
     } else {
         Err(BundleError::WrongWorld {
             path: path.to_owned(),
+            kind,
             exports: exports.to_vec(),
         })
     }

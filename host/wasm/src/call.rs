@@ -90,9 +90,18 @@ pub(crate) fn limited_store(
         tool,
         depth,
     )?;
+    limit(plugins, state)
+}
+
+/// A store holding `state`, with its bundle's limits applied.
+pub(crate) fn limit(
+    plugins: &PluginsInner,
+    state: CallState,
+) -> wasmtime::Result<Store<CallState>> {
+    let fuel = state.bundle.manifest.limits.fuel;
     let mut store = Store::new(&plugins.engine.engine, state);
     store.limiter(|state| &mut state.limiter);
-    store.set_fuel(bundle.manifest.limits.fuel)?;
+    store.set_fuel(fuel)?;
     // Yield to the scheduler at every epoch tick, so the wall-clock timeout can
     // fire even while guest code spins without calling the host.
     store.epoch_deadline_async_yield_and_update(1);

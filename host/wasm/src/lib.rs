@@ -36,10 +36,14 @@ pub mod limits;
 pub mod manifest;
 mod plugins;
 mod sandbox;
+pub mod workspace;
 
 pub use bundle::{Bundle, BundleError, LoadedBundle, ResolvedDir};
 pub use cache::CacheOutcome;
 pub use engine::{EngineError, HostConfig};
 pub use limits::Limits;
-pub use manifest::{BundleKind, DirGrant, DirMode, Grants, Manifest, ManifestError, StateGrants};
+pub use manifest::{
+    BundleKind, DirGrant, DirMode, Grants, Manifest, ManifestError, StagingPolicy, StateGrants,
+};
 pub use plugins::{DirReport, PluginHost, Plugins};
+pub use workspace::{Workspace, WorkspaceError, WorkspaceOptions, WriteMode};

@@ -26,6 +26,8 @@ pub struct Manifest {
     pub kind: BundleKind,
     /// The phases a hook bundle handles, in loop order; empty for other kinds.
     pub hooks: Vec<HookPhase>,
+    /// When a sandbox backend's writes are staged by the host.
+    pub staging: StagingPolicy,
     /// One line for operators.
     pub description: String,
     /// The component file, relative to the bundle folder.
@@ -50,6 +52,19 @@ pub enum BundleKind {
     Hook,
     /// Exports `cordon:plugin/workspace`.
     Sandbox,
+}
+
+/// When the host stages a sandbox backend's file writes instead of letting the
+/// backend write its folder (`plugin.staging`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StagingPolicy {
+    /// When the run is transactional; otherwise the backend writes its granted
+    /// folder directly (or is refused, if the grant is read-only).
+    #[default]
+    Transactional,
+    /// Always: the backend keeps nothing of its own (the `memory` backend).
+    Always,
 }
 
 impl fmt::Display for BundleKind {
@@ -170,6 +185,7 @@ struct RawPlugin {
     sha256: Option<String>,
     #[serde(default)]
     hooks: Vec<String>,
+    staging: Option<StagingPolicy>,
 }
 
 impl Manifest {
@@ -215,6 +231,7 @@ impl Validator<'_> {
             component,
             sha256,
             hooks,
+            staging,
         } = raw.plugin;
         if !is_identifier(&name, |c| c == '-' || c == '_') || name.len() > 64 {
             return Err(self.invalid(
@@ -243,6 +260,17 @@ impl Validator<'_> {
             })
             .transpose()?;
         let hooks = self.hooks(kind, &hooks)?;
+        let staging = match (kind, staging) {
+            (BundleKind::Sandbox, staging) => staging.unwrap_or_default(),
+            (_, None) => StagingPolicy::default(),
+            (_, Some(staging)) => {
+                return Err(self.invalid(
+                    "plugin.staging",
+                    staging,
+                    &format!("only `sandbox` bundles stage writes; this bundle's kind is `{kind}`"),
+                ));
+            }
+        };
         self.grants(&raw.grants)?;
         let config = match raw.config {
             Some(table) => serde_json::to_value(table)
@@ -257,6 +285,7 @@ impl Validator<'_> {
             version,
             kind,
             hooks,
+            staging,
             description,
             component,
             sha256,

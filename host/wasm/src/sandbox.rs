@@ -2,7 +2,8 @@
 //! built fresh for every call from the bundle's grants, so nothing leaks between
 //! calls: WASI sees only the granted directories and environment variables, every
 //! socket address is refused and audited, stdout and stderr go to bounded
-//! buffers, state writes go to a staging area.
+//! buffers, state writes go to a staging area. A sandbox backend's call also
+//! reaches its run's staged files, and only it does.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,10 +14,11 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use crate::bundle::Bundle;
+use crate::bundle::{Bundle, ResolvedDir};
 use crate::limits::CallLimiter;
 use crate::manifest::DirMode;
 use crate::plugins::PluginsInner;
+use crate::workspace::Staging;
 
 /// Store data for one call.
 pub(crate) struct CallState {
@@ -32,10 +34,24 @@ pub(crate) struct CallState {
     /// How many tool calls enclose this one.
     pub(crate) depth: u32,
     pub(crate) staged: StagedState,
+    /// The run's staged files, for a sandbox backend's call; `None` for every
+    /// other call.
+    pub(crate) files: Option<Arc<Staging>>,
     /// Bytes of log messages still allowed.
     pub(crate) log_budget: usize,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
+}
+
+/// What a call reaches besides its bundle's own grants and imports.
+struct Reach<'a> {
+    /// The directories preopened for it.
+    dirs: &'a [ResolvedDir],
+    /// The run's staged files, for a sandbox backend in a staged run.
+    files: Option<Arc<Staging>>,
+    /// Whether the call runs on a thread of its own, which its file
+    /// operations may block.
+    own_thread: bool,
 }
 
 /// The error a host import raises when the state store cannot answer.
@@ -56,17 +72,63 @@ impl CallState {
         tool: &str,
         depth: u32,
     ) -> wasmtime::Result<Self> {
+        let dirs = bundle.dirs.clone();
+        let reach = Reach {
+            dirs: &dirs,
+            files: None,
+            own_thread: false,
+        };
+        Self::build(bundle, plugins, state, tool, depth, reach)
+    }
+
+    /// Store data for operation `op` of a sandbox backend, which sees `dirs`
+    /// (its grants as the run narrows them) and, when the run stages its
+    /// writes, the run's staged `files`. The call must run on a thread of its
+    /// own: its file operations block the calling thread.
+    pub(crate) fn backend(
+        bundle: Arc<Bundle>,
+        plugins: Arc<PluginsInner>,
+        op: &str,
+        dirs: &[ResolvedDir],
+        files: Option<Arc<Staging>>,
+    ) -> wasmtime::Result<Self> {
+        let state: Arc<dyn StateReader> = Arc::new(cordon_kernel::StateSnapshot::default());
+        let reach = Reach {
+            dirs,
+            files,
+            own_thread: true,
+        };
+        Self::build(bundle, plugins, state, op, 0, reach)
+    }
+
+    fn build(
+        bundle: Arc<Bundle>,
+        plugins: Arc<PluginsInner>,
+        state: Arc<dyn StateReader>,
+        tool: &str,
+        depth: u32,
+        reach: Reach<'_>,
+    ) -> wasmtime::Result<Self> {
+        let Reach {
+            dirs,
+            files,
+            own_thread,
+        } = reach;
         let limits = bundle.manifest.limits;
         let stdout = MemoryOutputPipe::new(limits.log_bytes);
         let stderr = MemoryOutputPipe::new(limits.log_bytes);
         let mut wasi = WasiCtxBuilder::new();
         wasi.stdout(stdout.clone()).stderr(stderr.clone());
+        // A backend's call runs on a thread of its own (see
+        // `workspace::backend`), so its file operations may block that thread
+        // instead of hopping to tokio's blocking pool for every read.
+        wasi.allow_blocking_current_thread(own_thread);
         for name in &bundle.manifest.grants.env {
             if let Ok(value) = std::env::var(name) {
                 wasi.env(name, value);
             }
         }
-        for dir in &bundle.dirs {
+        for dir in dirs {
             let perms = match dir.mode {
                 DirMode::Ro => FsPerms::ReadOnly,
                 DirMode::Rw => FsPerms::ReadWrite,
@@ -104,6 +166,7 @@ impl CallState {
             tool: tool.to_owned(),
             depth,
             staged: StagedState::new(),
+            files,
             stdout,
             stderr,
         })

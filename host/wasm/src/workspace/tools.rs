@@ -1,0 +1,455 @@
+//! The neutral built-in tools, `read`, `write`, `edit`, `glob`, `grep` and
+//! `bash`: thin adapters from a model's JSON arguments to the `workspace`
+//! interface of whichever backend the run is bound to. Their names and
+//! schemas are stable, so an agent behaves the same on every backend; their
+//! annotations (read-only or destructive) are what permission rules such as
+//! `@read-only` match.
+
+use std::sync::Arc;
+
+use cordon_kernel::{
+    StateReader, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture,
+    ToolOutput, ToolSet, ToolSpec,
+};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::bindings::workspace as wit;
+
+use super::backend::Backend;
+use super::paths::normalize;
+
+/// How many grep matches a call returns unless it asks for fewer.
+const DEFAULT_MAX_MATCHES: u32 = 200;
+/// Time kept back from the bundle's limit, so a command's own time limit
+/// fires first and its output survives.
+const COMMAND_GRACE_MS: u64 = 500;
+
+/// The built-in tools of one bound workspace.
+pub struct WorkspaceTools {
+    backend: Backend,
+    tools: Vec<Tool>,
+}
+
+struct Tool {
+    spec: ToolSpec,
+    validator: jsonschema::Validator,
+}
+
+impl WorkspaceTools {
+    pub(crate) fn new(backend: Backend) -> Self {
+        let tools = specs()
+            .into_iter()
+            .map(|spec| {
+                let validator = jsonschema::validator_for(&spec.input_schema)
+                    .unwrap_or_else(|error| panic!("built-in schema of {}: {error}", spec.name));
+                Tool { spec, validator }
+            })
+            .collect();
+        Self { backend, tools }
+    }
+
+    async fn dispatch(&self, name: &str, args: Value) -> Result<Value, ToolError> {
+        match name {
+            "read" => self.read(parse(args)?).await,
+            "write" => self.write(parse(args)?).await,
+            "edit" => self.edit(parse(args)?).await,
+            "glob" => self.glob(parse(args)?).await,
+            "grep" => self.grep(parse(args)?).await,
+            "bash" => self.bash(parse(args)?).await,
+            other => Err(ToolError::new(
+                ToolErrorKind::NotFound,
+                format!("no tool named `{other}`"),
+            )),
+        }
+    }
+
+    /// `path` normalized, or a refusal the trail records.
+    fn path(&self, path: &str) -> Result<String, ToolError> {
+        normalize(path).map_err(|error| {
+            let reason = error.to_string();
+            self.backend.deny(path, &reason);
+            ToolError::new(ToolErrorKind::Denied, reason)
+        })
+    }
+
+    async fn read(&self, args: ReadArgs) -> Result<Value, ToolError> {
+        let path = self.path(&args.path)?;
+        let target = path.clone();
+        let bytes = self
+            .backend
+            .run(
+                "read",
+                &target,
+                Box::new(move |guest, store| {
+                    Box::pin(async move { guest.call_read(store, &path).await })
+                }),
+            )
+            .await?;
+        let text = String::from_utf8(bytes).map_err(|error| {
+            ToolError::new(
+                ToolErrorKind::Failed,
+                format!(
+                    "{} is not UTF-8 text ({} bytes); inspect it with `bash`",
+                    args.path,
+                    error.as_bytes().len()
+                ),
+            )
+        })?;
+        if args.offset.is_none() && args.limit.is_none() {
+            return Ok(json!({ "path": args.path, "content": text }));
+        }
+        let first = args.offset.unwrap_or(1).max(1);
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let start = usize::try_from(first - 1)
+            .unwrap_or(usize::MAX)
+            .min(lines.len());
+        let count = args.limit.map_or(usize::MAX, |limit| {
+            usize::try_from(limit).unwrap_or(usize::MAX)
+        });
+        let end = start.saturating_add(count).min(lines.len());
+        Ok(json!({
+            "path": args.path,
+            "content": lines[start..end].concat(),
+            "first_line": start + 1,
+            "total_lines": lines.len(),
+        }))
+    }
+
+    async fn write(&self, args: WriteArgs) -> Result<Value, ToolError> {
+        let path = self.path(&args.path)?;
+        let bytes = args.content.into_bytes();
+        let len = bytes.len();
+        let target = path.clone();
+        self.backend
+            .run(
+                "write",
+                &target,
+                Box::new(move |guest, store| {
+                    Box::pin(async move { guest.call_write(store, &path, &bytes).await })
+                }),
+            )
+            .await?;
+        Ok(json!({ "path": args.path, "bytes": len }))
+    }
+
+    async fn edit(&self, args: EditArgs) -> Result<Value, ToolError> {
+        let path = self.path(&args.path)?;
+        let target = path.clone();
+        let (old, new) = (args.old_string, args.new_string);
+        self.backend
+            .run(
+                "edit",
+                &target,
+                Box::new(move |guest, store| {
+                    Box::pin(async move { guest.call_edit(store, &path, &old, &new).await })
+                }),
+            )
+            .await?;
+        Ok(json!({ "path": args.path, "replaced": 1 }))
+    }
+
+    async fn glob(&self, args: GlobArgs) -> Result<Value, ToolError> {
+        if args.pattern.starts_with('/') || args.pattern.split('/').any(|part| part == "..") {
+            let reason = format!("{:?} leaves the workspace", args.pattern);
+            self.backend.deny(&args.pattern, &reason);
+            return Err(ToolError::new(ToolErrorKind::Denied, reason));
+        }
+        let pattern = args.pattern.clone();
+        let entries = self
+            .backend
+            .run(
+                "glob",
+                &args.pattern,
+                Box::new(move |guest, store| {
+                    Box::pin(async move { guest.call_glob(store, &pattern).await })
+                }),
+            )
+            .await?;
+        let files: Vec<String> = entries.into_iter().map(|entry| entry.path).collect();
+        Ok(json!({ "files": files }))
+    }
+
+    async fn grep(&self, args: GrepArgs) -> Result<Value, ToolError> {
+        let path = self.path(args.path.as_deref().unwrap_or("."))?;
+        let query = wit::GrepQuery {
+            pattern: args.pattern,
+            path: path.clone(),
+            file_glob: args.glob,
+            case_insensitive: args.case_insensitive,
+            max_matches: args.max_matches.unwrap_or(DEFAULT_MAX_MATCHES),
+        };
+        let found = self
+            .backend
+            .run(
+                "grep",
+                &path,
+                Box::new(move |guest, store| {
+                    Box::pin(async move { guest.call_grep(store, &query).await })
+                }),
+            )
+            .await?;
+        let matches: Vec<Value> = found
+            .matches
+            .into_iter()
+            .map(|found| json!({ "path": found.path, "line": found.line, "text": found.text }))
+            .collect();
+        Ok(json!({ "matches": matches, "truncated": found.truncated }))
+    }
+
+    async fn bash(&self, args: BashArgs) -> Result<Value, ToolError> {
+        let cwd = self.path(args.cwd.as_deref().unwrap_or("."))?;
+        let most = u64::try_from(self.backend.timeout().as_millis())
+            .unwrap_or(u64::MAX)
+            .saturating_sub(COMMAND_GRACE_MS)
+            .max(1);
+        let timeout = args.timeout_ms.map_or(most, |asked| asked.clamp(1, most));
+        let command = wit::Command {
+            line: args.command,
+            cwd: cwd.clone(),
+            env: args.env.into_iter().collect(),
+            stdin: args.stdin.unwrap_or_default().into_bytes(),
+            timeout_ms: u32::try_from(timeout).unwrap_or(u32::MAX),
+        };
+        let done = self
+            .backend
+            .run(
+                "exec",
+                &cwd,
+                Box::new(move |guest, store| {
+                    Box::pin(async move { guest.call_exec(store, &command).await })
+                }),
+            )
+            .await?;
+        Ok(json!({
+            "exit_code": done.exit_code,
+            "stdout": String::from_utf8_lossy(&done.stdout),
+            "stderr": String::from_utf8_lossy(&done.stderr),
+            "stdout_truncated": done.stdout_truncated,
+            "stderr_truncated": done.stderr_truncated,
+        }))
+    }
+}
+
+impl ToolSet for WorkspaceTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|tool| tool.spec.clone()).collect()
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        _state: Arc<dyn StateReader>,
+    ) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let result = match self.tools.iter().find(|tool| tool.spec.name == name) {
+                None => Err(ToolError::new(
+                    ToolErrorKind::NotFound,
+                    format!("no tool named `{name}`"),
+                )),
+                Some(tool) => match schema_problems(&tool.validator, &args) {
+                    Some(problems) => Err(ToolError::new(
+                        ToolErrorKind::InvalidInput,
+                        format!("arguments do not match the schema of `{name}`: {problems}"),
+                    )),
+                    None => self.dispatch(name, args).await,
+                },
+            };
+            ToolCallOutcome {
+                result: result.map(|content| ToolOutput { content }),
+                writes: Vec::new(),
+            }
+        })
+    }
+}
+
+fn schema_problems(validator: &jsonschema::Validator, args: &Value) -> Option<String> {
+    let problems: Vec<String> = validator
+        .iter_errors(args)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            if at.is_empty() {
+                error.to_string()
+            } else {
+                format!("at {at}: {error}")
+            }
+        })
+        .collect();
+    (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+fn parse<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    serde_json::from_value(args)
+        .map_err(|error| ToolError::new(ToolErrorKind::InvalidInput, error.to_string()))
+}
+
+#[derive(Deserialize)]
+struct ReadArgs {
+    path: String,
+    offset: Option<u64>,
+    limit: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+#[derive(Deserialize)]
+struct EditArgs {
+    path: String,
+    old_string: String,
+    new_string: String,
+}
+
+#[derive(Deserialize)]
+struct GlobArgs {
+    pattern: String,
+}
+
+#[derive(Deserialize)]
+struct GrepArgs {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    #[serde(default)]
+    case_insensitive: bool,
+    max_matches: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct BashArgs {
+    command: String,
+    cwd: Option<String>,
+    stdin: Option<String>,
+    timeout_ms: Option<u64>,
+    #[serde(default)]
+    env: std::collections::BTreeMap<String, String>,
+}
+
+const READ_ONLY: ToolAnnotations = ToolAnnotations {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+
+/// The built-in tools' specs, in a stable order.
+fn specs() -> Vec<ToolSpec> {
+    let spec = |name: &str, description: &str, schema: Value, annotations| ToolSpec {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        input_schema: schema,
+        output_schema: None,
+        annotations,
+    };
+    vec![
+        spec(
+            "read",
+            "Read a UTF-8 text file of the workspace. Paths are relative to the workspace root. `offset` (1-based first line) and `limit` (line count) read part of a long file.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File path relative to the workspace root."},
+                    "offset": {"type": "integer", "minimum": 1},
+                    "limit": {"type": "integer", "minimum": 1}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+            READ_ONLY,
+        ),
+        spec(
+            "write",
+            "Create or replace a file of the workspace with `content`, creating missing parent directories.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "content": {"type": "string"}
+                },
+                "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+            ToolAnnotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: false,
+            },
+        ),
+        spec(
+            "edit",
+            "Replace the one occurrence of `old_string` with `new_string` in a file; fails if it occurs zero or several times.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "old_string": {"type": "string", "minLength": 1},
+                    "new_string": {"type": "string"}
+                },
+                "required": ["path", "old_string", "new_string"],
+                "additionalProperties": false
+            }),
+            ToolAnnotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: false,
+            },
+        ),
+        spec(
+            "glob",
+            "List the workspace's files matching a glob such as `src/**/*.rs`, in path order.",
+            json!({
+                "type": "object",
+                "properties": {"pattern": {"type": "string", "minLength": 1}},
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+            READ_ONLY,
+        ),
+        spec(
+            "grep",
+            "Search the workspace's text files for a regular expression. Returns matching lines with their paths and 1-based line numbers.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "minLength": 1},
+                    "path": {"type": "string", "description": "File or directory to search; the root by default."},
+                    "glob": {"type": "string", "description": "Only files whose path matches this glob."},
+                    "case_insensitive": {"type": "boolean"},
+                    "max_matches": {"type": "integer", "minimum": 1}
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+            READ_ONLY,
+        ),
+        spec(
+            "bash",
+            "Run a command line in the workspace's sandboxed shell: pipelines, &&, ||, ;, quoting, redirects (> >> <) and ls, cat, head, tail, wc, grep, find, sort, uniq, cut, sed, echo, mkdir, rm, mv, cp, touch, pwd, cd. Nothing runs on the host; other programs do not exist.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "minLength": 1},
+                    "cwd": {"type": "string", "description": "Working directory relative to the workspace root."},
+                    "stdin": {"type": "string"},
+                    "timeout_ms": {"type": "integer", "minimum": 1},
+                    "env": {"type": "object", "additionalProperties": {"type": "string"}}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+            ToolAnnotations {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: false,
+            },
+        ),
+    ]
+}
