@@ -3,7 +3,8 @@
 # `cordon` binary, validates the bundles and calls their tools in the sandbox,
 # then runs the demo agent (a scripted model) over this repository: its calls
 # pass the permission gate, one is denied, one waits for approval, and the run's
-# committed history is shown.
+# committed history is shown. Last, the coder agent edits a scratch copy of a
+# small project through the `dir` sandbox backend, transactionally.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,3 +45,17 @@ echo "the bundled hooks redact secrets from what it reads, guard its paths and c
 step run --agent examples/demo/agent.toml --run-id demo "Where does the cordon CLI start?" </dev/null
 step runs resume demo --approve call-3-1 </dev/null
 step runs show demo
+
+echo
+echo "The coder agent (examples/demo/coder.toml) edits a scratch copy of examples/demo/project through"
+echo "the dir sandbox backend and the built-in tools. It is untrusted, so its workspace is transactional:"
+echo "file changes commit with each step and reach the folder only after the commit. Its bash call asks"
+echo "for approval; the edits of that step have run and wait, held, with the run."
+cp -r examples/demo/project "$scratch/project"
+step run --agent examples/demo/coder.toml --workspace "$scratch/project" --run-id coder "Make the greeting friendlier" </dev/null
+printf '\nThe folder while the run waits (src/greet.rs):\n'
+cat "$scratch/project/src/greet.rs"
+step runs diff coder
+step runs resume coder --approve call-2-3 </dev/null
+printf '\nThe folder after the run (src/greet.rs, CHANGELOG.md):\n'
+cat "$scratch/project/src/greet.rs" "$scratch/project/CHANGELOG.md"

@@ -75,6 +75,29 @@ pub struct AgentArgs {
     /// Print JSON lines (progress, then the outcome) instead of text; never prompts.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+/// Which sandbox backend holds the agent's workspace, and how it writes.
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// The sandbox backend bundle (`dir`, `memory`, ...) the built-in tools
+    /// `read`, `write`, `edit`, `glob`, `grep` and `bash` reach; overrides the
+    /// agent file's `sandbox`. Without one the agent has no workspace tools.
+    #[arg(long, env = "CORDON_SANDBOX")]
+    pub sandbox: Option<String>,
+    /// Stage file changes and commit them with each step; the folder changes
+    /// only after the commit. The default unless the agent file says
+    /// `trusted = true`.
+    #[arg(long, conflicts_with = "direct")]
+    pub transactional: bool,
+    /// Let the backend write the folder directly (only as its grant allows).
+    #[arg(long)]
+    pub direct: bool,
+    /// Start a `memory` workspace empty instead of seeded from the workspace folder.
+    #[arg(long)]
+    pub no_seed: bool,
 }
 
 /// Where committed runs live.
@@ -107,6 +130,10 @@ pub enum RunsCommand {
     List(ListRunsArgs),
     /// One run's committed history: messages, tool calls, verdicts, state, commits.
     Show(ShowRunArgs),
+    /// The file changes a run committed, as a unified diff.
+    ///
+    /// Shows each changed path from before the run (or the step) to after it.
+    Diff(DiffArgs),
     /// Continue a run from its last commit, deciding the calls it waits on.
     ///
     /// The run remembers its agent file, model and permissions file; flags given
@@ -132,6 +159,17 @@ pub struct ShowRunArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The run id.
+    pub run: String,
+    /// Only the changes of this step.
+    #[arg(long)]
+    pub step: Option<u64>,
+    #[command(flatten)]
+    pub store: StoreArg,
 }
 
 #[derive(Debug, Args)]

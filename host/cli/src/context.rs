@@ -29,14 +29,15 @@ fn default_cache_dir() -> Option<PathBuf> {
     Some(base.join("cordon"))
 }
 
-/// Load `dir`, refusing to go on if any bundle is invalid.
+/// Load `dir`, with directory grants under `workspace`, refusing to go on if
+/// any bundle is invalid.
 pub async fn load_all(
     host: &PluginHost,
-    global: &GlobalArgs,
+    workspace: &std::path::Path,
     dir: &std::path::Path,
 ) -> anyhow::Result<DirReport> {
     let report = host
-        .load_dir(dir, &global.workspace)
+        .load_dir(dir, workspace)
         .await
         .with_context(|| format!("loading plugins from {}", dir.display()))?;
     if !report.errors.is_empty() {

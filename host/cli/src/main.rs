@@ -39,6 +39,7 @@ fn main() -> ExitCode {
             }
             Command::Runs(RunsCommand::List(args)) => commands::runs::list(args),
             Command::Runs(RunsCommand::Show(args)) => commands::runs::show(args),
+            Command::Runs(RunsCommand::Diff(args)) => commands::diff::diff(args),
             Command::Plugins(PluginsCommand::Check(args)) => {
                 commands::check::run(&cli.global, args).await
             }
@@ -46,6 +47,10 @@ fn main() -> ExitCode {
             Command::Tool(ToolCommand::Call(args)) => commands::call::run(&cli.global, args).await,
         }
     });
+    // A sandbox backend's thread stuck in a system call (a FIFO in the
+    // workspace) was already abandoned at its call's deadline; do not wait for
+    // it on the way out.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
         Ok(code) => code,
         Err(error) => {

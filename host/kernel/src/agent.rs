@@ -294,11 +294,17 @@ mod tests {
         assert_eq!(agent.max_steps, 3);
         let args = serde_json::json!({});
         assert_eq!(
-            agent.permissions.decide("files.read", crate::tool::ToolAnnotations::default(), &args).verdict,
+            agent
+                .permissions
+                .decide("files.read", crate::tool::ToolAnnotations::default(), &args)
+                .verdict,
             Verdict::Allow
         );
         assert_eq!(
-            agent.permissions.decide("files.list", crate::tool::ToolAnnotations::default(), &args).verdict,
+            agent
+                .permissions
+                .decide("files.list", crate::tool::ToolAnnotations::default(), &args)
+                .verdict,
             Verdict::Deny
         );
     }
@@ -326,7 +332,10 @@ mod tests {
         assert!(agent.uses_tool("anything"));
         let args = serde_json::json!({});
         assert_eq!(
-            agent.permissions.decide("anything", crate::tool::ToolAnnotations::default(), &args).verdict,
+            agent
+                .permissions
+                .decide("anything", crate::tool::ToolAnnotations::default(), &args)
+                .verdict,
             Verdict::Ask
         );
     }

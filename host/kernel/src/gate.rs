@@ -21,7 +21,9 @@ pub(crate) fn policy_decision(
     call: &ToolCall,
 ) -> Decision {
     if agent.uses_tool(&call.name) {
-        agent.permissions.decide(&call.name, annotations, &call.args)
+        agent
+            .permissions
+            .decide(&call.name, annotations, &call.args)
     } else {
         Decision {
             verdict: Verdict::Deny,

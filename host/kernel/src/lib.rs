@@ -51,7 +51,6 @@ pub use state::{
 };
 pub use tool::{
     ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput, ToolSet,
-    ToolSets,
-    ToolSpec, call_committed,
+    ToolSets, ToolSpec, call_committed,
 };
 pub use typed_state::{MergePolicy, Scope, StateKey};

@@ -379,7 +379,10 @@ mod tests {
         assert_eq!(denied.verdict, Verdict::Deny);
         assert_eq!(denied.rule.as_deref(), Some("@destructive(path=.git/**)"));
         let elsewhere = json!({"path": "src/main.rs"});
-        assert_eq!(policy.decide("write", writer, &elsewhere).verdict, Verdict::Ask);
+        assert_eq!(
+            policy.decide("write", writer, &elsewhere).verdict,
+            Verdict::Ask
+        );
         assert!(Rule::parse(Verdict::Deny, "@dangerous").is_err());
     }
 
@@ -387,7 +390,9 @@ mod tests {
     fn the_default_applies_when_no_rule_matches() {
         let policy = policy("default = \"ask\"\nallow = [\"jq.query\"]");
         assert_eq!(
-            policy.decide("jq.query", ToolAnnotations::default(), &json!({})).verdict,
+            policy
+                .decide("jq.query", ToolAnnotations::default(), &json!({}))
+                .verdict,
             Verdict::Allow
         );
         assert_eq!(
@@ -404,7 +409,11 @@ mod tests {
         let policy = policy(
             "default = \"allow\"\ndeny = [\"files.read(path=secrets/**)\"]\nask = [\"files.*\"]\nallow = [\"files.read\"]",
         );
-        let decision = policy.decide("files.read", ToolAnnotations::default(), &json!({"path": "secrets/key"}));
+        let decision = policy.decide(
+            "files.read",
+            ToolAnnotations::default(),
+            &json!({"path": "secrets/key"}),
+        );
         assert_eq!(decision.verdict, Verdict::Deny);
         assert_eq!(
             decision.rule.as_deref(),
@@ -412,12 +421,18 @@ mod tests {
         );
         assert_eq!(
             policy
-                .decide("files.read", ToolAnnotations::default(), &json!({"path": "docs/a.md"}))
+                .decide(
+                    "files.read",
+                    ToolAnnotations::default(),
+                    &json!({"path": "docs/a.md"})
+                )
                 .verdict,
             Verdict::Ask
         );
         assert_eq!(
-            policy.decide("jq.query", ToolAnnotations::default(), &json!({})).verdict,
+            policy
+                .decide("jq.query", ToolAnnotations::default(), &json!({}))
+                .verdict,
             Verdict::Allow
         );
     }
@@ -429,24 +444,38 @@ mod tests {
         );
         assert_eq!(
             policy
-                .decide("files.read", ToolAnnotations::default(), &json!({"path": "docs/a.md"}))
+                .decide(
+                    "files.read",
+                    ToolAnnotations::default(),
+                    &json!({"path": "docs/a.md"})
+                )
                 .verdict,
             Verdict::Allow
         );
         assert_eq!(
             policy
-                .decide("files.read", ToolAnnotations::default(), &json!({"path": "docs/sub/a.md"}))
+                .decide(
+                    "files.read",
+                    ToolAnnotations::default(),
+                    &json!({"path": "docs/sub/a.md"})
+                )
                 .verdict,
             Verdict::Deny
         );
         assert_eq!(
             policy
-                .decide("files.list", ToolAnnotations::default(), &json!({"path": "docs/sub/deeper"}))
+                .decide(
+                    "files.list",
+                    ToolAnnotations::default(),
+                    &json!({"path": "docs/sub/deeper"})
+                )
                 .verdict,
             Verdict::Allow
         );
         assert_eq!(
-            policy.decide("files.read", ToolAnnotations::default(), &json!({})).verdict,
+            policy
+                .decide("files.read", ToolAnnotations::default(), &json!({}))
+                .verdict,
             Verdict::Deny,
             "a constrained argument must be present"
         );
@@ -463,19 +492,31 @@ mod tests {
             "docs/./../secrets/key",
         ] {
             let verdict = policy
-                .decide("files.read", ToolAnnotations::default(), &json!({ "path": path }))
+                .decide(
+                    "files.read",
+                    ToolAnnotations::default(),
+                    &json!({ "path": path }),
+                )
                 .verdict;
             assert_ne!(verdict, Verdict::Allow, "{path}");
         }
         assert_eq!(
             policy
-                .decide("files.read", ToolAnnotations::default(), &json!({"path": "docs/../secrets/key"}))
+                .decide(
+                    "files.read",
+                    ToolAnnotations::default(),
+                    &json!({"path": "docs/../secrets/key"})
+                )
                 .verdict,
             Verdict::Deny
         );
         assert_eq!(
             policy
-                .decide("files.read", ToolAnnotations::default(), &json!({"path": "/docs/a"}))
+                .decide(
+                    "files.read",
+                    ToolAnnotations::default(),
+                    &json!({"path": "/docs/a"})
+                )
                 .verdict,
             Verdict::Allow
         );
@@ -485,11 +526,23 @@ mod tests {
     fn non_string_arguments_match_by_their_json_text() {
         let policy = policy("default = \"ask\"\nallow = [\"notes.delete(id=1?)\"]");
         assert_eq!(
-            policy.decide("notes.delete", ToolAnnotations::default(), &json!({"id": 12})).verdict,
+            policy
+                .decide(
+                    "notes.delete",
+                    ToolAnnotations::default(),
+                    &json!({"id": 12})
+                )
+                .verdict,
             Verdict::Allow
         );
         assert_eq!(
-            policy.decide("notes.delete", ToolAnnotations::default(), &json!({"id": 2})).verdict,
+            policy
+                .decide(
+                    "notes.delete",
+                    ToolAnnotations::default(),
+                    &json!({"id": 2})
+                )
+                .verdict,
             Verdict::Ask
         );
     }

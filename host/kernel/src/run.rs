@@ -213,7 +213,9 @@ impl Runtime {
         created: u64,
         input: &str,
     ) -> Result<RunOutcome, RunError> {
-        let outcome = self.start_inner(agent, thread, run_id, created, input).await;
+        let outcome = self
+            .start_inner(agent, thread, run_id, created, input)
+            .await;
         self.abandon_on_error(outcome)
     }
 
@@ -322,7 +324,11 @@ impl Runtime {
         let steps = self.store.files(run_id)?;
         let published = self.store.published(run_id)?;
         self.files.restore(&steps, published);
-        let Some(last) = steps.last().map(|step| step.seq).filter(|&seq| seq > published) else {
+        let Some(last) = steps
+            .last()
+            .map(|step| step.seq)
+            .filter(|&seq| seq > published)
+        else {
             return Ok(false);
         };
         if matches!(record.disposition(), Disposition::Waiting { .. }) {
@@ -691,19 +697,21 @@ impl Runtime {
             .calls
             .iter()
             .filter(|record| record.result.is_none())
-            .filter_map(|record| match record.decision.verdict {
-                Verdict::Allow if !safe.contains(&record.call.name) => {
-                    Some(PendingReason::Indeterminate)
+            .filter_map(|record| {
+                match record.decision.verdict {
+                    Verdict::Allow if !safe.contains(&record.call.name) => {
+                        Some(PendingReason::Indeterminate)
+                    }
+                    Verdict::Ask => Some(PendingReason::Approval {
+                        rule: record.decision.rule.clone(),
+                    }),
+                    _ => None,
                 }
-                Verdict::Ask => Some(PendingReason::Approval {
-                    rule: record.decision.rule.clone(),
-                }),
-                _ => None,
-            }
-            .map(|reason| PendingCall {
-                call: record.call.clone(),
-                reason,
-            }))
+                .map(|reason| PendingCall {
+                    call: record.call.clone(),
+                    reason,
+                })
+            })
             .collect();
         if pending.is_empty() {
             let step = StepState::new(agent, Arc::clone(&cursor.state));

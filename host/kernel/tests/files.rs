@@ -88,7 +88,10 @@ impl FileLedger for FakeFolder {
                 .flat_map(|step| step.changes.into_iter().map(|change| change.path))
                 .collect();
             for path in self.committed.lock().unwrap().keys() {
-                assert!(committed.contains(path), "{path} published before its commit");
+                assert!(
+                    committed.contains(path),
+                    "{path} published before its commit"
+                );
             }
         }
         let committed = std::mem::take(&mut *self.committed.lock().unwrap());
@@ -179,7 +182,11 @@ async fn an_approval_wait_holds_the_changes_its_step_staged() {
     };
     assert_eq!(pending[0].call.id, "c2");
     assert_eq!(rig.tools.calls(), 1, "the allowed call ran before the wait");
-    assert_eq!(rig.store.files("r").unwrap()[0].seq, 2, "committed while waiting");
+    assert_eq!(
+        rig.store.files("r").unwrap()[0].seq,
+        2,
+        "committed while waiting"
+    );
     assert!(folder.folder().is_empty(), "the wait holds the change");
     assert_eq!(rig.store.published("r").unwrap(), 0);
 
@@ -196,20 +203,22 @@ async fn a_step_that_fails_abandons_what_it_staged() {
     let folder = Arc::new(FakeFolder::default());
     let clashing = {
         let folder = Arc::clone(&folder);
-        Box::new(move |args: &serde_json::Value, _: &dyn cordon_kernel::StateReader| {
-            folder.stage("a.txt", "clash");
-            ToolCallOutcome {
-                result: Ok(ToolOutput {
-                    content: json!("ok"),
-                }),
-                writes: vec![StateWrite {
-                    key: "owner".into(),
-                    op: StateOp::Set {
-                        value: args["who"].clone(),
-                    },
-                }],
-            }
-        }) as Handler
+        Box::new(
+            move |args: &serde_json::Value, _: &dyn cordon_kernel::StateReader| {
+                folder.stage("a.txt", "clash");
+                ToolCallOutcome {
+                    result: Ok(ToolOutput {
+                        content: json!("ok"),
+                    }),
+                    writes: vec![StateWrite {
+                        key: "owner".into(),
+                        op: StateOp::Set {
+                            value: args["who"].clone(),
+                        },
+                    }],
+                }
+            },
+        ) as Handler
     };
     let tools = Functions::new().with("claim", EFFECTFUL, clashing);
     let turns = vec![
@@ -222,7 +231,10 @@ async fn a_step_that_fails_abandons_what_it_staged() {
     let rig = with_folder(rig(turns, tools), &folder, "r");
     let agent = agent(Verdict::Allow, &[], 5);
     let failed = rig.runtime.start(&agent, "r", 1, "go").await;
-    assert!(matches!(failed, Err(RunError::StateConflict(_))), "{failed:?}");
+    assert!(
+        matches!(failed, Err(RunError::StateConflict(_))),
+        "{failed:?}"
+    );
     assert_eq!(folder.abandoned.load(Ordering::SeqCst), 1);
     assert!(folder.pending.lock().unwrap().is_empty());
     assert!(rig.store.files("r").unwrap().is_empty());
@@ -260,6 +272,10 @@ async fn changes_committed_but_not_published_reach_the_folder_on_resume() {
         .unwrap();
     assert!(matches!(outcome, RunOutcome::Ended { .. }));
     assert_eq!(fresh.folder()["a.txt"], b"one");
-    assert_eq!(again.tools.calls(), 0, "the committed write did not run again");
+    assert_eq!(
+        again.tools.calls(),
+        0,
+        "the committed write did not run again"
+    );
     assert_eq!(rig.store.published("r").unwrap(), 2);
 }

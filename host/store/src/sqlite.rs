@@ -1411,6 +1411,10 @@ mod tests {
         let mut conflicting = step("r", 2, "again", Vec::new());
         conflicting.files = first.files.clone();
         assert!(store.commit(&conflicting).is_err());
-        assert_eq!(store.files("r").unwrap().len(), 1, "a refused step adds no files");
+        assert_eq!(
+            store.files("r").unwrap().len(),
+            1,
+            "a refused step adds no files"
+        );
     }
 }

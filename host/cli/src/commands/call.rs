@@ -27,7 +27,7 @@ struct Printed<'a> {
 
 pub async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode> {
     let host = context::host(global)?;
-    let report = context::load_all(&host, global, &args.plugins.plugins).await?;
+    let report = context::load_all(&host, &global.workspace, &args.plugins.plugins).await?;
     let events = Arc::new(CliEvents::new(args.json));
     let store = SqliteCommitStore::open(&args.store.store)
         .with_context(|| format!("opening the store {}", args.store.store.display()))?;

@@ -18,7 +18,7 @@ struct Listed<'a> {
 
 pub async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<ExitCode> {
     let host = context::host(global)?;
-    let report = context::load_all(&host, global, &args.plugins.plugins).await?;
+    let report = context::load_all(&host, &global.workspace, &args.plugins.plugins).await?;
     let plugins = host
         .plugins(report.bundles, Arc::new(EventLog::new()))
         .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;

@@ -2,6 +2,7 @@
 
 pub mod call;
 pub mod check;
+pub mod diff;
 pub mod list;
 pub mod run;
 pub mod runs;

@@ -11,10 +11,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail};
 use cordon_kernel::{
     AgentDef, Approval, CommitStore, EndCause, PermissionPolicy, RunOutcome, Runtime, StepEvents,
-    Verdict,
+    ToolSet, ToolSets, Verdict,
 };
 use cordon_providers::ModelOptions;
 use cordon_store::SqliteCommitStore;
+use cordon_wasm::{Plugins, Workspace, WorkspaceOptions, WriteMode};
 
 use crate::approve::TerminalApprover;
 use crate::args::{AgentArgs, GlobalArgs, ResumeArgs, RunArgs};
@@ -40,10 +41,18 @@ struct Launch {
     model: Option<(String, PathBuf)>,
     /// The provider's base URL given on the command line.
     base_url: Option<String>,
+    /// The workspace root: bundles' directory grants resolve under it.
+    workspace: PathBuf,
+    /// The sandbox backend given on the command line.
+    sandbox: Option<String>,
+    /// `--transactional` (true) or `--direct` (false), when given.
+    transactional: Option<bool>,
+    /// Whether a `memory` workspace starts from the workspace folder.
+    seed: bool,
 }
 
 impl Launch {
-    fn from_args(args: &AgentArgs) -> anyhow::Result<Self> {
+    fn from_args(global: &GlobalArgs, args: &AgentArgs) -> anyhow::Result<Self> {
         let absolute = |path: &PathBuf| {
             std::path::absolute(path).with_context(|| format!("resolving {}", path.display()))
         };
@@ -55,12 +64,28 @@ impl Launch {
                 None => None,
             },
             base_url: args.base_url.clone(),
+            workspace: absolute(&global.workspace)?,
+            sandbox: args.sandbox.sandbox.clone(),
+            transactional: if args.sandbox.transactional {
+                Some(true)
+            } else if args.sandbox.direct {
+                Some(false)
+            } else {
+                None
+            },
+            seed: !args.sandbox.no_seed,
         })
     }
 
     /// The launch recorded in `metadata`, overridden by any flag given now.
-    fn resumed(args: &AgentArgs, metadata: &BTreeMap<String, String>) -> anyhow::Result<Self> {
-        let given = Self::from_args(args)?;
+    /// The workspace root and the sandbox's write mode stay as recorded: the
+    /// run's staged changes belong to that folder.
+    fn resumed(
+        global: &GlobalArgs,
+        args: &AgentArgs,
+        metadata: &BTreeMap<String, String>,
+    ) -> anyhow::Result<Self> {
+        let given = Self::from_args(global, args)?;
         let recorded = |key: &str| metadata.get(key).map(PathBuf::from);
         Ok(Self {
             agent: given.agent.or_else(|| recorded("agent")),
@@ -69,6 +94,15 @@ impl Launch {
                 .model
                 .or_else(|| Some((metadata.get("model")?.clone(), recorded("model-base")?))),
             base_url: given.base_url.or_else(|| metadata.get("base-url").cloned()),
+            workspace: recorded("workspace").unwrap_or(given.workspace),
+            sandbox: metadata.get("sandbox").cloned().or(given.sandbox),
+            transactional: metadata
+                .get("transactional")
+                .map(|value| value == "true")
+                .or(given.transactional),
+            seed: metadata
+                .get("seed")
+                .map_or(given.seed, |value| value == "true"),
         })
     }
 
@@ -83,6 +117,7 @@ impl Launch {
         if let Some(permissions) = &self.permissions {
             put("permissions", permissions);
         }
+        put("workspace", &self.workspace);
         if let Some((spec, base)) = &self.model {
             put("model-base", base);
             metadata.insert("model".to_owned(), spec.clone());
@@ -90,7 +125,35 @@ impl Launch {
         if let Some(url) = &self.base_url {
             metadata.insert("base-url".to_owned(), url.clone());
         }
+        if let Some(sandbox) = &self.sandbox {
+            metadata.insert("sandbox".to_owned(), sandbox.clone());
+            metadata.insert("seed".to_owned(), self.seed.to_string());
+        }
+        if let Some(transactional) = self.transactional {
+            metadata.insert("transactional".to_owned(), transactional.to_string());
+        }
         metadata
+    }
+
+    /// Bind the run's sandbox backend, if it has one: the flag's, else the
+    /// agent file's. Untrusted agents are transactional unless `--direct`.
+    fn bind_workspace(
+        &mut self,
+        agent: &AgentDef,
+        plugins: &Plugins,
+    ) -> anyhow::Result<Option<Workspace>> {
+        if self.sandbox.is_none() {
+            self.sandbox.clone_from(&agent.sandbox);
+        }
+        let Some(name) = &self.sandbox else {
+            return Ok(None);
+        };
+        let transactional = *self.transactional.get_or_insert(!agent.trusted);
+        let options = WorkspaceOptions {
+            transactional,
+            seed: self.seed,
+        };
+        Ok(Some(plugins.workspace(name, options)?))
     }
 }
 
@@ -138,7 +201,7 @@ impl Session {
         };
         let model = cordon_providers::resolve(spec, base, &options)?;
         let host = context::host(global)?;
-        let report = context::load_all(&host, global, &args.plugins.plugins).await?;
+        let report = context::load_all(&host, &launch.workspace, &args.plugins.plugins).await?;
         let printer = Arc::new(Printer::new(args.json));
         let events = Arc::new(StepEvents::new(printer.clone()));
         let plugins = host
@@ -146,11 +209,34 @@ impl Session {
             .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
         let store = SqliteCommitStore::open(store)
             .with_context(|| format!("opening the run store {}", store.display()))?;
+        let workspace = launch.bind_workspace(&agent, &plugins)?;
         let plugins = Arc::new(plugins);
-        let mut runtime = Runtime::new(model, plugins.clone(), Arc::new(store), events)
+        let tools: Arc<dyn ToolSet> = match &workspace {
+            Some(workspace) => {
+                if !args.json {
+                    eprintln!(
+                        "{}",
+                        describe_workspace(launch.sandbox.as_deref(), workspace)
+                    );
+                }
+                Arc::new(
+                    ToolSets::new(vec![plugins.clone(), workspace.tools()]).map_err(|names| {
+                        anyhow::anyhow!(
+                            "plugin tools [{}] clash with the built-in workspace tools",
+                            names.join(", ")
+                        )
+                    })?,
+                )
+            }
+            None => plugins.clone(),
+        };
+        let mut runtime = Runtime::new(model, tools, Arc::new(store), events)
             .with_hooks(plugins)
             .with_observer(printer.clone())
             .with_run_metadata(launch.metadata());
+        if let Some(ledger) = workspace.as_ref().and_then(Workspace::ledger) {
+            runtime = runtime.with_files(ledger);
+        }
         if !args.json && TerminalApprover::available() {
             runtime = runtime.with_approver(Arc::new(TerminalApprover));
         }
@@ -184,8 +270,27 @@ impl Session {
     }
 }
 
+/// One line saying where the workspace tools reach and how they write.
+fn describe_workspace(name: Option<&str>, workspace: &Workspace) -> String {
+    let name = name.unwrap_or("?");
+    let folder = workspace.folder().map_or_else(
+        || "an empty workspace".to_owned(),
+        |dir| dir.display().to_string(),
+    );
+    let mode = match workspace.mode() {
+        WriteMode::Direct => "writes go straight to the folder",
+        WriteMode::Staged { publishes: true } => {
+            "transactional: file changes commit with each step, then reach the folder"
+        }
+        WriteMode::Staged { publishes: false } => {
+            "staged: file changes commit with each step and never reach the folder"
+        }
+    };
+    format!("workspace: `{name}` backend on {folder} ({mode})")
+}
+
 pub async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
-    let launch = Launch::from_args(&args.agent)?;
+    let launch = Launch::from_args(global, &args.agent)?;
     let session = Session::open(global, &args.agent, launch, &args.store.store).await?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -222,7 +327,7 @@ pub async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<Exi
         .with_context(|| format!("opening the run store {}", args.store.store.display()))?
         .load(&args.run)?
         .header;
-    let launch = Launch::resumed(&args.agent, &header.metadata)?;
+    let launch = Launch::resumed(global, &args.agent, &header.metadata)?;
     let session = Session::open(global, &args.agent, launch, &args.store.store).await?;
     let outcome = session
         .runtime

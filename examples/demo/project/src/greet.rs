@@ -1,0 +1,4 @@
+/// The greeting for `name`.
+pub fn greet(name: &str) -> String {
+    format!("Hello, {name}")
+}

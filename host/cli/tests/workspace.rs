@@ -1,0 +1,376 @@
+//! `cordon run --sandbox` as an operator uses it: the built-in tools on the
+//! bundled `dir` backend, transactional by default, `cordon runs diff`, an
+//! approval wait that holds staged changes, and a process killed between
+//! staging and commit that leaves the folder untouched.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use cordon_test_artifacts as artifacts;
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// A project folder with the `dir` backend and the hostile fixture as plugins,
+/// a few files, and its run store inside.
+struct Project {
+    dir: TempDir,
+    cache: TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        let project = Self {
+            dir: tempfile::tempdir().unwrap(),
+            cache: tempfile::tempdir().unwrap(),
+        };
+        let dir = project.path("plugins/dir");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(
+            Path::new(artifacts::PLUGINS_DIR).join("dir/plugin.toml"),
+            dir.join("plugin.toml"),
+        )
+        .unwrap();
+        std::fs::copy(artifacts::DIR, dir.join("dir.wasm")).unwrap();
+        let hostile = project.path("plugins/hostile");
+        std::fs::create_dir_all(&hostile).unwrap();
+        std::fs::write(
+            hostile.join("plugin.toml"),
+            "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n[limits]\ntimeout-ms = 120000\n",
+        )
+        .unwrap();
+        std::fs::copy(artifacts::HOSTILE, hostile.join("tool.wasm")).unwrap();
+        project.write(
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+        );
+        project.write("README.md", "# Project\n");
+        project
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn read(&self, relative: &str) -> Option<String> {
+        std::fs::read_to_string(self.path(relative)).ok()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("CORDON_CACHE_DIR", self.cache.path())
+            .env_remove("CORDON_AGENT")
+            .env_remove("CORDON_MODEL")
+            .env_remove("CORDON_STORE")
+            .env_remove("CORDON_PLUGINS")
+            .env_remove("CORDON_SANDBOX")
+            .env_remove("CORDON_WORKSPACE")
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn cordon(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run cordon")
+    }
+
+    fn run(&self, run_id: &str, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "scripted:script.toml",
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--run-id", run_id, "go"]);
+        self.cordon(&args)
+    }
+
+    fn show(&self, run: &str) -> Value {
+        let output = self.cordon(&["runs", "show", run, "--json"]);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
+    fn diff(&self, run: &str, extra: &[&str]) -> String {
+        let mut args = vec!["runs", "diff", run];
+        args.extend_from_slice(extra);
+        let output = self.cordon(&args);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        text(&output.stdout)
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn both(output: &Output) -> String {
+    format!("{}{}", text(&output.stdout), text(&output.stderr))
+}
+
+const AGENT: &str = "name = \"coder\"\nsandbox = \"dir\"\n[permissions]\ndefault = \"allow\"\n";
+
+const EDIT_SCRIPT: &str = r#"
+[[turn]]
+[[turn.call]]
+tool = "write"
+args = { path = "notes/plan.md", content = "1. add\n2. test\n" }
+[[turn.call]]
+tool = "edit"
+args = { path = "src/lib.rs", old_string = "a + b", new_string = "a.wrapping_add(b)" }
+
+[[turn]]
+[[turn.call]]
+tool = "bash"
+args = { command = "echo '3. ship' >> notes/plan.md && rm README.md" }
+
+[[turn]]
+text = "Done."
+"#;
+
+/// Copy `from` (files only, without `.cordon` and `plugins`) to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == ".cordon" || name == "plugins" {
+            continue;
+        }
+        let target = to.join(&name);
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_transactional_run_changes_the_folder_through_its_commits_and_diffs_them() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT);
+    project.write("script.toml", EDIT_SCRIPT);
+    let original = tempfile::tempdir().unwrap();
+    copy_tree(project.dir.path(), original.path());
+
+    let output = project.run("r1", &[]);
+    assert!(output.status.success(), "{}", both(&output));
+    assert!(
+        text(&output.stderr).contains("transactional"),
+        "{}",
+        both(&output)
+    );
+    assert_eq!(
+        project.read("notes/plan.md").unwrap(),
+        "1. add\n2. test\n3. ship\n"
+    );
+    assert!(
+        project
+            .read("src/lib.rs")
+            .unwrap()
+            .contains("a.wrapping_add(b)")
+    );
+    assert_eq!(project.read("README.md"), None);
+
+    let whole = project.diff("r1", &[]);
+    assert!(whole.contains("+++ b/notes/plan.md"), "{whole}");
+    assert!(
+        whole.contains("-    a + b\n+    a.wrapping_add(b)\n"),
+        "{whole}"
+    );
+    assert!(
+        whole.contains("--- a/README.md\n+++ /dev/null\n"),
+        "{whole}"
+    );
+
+    // The whole-run diff, applied to the folder as it was, gives the folder as it is.
+    let patched = tempfile::tempdir().unwrap();
+    copy_tree(original.path(), patched.path());
+    std::fs::write(patched.path().join("run.diff"), &whole).unwrap();
+    let applied = Command::new("patch")
+        .args(["-p1", "-s", "-E", "-i", "run.diff"])
+        .current_dir(patched.path())
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", both(&applied));
+    std::fs::remove_file(patched.path().join("run.diff")).unwrap();
+    for file in ["notes/plan.md", "src/lib.rs"] {
+        assert_eq!(
+            std::fs::read_to_string(patched.path().join(file)).ok(),
+            project.read(file),
+            "{file}"
+        );
+    }
+    assert!(!patched.path().join("README.md").exists());
+
+    let step2 = project.diff("r1", &["--step", "2"]);
+    assert!(step2.contains("+2. test"), "{step2}");
+    assert!(!step2.contains("3. ship"), "{step2}");
+    let step3 = project.diff("r1", &["--step", "3"]);
+    assert!(step3.contains(" 2. test\n+3. ship"), "{step3}");
+    let none = project.cordon(&["runs", "diff", "r1", "--step", "9"]);
+    assert!(!none.status.success());
+    assert!(text(&none.stderr).contains("no step 9"), "{}", both(&none));
+}
+
+#[test]
+fn a_direct_run_writes_the_folder_and_stages_nothing() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT);
+    project.write("script.toml", EDIT_SCRIPT);
+    let output = project.run("r2", &["--direct"]);
+    assert!(output.status.success(), "{}", both(&output));
+    assert!(
+        project
+            .read("src/lib.rs")
+            .unwrap()
+            .contains("a.wrapping_add(b)")
+    );
+    assert_eq!(project.diff("r2", &[]), "");
+}
+
+#[test]
+fn an_approval_wait_holds_the_staged_changes_until_the_run_goes_on() {
+    let project = Project::new();
+    project.write(
+        "agent.toml",
+        "name = \"coder\"\nsandbox = \"dir\"\n[permissions]\ndefault = \"allow\"\nask = [\"bash\"]\n",
+    );
+    project.write(
+        "script.toml",
+        r#"
+[[turn]]
+[[turn.call]]
+tool = "write"
+args = { path = "held.txt", content = "staged\n" }
+[[turn.call]]
+tool = "bash"
+args = { command = "cat held.txt" }
+
+[[turn]]
+text = "Done."
+"#,
+    );
+    let output = project.run("r3", &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
+    assert_eq!(
+        project.read("held.txt"),
+        None,
+        "the wait holds the staged write"
+    );
+    assert!(
+        project.diff("r3", &[]).contains("+staged"),
+        "the diff shows it"
+    );
+
+    let output = project.cordon(&["runs", "resume", "r3", "--approve", "call-1-2"]);
+    assert!(output.status.success(), "{}", both(&output));
+    assert_eq!(project.read("held.txt").as_deref(), Some("staged\n"));
+    let shown = project.show("r3");
+    let bash = &shown["commits"][2]["tools"][1];
+    assert_eq!(bash["result"]["output"]["stdout"], "staged\n", "{bash}");
+}
+
+#[test]
+fn the_run_store_is_out_of_the_agents_reach() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT);
+    project.write(
+        "script.toml",
+        r#"
+[[turn]]
+[[turn.call]]
+tool = "write"
+args = { path = ".cordon/cordon.db", content = "gone" }
+
+[[turn]]
+text = "Done."
+"#,
+    );
+    let output = project.run("r4", &[]);
+    assert!(output.status.success(), "{}", both(&output));
+    let shown = project.show("r4");
+    let result = &shown["commits"][1]["tools"][0]["result"];
+    assert_eq!(result["error"]["kind"], "denied", "{result}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_process_killed_between_staging_and_commit_leaves_the_folder_untouched() {
+    let project = Project::new();
+    project.write("agent.toml", AGENT);
+    project.write(
+        "script.toml",
+        r#"
+[[turn]]
+[[turn.call]]
+tool = "write"
+args = { path = "src/lib.rs", content = "overwritten\n" }
+[[turn.call]]
+tool = "hostile.sleep"
+args = { ms = 100000 }
+
+[[turn]]
+text = "after"
+"#,
+    );
+    let before = project.read("src/lib.rs");
+    let mut child = project
+        .command(&[
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "scripted:script.toml",
+            "--run-id",
+            "r5",
+            "go",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let output = project.cordon(&["runs", "show", "r5", "--json"]);
+        if output.status.success() {
+            let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
+            if !shown["intent"].is_null() {
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "the run never started its calls");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The write runs beside the sleep and stages within milliseconds.
+    std::thread::sleep(Duration::from_secs(1));
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    assert_eq!(
+        project.read("src/lib.rs"),
+        before,
+        "the staged write never reached the folder"
+    );
+    assert_eq!(project.diff("r5", &[]), "", "nothing was committed");
+
+    // The sleep may have happened, so the resumed step waits for a decision
+    // before anything of it runs again; the folder is still untouched.
+    let output = project.cordon(&["runs", "resume", "r5"]);
+    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
+    assert_eq!(project.read("src/lib.rs"), before);
+    let output = project.cordon(&["runs", "resume", "r5", "--deny", "call-1-2"]);
+    assert!(output.status.success(), "{}", both(&output));
+    assert_eq!(project.read("src/lib.rs").as_deref(), Some("overwritten\n"));
+}
