@@ -54,20 +54,47 @@ fn seed(root: &Path, outside: &Path) {
     std::os::unix::fs::symlink(outside, root.join("outside-dir")).unwrap();
 }
 
+/// A seeded workspace bound to a bundled backend as `setup` says.
 async fn rig(setup: Setup) -> Rig {
-    let fixture = Fixture::new();
-    let outside = tempfile::tempdir().unwrap();
-    seed(fixture.workspace.path(), outside.path());
-    let (name, component) = match setup {
-        Setup::DirDirect | Setup::DirTransactional => ("dir", artifacts::DIR),
-        Setup::Memory | Setup::MemoryEmpty => ("memory", artifacts::DIR),
+    let name = match setup {
+        Setup::DirDirect | Setup::DirTransactional => "dir",
+        Setup::Memory | Setup::MemoryEmpty => "memory",
     };
-    fixture.bundled_plugin(name, Path::new(component));
-    let loaded = fixture.load().await;
     let options = WorkspaceOptions {
         transactional: setup == Setup::DirTransactional,
         seed: setup != Setup::MemoryEmpty,
     };
+    bind(name, options, |fixture| {
+        fixture.bundled_plugin(name, Path::new(artifacts::DIR));
+    })
+    .await
+}
+
+/// A sandbox bundle named `name` granted the workspace folder in `mode`, with
+/// `limits` (TOML) and `component`, bound with `options`.
+async fn custom(
+    name: &str,
+    mode: &str,
+    limits: &str,
+    component: &str,
+    options: WorkspaceOptions,
+) -> Rig {
+    let manifest = format!(
+        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\nkind = \"sandbox\"\ncomponent = \"tool.wasm\"\n[[grants.dirs]]\nhost = \".\"\nguest = \"/workspace\"\nmode = \"{mode}\"\n[limits]\n{limits}"
+    );
+    bind(name, options, |fixture| {
+        fixture.bundle(name, &manifest, Path::new(component));
+    })
+    .await
+}
+
+/// A seeded workspace with the bundles `add` puts in, bound to `name`.
+async fn bind(name: &str, options: WorkspaceOptions, add: impl FnOnce(&Fixture)) -> Rig {
+    let fixture = Fixture::new();
+    let outside = tempfile::tempdir().unwrap();
+    seed(fixture.workspace.path(), outside.path());
+    add(&fixture);
+    let loaded = fixture.load().await;
     let workspace = loaded.plugins.workspace(name, options).unwrap();
     Rig {
         fixture,
@@ -483,23 +510,11 @@ async fn escapes_are_refused_and_audited_on_every_backend() {
 
 #[tokio::test]
 async fn a_read_only_grant_refuses_direct_writes() {
-    let fixture = Fixture::new();
-    let outside = tempfile::tempdir().unwrap();
-    seed(fixture.workspace.path(), outside.path());
-    let manifest = "[plugin]\nname = \"viewer\"\nversion = \"0.1.0\"\nkind = \"sandbox\"\ncomponent = \"tool.wasm\"\n[[grants.dirs]]\nhost = \".\"\nguest = \"/workspace\"\nmode = \"ro\"\n";
-    fixture.bundle("viewer", manifest, Path::new(artifacts::DIR));
-    let loaded = fixture.load().await;
     let options = WorkspaceOptions {
         transactional: false,
         seed: true,
     };
-    let workspace = loaded.plugins.workspace("viewer", options).unwrap();
-    let rig = Rig {
-        fixture,
-        loaded,
-        workspace,
-        outside,
-    };
+    let rig = custom("viewer", "ro", "", artifacts::DIR, options).await;
     assert_eq!(rig.workspace.mode(), WriteMode::Direct);
     let error = rig
         .call("write", json!({"path": "new.txt", "content": "x"}))
@@ -533,23 +548,12 @@ async fn binding_names_a_missing_or_wrong_backend() {
 
 #[tokio::test]
 async fn a_hostile_backend_is_refused_and_the_host_keeps_running() {
-    let fixture = Fixture::new();
-    let outside = tempfile::tempdir().unwrap();
-    seed(fixture.workspace.path(), outside.path());
-    let manifest = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"sandbox\"\ncomponent = \"tool.wasm\"\n[[grants.dirs]]\nhost = \".\"\nguest = \"/workspace\"\nmode = \"rw\"\n[limits]\nmemory-mib = 64\ntimeout-ms = 2000\nlog-kib = 4\n";
-    fixture.bundle("hostile", manifest, Path::new(artifacts::HOSTILE_BACKEND));
-    let loaded = fixture.load().await;
     let options = WorkspaceOptions {
         transactional: true,
         seed: true,
     };
-    let workspace = loaded.plugins.workspace("hostile", options).unwrap();
-    let rig = Rig {
-        fixture,
-        loaded,
-        workspace,
-        outside,
-    };
+    let limits = "memory-mib = 64\ntimeout-ms = 2000\nlog-kib = 4\n";
+    let rig = custom("hostile", "rw", limits, artifacts::HOSTILE_BACKEND, options).await;
     let attempt = |name: &'static str| {
         let rig = &rig;
         async move { rig.call("read", json!({ "path": name })).await }

@@ -1,62 +1,30 @@
 //! The `cordon` binary as an operator runs it: exit codes, text and JSON output.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use cordon_test_artifacts as artifacts;
 use serde_json::Value;
-use tempfile::TempDir;
 
-/// A working directory with a `plugins/` folder holding the bundled plugins.
-struct Project {
-    dir: TempDir,
-    cache: TempDir,
-}
+mod support;
 
-impl Project {
-    fn new() -> Self {
-        let project = Self {
-            dir: tempfile::tempdir().unwrap(),
-            cache: tempfile::tempdir().unwrap(),
-        };
-        for (name, component) in [
-            ("jq", artifacts::JQ),
-            ("files", artifacts::FILES),
-            ("notes", artifacts::NOTES),
-            ("redactor", artifacts::REDACTOR),
-            ("guard", artifacts::GUARD),
-            ("budget", artifacts::BUDGET),
-        ] {
-            let bundle = project.plugins().join(name);
-            std::fs::create_dir_all(&bundle).unwrap();
-            std::fs::copy(
-                Path::new(artifacts::PLUGINS_DIR)
-                    .join(name)
-                    .join("plugin.toml"),
-                bundle.join("plugin.toml"),
-            )
-            .unwrap();
-            std::fs::copy(component, bundle.join(format!("{name}.wasm"))).unwrap();
-        }
-        std::fs::write(project.dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
-        project
+use support::Project;
+
+/// A working directory with a `plugins/` folder holding the bundled tools and
+/// hooks, and a file to read.
+fn project() -> Project {
+    let project = Project::new();
+    for (name, component) in [
+        ("jq", artifacts::JQ),
+        ("files", artifacts::FILES),
+        ("notes", artifacts::NOTES),
+        ("redactor", artifacts::REDACTOR),
+        ("guard", artifacts::GUARD),
+        ("budget", artifacts::BUDGET),
+    ] {
+        project.bundled(name, component);
     }
-
-    fn plugins(&self) -> PathBuf {
-        self.dir.path().join("plugins")
-    }
-
-    fn cordon(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_cordon"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("CORDON_CACHE_DIR", self.cache.path())
-            .env_remove("CORDON_PLUGINS")
-            .env_remove("CORDON_STATE")
-            .env_remove("CORDON_WORKSPACE")
-            .output()
-            .expect("run cordon")
-    }
+    project.write("notes.txt", "alpha\nbeta\n");
+    project
 }
 
 fn stdout(output: &Output) -> String {
@@ -74,7 +42,7 @@ fn json(output: &Output) -> Value {
 
 #[test]
 fn plugins_check_lists_each_bundle_with_tools_and_grants() {
-    let project = Project::new();
+    let project = project();
     let output = project.cordon(&["plugins", "check", "plugins"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
@@ -104,8 +72,8 @@ fn plugins_check_lists_each_bundle_with_tools_and_grants() {
 
 #[test]
 fn plugins_check_fails_on_a_bad_bundle_and_names_it() {
-    let project = Project::new();
-    let bad = project.plugins().join("broken");
+    let project = project();
+    let bad = project.path("plugins").join("broken");
     std::fs::create_dir_all(&bad).unwrap();
     std::fs::write(
         bad.join("plugin.toml"),
@@ -136,7 +104,7 @@ fn plugins_check_fails_on_a_bad_bundle_and_names_it() {
 
 #[test]
 fn tool_list_shows_every_tool() {
-    let project = Project::new();
+    let project = project();
     let output = project.cordon(&["tool", "list"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
@@ -157,7 +125,7 @@ fn tool_list_shows_every_tool() {
 
 #[test]
 fn tool_call_prints_the_output_and_exits_zero() {
-    let project = Project::new();
+    let project = project();
     let output = project.cordon(&[
         "tool",
         "call",
@@ -183,7 +151,7 @@ fn tool_call_prints_the_output_and_exits_zero() {
 
 #[test]
 fn tool_call_exits_one_with_the_error_kind() {
-    let project = Project::new();
+    let project = project();
     let output = project.cordon(&["tool", "call", "jq.query", "--args", r#"{"filter": 3}"#]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
@@ -209,7 +177,7 @@ fn tool_call_exits_one_with_the_error_kind() {
 
 #[test]
 fn notes_persist_between_invocations() {
-    let project = Project::new();
+    let project = project();
     let output = project.cordon(&[
         "tool",
         "call",
@@ -229,7 +197,7 @@ fn notes_persist_between_invocations() {
 
 #[test]
 fn a_corrupt_store_is_reported_and_kept() {
-    let project = Project::new();
+    let project = project();
     let store = project.dir.path().join(".cordon/cordon.db");
     std::fs::create_dir_all(store.parent().unwrap()).unwrap();
     std::fs::write(&store, "{broken").unwrap();
@@ -241,7 +209,7 @@ fn a_corrupt_store_is_reported_and_kept() {
 
 #[test]
 fn every_command_has_help() {
-    let project = Project::new();
+    let project = project();
     for args in [
         vec!["--help"],
         vec!["plugins", "--help"],

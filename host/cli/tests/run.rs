@@ -2,99 +2,26 @@
 //! driving real sandboxed tools, approvals without a terminal, resume, a killed
 //! process, and a damaged store.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cordon_test_artifacts as artifacts;
 use serde_json::Value;
-use tempfile::TempDir;
 
-struct Project {
-    dir: TempDir,
-    cache: TempDir,
-}
+mod support;
 
-impl Project {
-    /// A project with the notes plugin and the hostile fixture (given a long timeout).
-    fn new() -> Self {
-        let project = Self {
-            dir: tempfile::tempdir().unwrap(),
-            cache: tempfile::tempdir().unwrap(),
-        };
-        let notes = project.path("plugins/notes");
-        std::fs::create_dir_all(&notes).unwrap();
-        std::fs::copy(
-            Path::new(artifacts::PLUGINS_DIR).join("notes/plugin.toml"),
-            notes.join("plugin.toml"),
-        )
-        .unwrap();
-        std::fs::copy(artifacts::NOTES, notes.join("notes.wasm")).unwrap();
-        let hostile = project.path("plugins/hostile");
-        std::fs::create_dir_all(&hostile).unwrap();
-        std::fs::write(
-            hostile.join("plugin.toml"),
-            "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n[limits]\ntimeout-ms = 120000\n",
-        )
-        .unwrap();
-        std::fs::copy(artifacts::HOSTILE, hostile.join("tool.wasm")).unwrap();
-        project
-    }
+use support::{Project, text};
 
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        std::fs::write(self.path(relative), text).unwrap();
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("CORDON_CACHE_DIR", self.cache.path())
-            .env_remove("CORDON_AGENT")
-            .env_remove("CORDON_MODEL")
-            .env_remove("CORDON_STORE")
-            .env_remove("CORDON_PLUGINS")
-            .env_remove("CORDON_BASE_URL")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("ANTHROPIC_BASE_URL")
-            .stdin(Stdio::null());
-        command
-    }
-
-    /// `cordon run` of `agent.toml` with `script.toml` as run `run_id`, with `extra` flags.
-    fn run_scripted(&self, run_id: &str, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "run",
-            "--agent",
-            "agent.toml",
-            "--model",
-            "scripted:script.toml",
-        ];
-        args.extend_from_slice(extra);
-        args.extend(["--run-id", run_id, "go"]);
-        self.cordon(&args)
-    }
-
-    fn cordon(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("run cordon")
-    }
-
-    fn show(&self, run: &str) -> Value {
-        let output = self.cordon(&["runs", "show", run, "--json"]);
-        assert!(output.status.success(), "{}", text(&output.stderr));
-        serde_json::from_slice(&output.stdout).unwrap()
-    }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+/// A project with the notes plugin and the hostile fixture (given a long timeout).
+fn project() -> Project {
+    let project = Project::new();
+    project.bundled("notes", artifacts::NOTES);
+    project.bundle(
+        "hostile",
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n[limits]\ntimeout-ms = 120000\n",
+        artifacts::HOSTILE,
+    );
+    project
 }
 
 const AGENT_ALLOW_ALL: &str = "name = \"t\"\n[permissions]\ndefault = \"allow\"\n";
@@ -114,7 +41,7 @@ text = "Done."
 
 #[test]
 fn a_scripted_run_uses_real_tools_and_commits_every_step() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT_ALLOW_ALL);
     project.write("script.toml", NOTE_SCRIPT);
     let output = project.run_scripted("r1", &[]);
@@ -145,7 +72,7 @@ fn a_scripted_run_uses_real_tools_and_commits_every_step() {
 
 #[test]
 fn without_a_terminal_an_approval_commits_a_waiting_run_that_resumes() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT_ASK_NOTES);
     project.write("script.toml", NOTE_SCRIPT);
     let run = [
@@ -198,7 +125,7 @@ fn without_a_terminal_an_approval_commits_a_waiting_run_that_resumes() {
 
 #[test]
 fn a_denial_on_resume_reaches_the_model_and_runs_nothing() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT_ASK_NOTES);
     project.write("script.toml", NOTE_SCRIPT);
     let output = project.run_scripted("r3", &[]);
@@ -227,7 +154,7 @@ fn a_denial_on_resume_reaches_the_model_and_runs_nothing() {
 
 #[test]
 fn the_step_limit_ends_a_run_that_never_answers() {
-    let project = Project::new();
+    let project = project();
     project.write(
         "agent.toml",
         "name = \"t\"\nmax-steps = 2\n[permissions]\ndefault = \"allow\"\n",
@@ -247,7 +174,7 @@ fn the_step_limit_ends_a_run_that_never_answers() {
 
 #[test]
 fn a_script_that_runs_out_ends_the_run_with_a_clear_error() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT_ALLOW_ALL);
     project.write(
         "script.toml",
@@ -265,7 +192,7 @@ fn a_script_that_runs_out_ends_the_run_with_a_clear_error() {
 #[cfg(unix)]
 #[test]
 fn a_killed_run_resumes_from_its_last_commit_and_never_reruns_an_effectful_call() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT_ALLOW_ALL);
     project.write(
         "script.toml",
@@ -348,7 +275,7 @@ fn a_killed_run_resumes_from_its_last_commit_and_never_reruns_an_effectful_call(
 
 #[test]
 fn a_corrupt_store_is_reported_by_name_and_left_alone() {
-    let project = Project::new();
+    let project = project();
     std::fs::create_dir_all(project.path(".cordon")).unwrap();
     project.write(
         ".cordon/cordon.db",
@@ -377,7 +304,7 @@ fn a_corrupt_store_is_reported_by_name_and_left_alone() {
 fn on_a_terminal_the_operator_is_asked_and_the_answer_is_used() {
     use std::io::Write;
 
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT_ASK_NOTES);
     project.write("script.toml", NOTE_SCRIPT);
     let line = format!(
@@ -405,7 +332,7 @@ fn on_a_terminal_the_operator_is_asked_and_the_answer_is_used() {
 
 #[test]
 fn a_permissions_file_replaces_the_agents_rules() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT_ALLOW_ALL);
     project.write("script.toml", NOTE_SCRIPT);
     project.write("policy.toml", "default = \"allow\"\ndeny = [\"notes.*\"]\n");
@@ -437,15 +364,8 @@ fn a_permissions_file_replaces_the_agents_rules() {
 
 #[test]
 fn hooks_redact_what_the_run_stores_and_thread_state_carries_over_from_tool_calls() {
-    let project = Project::new();
-    let redactor = project.path("plugins/redactor");
-    std::fs::create_dir_all(&redactor).unwrap();
-    std::fs::copy(
-        Path::new(artifacts::PLUGINS_DIR).join("redactor/plugin.toml"),
-        redactor.join("plugin.toml"),
-    )
-    .unwrap();
-    std::fs::copy(artifacts::REDACTOR, redactor.join("redactor.wasm")).unwrap();
+    let project = project();
+    project.bundled("redactor", artifacts::REDACTOR);
     project.write(
         "agent.toml",
         "name = \"t\"\n[permissions]\ndefault = \"allow\"\n\
@@ -483,7 +403,7 @@ fn hooks_redact_what_the_run_stores_and_thread_state_carries_over_from_tool_call
 
 #[test]
 fn a_state_conflict_fails_the_step_naming_the_key_and_both_calls() {
-    let project = Project::new();
+    let project = project();
     project.write(
         "plugins/hostile/plugin.toml",
         "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\
@@ -545,7 +465,7 @@ fn openai_turn(text: &[&str], call: Option<serde_json::Value>) -> String {
 fn a_run_against_an_openai_compatible_server_streams_text_and_keeps_the_key_out_of_everything() {
     use cordon_tests::replay::{Reply, Server};
     const KEY: &str = "sk-cli-test-s3cret";
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT_ALLOW_ALL);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(Server::start(vec![
@@ -629,7 +549,7 @@ fn a_run_against_an_openai_compatible_server_streams_text_and_keeps_the_key_out_
 
 #[test]
 fn a_hosted_model_without_its_key_cannot_start_and_says_which_variable_to_set() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT_ALLOW_ALL);
     let output = project.cordon(&[
         "run",

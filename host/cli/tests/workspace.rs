@@ -3,119 +3,42 @@
 //! approval wait that holds staged changes, and a process killed between
 //! staging and commit that leaves the folder untouched.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cordon_test_artifacts as artifacts;
 use serde_json::Value;
-use tempfile::TempDir;
 
-/// A project folder with the `dir` backend and the hostile fixture as plugins,
-/// a few files, and its run store inside.
-struct Project {
-    dir: TempDir,
-    cache: TempDir,
+mod support;
+
+use support::{Project, both, text};
+
+/// A project folder with the `dir` backend and the hostile fixture as
+/// plugins, a few files, and its run store inside.
+fn project() -> Project {
+    let project = Project::new();
+    project.bundled("dir", artifacts::DIR);
+    project.bundle(
+        "hostile",
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n[limits]\ntimeout-ms = 120000\n",
+        artifacts::HOSTILE,
+    );
+    project.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+    );
+    project.write("README.md", "# Project\n");
+    project
 }
 
-impl Project {
-    fn new() -> Self {
-        let project = Self {
-            dir: tempfile::tempdir().unwrap(),
-            cache: tempfile::tempdir().unwrap(),
-        };
-        let dir = project.path("plugins/dir");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::copy(
-            Path::new(artifacts::PLUGINS_DIR).join("dir/plugin.toml"),
-            dir.join("plugin.toml"),
-        )
-        .unwrap();
-        std::fs::copy(artifacts::DIR, dir.join("dir.wasm")).unwrap();
-        let hostile = project.path("plugins/hostile");
-        std::fs::create_dir_all(&hostile).unwrap();
-        std::fs::write(
-            hostile.join("plugin.toml"),
-            "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n[limits]\ntimeout-ms = 120000\n",
-        )
-        .unwrap();
-        std::fs::copy(artifacts::HOSTILE, hostile.join("tool.wasm")).unwrap();
-        project.write(
-            "src/lib.rs",
-            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
-        );
-        project.write("README.md", "# Project\n");
-        project
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn read(&self, relative: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(relative)).ok()
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("CORDON_CACHE_DIR", self.cache.path())
-            .env_remove("CORDON_AGENT")
-            .env_remove("CORDON_MODEL")
-            .env_remove("CORDON_STORE")
-            .env_remove("CORDON_PLUGINS")
-            .env_remove("CORDON_SANDBOX")
-            .env_remove("CORDON_WORKSPACE")
-            .stdin(Stdio::null());
-        command
-    }
-
-    fn cordon(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("run cordon")
-    }
-
-    fn run(&self, run_id: &str, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "run",
-            "--agent",
-            "agent.toml",
-            "--model",
-            "scripted:script.toml",
-        ];
-        args.extend_from_slice(extra);
-        args.extend(["--run-id", run_id, "go"]);
-        self.cordon(&args)
-    }
-
-    fn show(&self, run: &str) -> Value {
-        let output = self.cordon(&["runs", "show", run, "--json"]);
-        assert!(output.status.success(), "{}", text(&output.stderr));
-        serde_json::from_slice(&output.stdout).unwrap()
-    }
-
-    fn diff(&self, run: &str, extra: &[&str]) -> String {
-        let mut args = vec!["runs", "diff", run];
-        args.extend_from_slice(extra);
-        let output = self.cordon(&args);
-        assert!(output.status.success(), "{}", text(&output.stderr));
-        text(&output.stdout)
-    }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn both(output: &Output) -> String {
-    format!("{}{}", text(&output.stdout), text(&output.stderr))
+/// `cordon runs diff RUN` with `extra` flags, which must succeed.
+fn diff(project: &Project, run: &str, extra: &[&str]) -> String {
+    let mut args = vec!["runs", "diff", run];
+    args.extend_from_slice(extra);
+    let output = project.cordon(&args);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    text(&output.stdout)
 }
 
 const AGENT: &str = "name = \"coder\"\nsandbox = \"dir\"\n[permissions]\ndefault = \"allow\"\n";
@@ -158,13 +81,13 @@ fn copy_tree(from: &Path, to: &Path) {
 
 #[test]
 fn a_transactional_run_changes_the_folder_through_its_commits_and_diffs_them() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT);
     project.write("script.toml", EDIT_SCRIPT);
     let original = tempfile::tempdir().unwrap();
     copy_tree(project.dir.path(), original.path());
 
-    let output = project.run("r1", &[]);
+    let output = project.run_scripted("r1", &[]);
     assert!(output.status.success(), "{}", both(&output));
     assert!(
         text(&output.stderr).contains("transactional"),
@@ -183,7 +106,7 @@ fn a_transactional_run_changes_the_folder_through_its_commits_and_diffs_them() {
     );
     assert_eq!(project.read("README.md"), None);
 
-    let whole = project.diff("r1", &[]);
+    let whole = diff(&project, "r1", &[]);
     assert!(whole.contains("+++ b/notes/plan.md"), "{whole}");
     assert!(
         whole.contains("-    a + b\n+    a.wrapping_add(b)\n"),
@@ -214,10 +137,10 @@ fn a_transactional_run_changes_the_folder_through_its_commits_and_diffs_them() {
     }
     assert!(!patched.path().join("README.md").exists());
 
-    let step2 = project.diff("r1", &["--step", "2"]);
+    let step2 = diff(&project, "r1", &["--step", "2"]);
     assert!(step2.contains("+2. test"), "{step2}");
     assert!(!step2.contains("3. ship"), "{step2}");
-    let step3 = project.diff("r1", &["--step", "3"]);
+    let step3 = diff(&project, "r1", &["--step", "3"]);
     assert!(step3.contains(" 2. test\n+3. ship"), "{step3}");
     let none = project.cordon(&["runs", "diff", "r1", "--step", "9"]);
     assert!(!none.status.success());
@@ -226,10 +149,10 @@ fn a_transactional_run_changes_the_folder_through_its_commits_and_diffs_them() {
 
 #[test]
 fn a_direct_run_writes_the_folder_and_stages_nothing() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT);
     project.write("script.toml", EDIT_SCRIPT);
-    let output = project.run("r2", &["--direct"]);
+    let output = project.run_scripted("r2", &["--direct"]);
     assert!(output.status.success(), "{}", both(&output));
     assert!(
         project
@@ -237,12 +160,12 @@ fn a_direct_run_writes_the_folder_and_stages_nothing() {
             .unwrap()
             .contains("a.wrapping_add(b)")
     );
-    assert_eq!(project.diff("r2", &[]), "");
+    assert_eq!(diff(&project, "r2", &[]), "");
 }
 
 #[test]
 fn an_approval_wait_holds_the_staged_changes_until_the_run_goes_on() {
-    let project = Project::new();
+    let project = project();
     project.write(
         "agent.toml",
         "name = \"coder\"\nsandbox = \"dir\"\n[permissions]\ndefault = \"allow\"\nask = [\"bash\"]\n",
@@ -262,7 +185,7 @@ args = { command = "cat held.txt" }
 text = "Done."
 "#,
     );
-    let output = project.run("r3", &[]);
+    let output = project.run_scripted("r3", &[]);
     assert_eq!(output.status.code(), Some(3), "{}", both(&output));
     assert_eq!(
         project.read("held.txt"),
@@ -270,7 +193,7 @@ text = "Done."
         "the wait holds the staged write"
     );
     assert!(
-        project.diff("r3", &[]).contains("+staged"),
+        diff(&project, "r3", &[]).contains("+staged"),
         "the diff shows it"
     );
 
@@ -284,7 +207,7 @@ text = "Done."
 
 #[test]
 fn the_run_store_is_out_of_the_agents_reach() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT);
     project.write(
         "script.toml",
@@ -298,7 +221,7 @@ args = { path = ".cordon/cordon.db", content = "gone" }
 text = "Done."
 "#,
     );
-    let output = project.run("r4", &[]);
+    let output = project.run_scripted("r4", &[]);
     assert!(output.status.success(), "{}", both(&output));
     let shown = project.show("r4");
     let result = &shown["commits"][1]["tools"][0]["result"];
@@ -308,7 +231,7 @@ text = "Done."
 #[cfg(unix)]
 #[test]
 fn a_process_killed_between_staging_and_commit_leaves_the_folder_untouched() {
-    let project = Project::new();
+    let project = project();
     project.write("agent.toml", AGENT);
     project.write(
         "script.toml",
@@ -363,7 +286,7 @@ text = "after"
         before,
         "the staged write never reached the folder"
     );
-    assert_eq!(project.diff("r5", &[]), "", "nothing was committed");
+    assert_eq!(diff(&project, "r5", &[]), "", "nothing was committed");
 
     // The sleep may have happened, so the resumed step waits for a decision
     // before anything of it runs again; the folder is still untouched.

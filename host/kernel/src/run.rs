@@ -213,44 +213,34 @@ impl Runtime {
         created: u64,
         input: &str,
     ) -> Result<RunOutcome, RunError> {
-        let outcome = self
-            .start_inner(agent, thread, run_id, created, input)
-            .await;
+        let outcome = async {
+            self.store.create_run(&RunHeader {
+                run_id: run_id.to_owned(),
+                agent: agent.name.clone(),
+                created,
+                thread: thread.to_owned(),
+                metadata: self.metadata.clone(),
+            })?;
+            let mut cursor = Cursor {
+                run_id: run_id.to_owned(),
+                seq: 0,
+                messages: Vec::new(),
+                state: Arc::new(self.store.thread_state(thread)?),
+                unpublished: false,
+            };
+            self.commit(
+                &mut cursor,
+                vec![Message::User {
+                    text: input.to_owned(),
+                }],
+                Vec::new(),
+                Writes::default(),
+                Disposition::Running,
+            )?;
+            self.drive(agent, cursor).await
+        }
+        .await;
         self.abandon_on_error(outcome)
-    }
-
-    async fn start_inner(
-        &self,
-        agent: &AgentDef,
-        thread: &str,
-        run_id: &str,
-        created: u64,
-        input: &str,
-    ) -> Result<RunOutcome, RunError> {
-        self.store.create_run(&RunHeader {
-            run_id: run_id.to_owned(),
-            agent: agent.name.clone(),
-            created,
-            thread: thread.to_owned(),
-            metadata: self.metadata.clone(),
-        })?;
-        let mut cursor = Cursor {
-            run_id: run_id.to_owned(),
-            seq: 0,
-            messages: Vec::new(),
-            state: Arc::new(self.store.thread_state(thread)?),
-            unpublished: false,
-        };
-        self.commit(
-            &mut cursor,
-            vec![Message::User {
-                text: input.to_owned(),
-            }],
-            Vec::new(),
-            Writes::default(),
-            Disposition::Running,
-        )?;
-        self.drive(agent, cursor).await
     }
 
     /// Continue run `run_id` from its last commit, applying `decisions` (by call

@@ -75,14 +75,15 @@ const APPLICATION_ID: i32 = 0x4352_444E;
 /// The schema this build reads and writes (`PRAGMA user_version`).
 const SCHEMA_VERSION: i32 = 3;
 
+/// The tables of a version 2 file; a new file gets them and then
+/// [`UPGRADE_FROM_2`], so each table is defined once.
 const SCHEMA: &str = "
 CREATE TABLE runs (
     run_id   TEXT    NOT NULL PRIMARY KEY,
     agent    TEXT    NOT NULL,
     created  INTEGER NOT NULL,
     metadata TEXT    NOT NULL,
-    thread   TEXT    NOT NULL DEFAULT 'default',
-    published INTEGER NOT NULL DEFAULT 0
+    thread   TEXT    NOT NULL DEFAULT 'default'
 ) STRICT;
 CREATE INDEX runs_by_age ON runs (created, run_id);
 CREATE TABLE steps (
@@ -107,16 +108,6 @@ CREATE TABLE thread_state (
     key    TEXT NOT NULL,
     value  TEXT NOT NULL,
     PRIMARY KEY (thread, key)
-) STRICT;
-CREATE TABLE file_changes (
-    run_id      TEXT    NOT NULL REFERENCES runs (run_id),
-    seq         INTEGER NOT NULL,
-    path        TEXT    NOT NULL,
-    before_kind TEXT    NOT NULL,
-    before      BLOB,
-    after_kind  TEXT    NOT NULL,
-    after       BLOB,
-    PRIMARY KEY (run_id, seq, path)
 ) STRICT;
 ";
 
@@ -818,7 +809,7 @@ fn create_schema(connection: &mut Connection, path: &Path) -> Result<(), CommitE
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .context(path, "starting schema creation")?;
     let scripts: &[&str] = match format(&transaction, path)? {
-        Format::Empty => &[SCHEMA],
+        Format::Empty => &[SCHEMA, UPGRADE_FROM_2],
         Format::Version1 => &[UPGRADE_FROM_1, UPGRADE_FROM_2],
         Format::Version2 => &[UPGRADE_FROM_2],
         Format::Current => &[],

@@ -50,29 +50,31 @@ pub(crate) fn invoke<'a>(
         let Some(entry) = plugins.tools.get(name) else {
             return Outcome::failed(ToolErrorKind::NotFound, format!("no tool named `{name}`"));
         };
-        let problems: Vec<String> = entry
-            .validator
-            .iter_errors(&args)
-            .map(|error| {
-                let at = error.instance_path().to_string();
-                if at.is_empty() {
-                    error.to_string()
-                } else {
-                    format!("at {at}: {error}")
-                }
-            })
-            .collect();
-        if !problems.is_empty() {
+        if let Some(problems) = schema_problems(&entry.validator, &args) {
             return Outcome::failed(
                 ToolErrorKind::InvalidInput,
-                format!(
-                    "arguments do not match the schema of `{name}`: {}",
-                    problems.join("; ")
-                ),
+                format!("arguments do not match the schema of `{name}`: {problems}"),
             );
         }
         run(plugins, state, entry, args.to_string(), depth).await
     })
+}
+
+/// Why `args` break the schema `validator` checks, each problem with where it
+/// is; `None` when they fit.
+pub(crate) fn schema_problems(validator: &jsonschema::Validator, args: &Value) -> Option<String> {
+    let problems: Vec<String> = validator
+        .iter_errors(args)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            if at.is_empty() {
+                error.to_string()
+            } else {
+                format!("at {at}: {error}")
+            }
+        })
+        .collect();
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 /// A store for one call into `bundle`, with the bundle's limits applied.

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use cordon_kernel::{HookPhase, ToolSpec};
-use cordon_wasm::{CacheOutcome, Grants, Limits, LoadedBundle};
+use cordon_wasm::{BundleKind, CacheOutcome, Grants, Limits, LoadedBundle, StagingPolicy};
 use serde::Serialize;
 
 use crate::args::{CheckArgs, GlobalArgs};
@@ -30,6 +30,8 @@ struct BundleReport<'a> {
     load_ms: u128,
     tools: &'a [ToolSpec],
     hooks: &'a [HookPhase],
+    /// When a sandbox backend's writes are staged; absent for other kinds.
+    staging: Option<StagingPolicy>,
     grants: &'a Grants,
     config: &'a serde_json::Value,
     limits: LimitsReport,
@@ -78,6 +80,7 @@ fn bundle_report(loaded: &LoadedBundle) -> BundleReport<'_> {
         load_ms: loaded.load_time.as_millis(),
         tools: &loaded.tools,
         hooks: &manifest.hooks,
+        staging: (manifest.kind == BundleKind::Sandbox).then_some(manifest.staging),
         grants: &manifest.grants,
         config: &manifest.config,
         limits: manifest.limits.into(),
@@ -114,7 +117,13 @@ fn print_text(report: &Report<'_>) {
         if !bundle.description.is_empty() {
             println!("       {}", bundle.description);
         }
-        if bundle.hooks.is_empty() {
+        if let Some(staging) = bundle.staging {
+            let staged = match staging {
+                StagingPolicy::Transactional => "when the run is transactional",
+                StagingPolicy::Always => "always",
+            };
+            println!("       workspace backend; writes staged {staged}");
+        } else if bundle.hooks.is_empty() {
             let tools: Vec<&str> = bundle.tools.iter().map(|tool| tool.name.as_str()).collect();
             println!("       tools:  {}", tools.join(", "));
         } else {

@@ -41,6 +41,16 @@ pub(crate) type Invoke<T> = Box<
         > + Send,
 >;
 
+/// An [`Invoke`] calling the guest's `method` with `args`, which it owns.
+macro_rules! invoke {
+    ($method:ident($($arg:expr),*)) => {
+        Box::new(move |guest, store| {
+            Box::pin(async move { guest.$method(store, $($arg),*).await })
+        })
+    };
+}
+pub(crate) use invoke;
+
 /// A backend bound to one run. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Backend {

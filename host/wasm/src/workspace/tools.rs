@@ -16,8 +16,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::bindings::workspace as wit;
+use crate::call::schema_problems;
 
-use super::backend::Backend;
+use super::backend::{Backend, invoke};
 use super::paths::normalize;
 
 /// How many grep matches a call returns unless it asks for fewer.
@@ -79,13 +80,7 @@ impl WorkspaceTools {
         let target = path.clone();
         let bytes = self
             .backend
-            .run(
-                "read",
-                &target,
-                Box::new(move |guest, store| {
-                    Box::pin(async move { guest.call_read(store, &path).await })
-                }),
-            )
+            .run("read", &target, invoke!(call_read(&path)))
             .await?;
         let text = String::from_utf8(bytes).map_err(|error| {
             ToolError::new(
@@ -123,13 +118,7 @@ impl WorkspaceTools {
         let len = bytes.len();
         let target = path.clone();
         self.backend
-            .run(
-                "write",
-                &target,
-                Box::new(move |guest, store| {
-                    Box::pin(async move { guest.call_write(store, &path, &bytes).await })
-                }),
-            )
+            .run("write", &target, invoke!(call_write(&path, &bytes)))
             .await?;
         Ok(json!({ "path": args.path, "bytes": len }))
     }
@@ -139,13 +128,7 @@ impl WorkspaceTools {
         let target = path.clone();
         let (old, new) = (args.old_string, args.new_string);
         self.backend
-            .run(
-                "edit",
-                &target,
-                Box::new(move |guest, store| {
-                    Box::pin(async move { guest.call_edit(store, &path, &old, &new).await })
-                }),
-            )
+            .run("edit", &target, invoke!(call_edit(&path, &old, &new)))
             .await?;
         Ok(json!({ "path": args.path, "replaced": 1 }))
     }
@@ -159,13 +142,7 @@ impl WorkspaceTools {
         let pattern = args.pattern.clone();
         let entries = self
             .backend
-            .run(
-                "glob",
-                &args.pattern,
-                Box::new(move |guest, store| {
-                    Box::pin(async move { guest.call_glob(store, &pattern).await })
-                }),
-            )
+            .run("glob", &args.pattern, invoke!(call_glob(&pattern)))
             .await?;
         let files: Vec<String> = entries.into_iter().map(|entry| entry.path).collect();
         Ok(json!({ "files": files }))
@@ -182,13 +159,7 @@ impl WorkspaceTools {
         };
         let found = self
             .backend
-            .run(
-                "grep",
-                &path,
-                Box::new(move |guest, store| {
-                    Box::pin(async move { guest.call_grep(store, &query).await })
-                }),
-            )
+            .run("grep", &path, invoke!(call_grep(&query)))
             .await?;
         let matches: Vec<Value> = found
             .matches
@@ -214,13 +185,7 @@ impl WorkspaceTools {
         };
         let done = self
             .backend
-            .run(
-                "exec",
-                &cwd,
-                Box::new(move |guest, store| {
-                    Box::pin(async move { guest.call_exec(store, &command).await })
-                }),
-            )
+            .run("exec", &cwd, invoke!(call_exec(&command)))
             .await?;
         Ok(json!({
             "exit_code": done.exit_code,
@@ -263,21 +228,6 @@ impl ToolSet for WorkspaceTools {
             }
         })
     }
-}
-
-fn schema_problems(validator: &jsonschema::Validator, args: &Value) -> Option<String> {
-    let problems: Vec<String> = validator
-        .iter_errors(args)
-        .map(|error| {
-            let at = error.instance_path().to_string();
-            if at.is_empty() {
-                error.to_string()
-            } else {
-                format!("at {at}: {error}")
-            }
-        })
-        .collect();
-    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 fn parse<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {

@@ -1,0 +1,127 @@
+//! A scratch project for driving the `cordon` binary as an operator would: a
+//! working directory with a `plugins/` folder, a component cache of its own,
+//! and an environment cleared of every setting that would change a command.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use cordon_test_artifacts as artifacts;
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// Environment variables `cordon` reads, cleared for every command.
+const CLEARED: &[&str] = &[
+    "CORDON_AGENT",
+    "CORDON_MODEL",
+    "CORDON_STORE",
+    "CORDON_PLUGINS",
+    "CORDON_BASE_URL",
+    "CORDON_SANDBOX",
+    "CORDON_WORKSPACE",
+    "CORDON_THREAD",
+    "CORDON_PERMISSIONS",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+];
+
+pub struct Project {
+    pub dir: TempDir,
+    pub cache: TempDir,
+}
+
+impl Project {
+    /// An empty project.
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+            cache: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Add the repository's bundled plugin `name` with its own manifest and
+    /// `component`.
+    pub fn bundled(&self, name: &str, component: &str) {
+        let bundle = self.path("plugins").join(name);
+        std::fs::create_dir_all(&bundle).unwrap();
+        let manifest = Path::new(artifacts::PLUGINS_DIR)
+            .join(name)
+            .join("plugin.toml");
+        std::fs::copy(manifest, bundle.join("plugin.toml")).unwrap();
+        std::fs::copy(component, bundle.join(format!("{name}.wasm"))).unwrap();
+    }
+
+    /// Add a bundle `name` with `manifest`, whose component is `tool.wasm`.
+    pub fn bundle(&self, name: &str, manifest: &str, component: &str) {
+        let bundle = self.path("plugins").join(name);
+        std::fs::create_dir_all(&bundle).unwrap();
+        std::fs::write(bundle.join("plugin.toml"), manifest).unwrap();
+        std::fs::copy(component, bundle.join("tool.wasm")).unwrap();
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    /// Write `text` to `relative`, creating its folders.
+    pub fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    pub fn read(&self, relative: &str) -> Option<String> {
+        std::fs::read_to_string(self.path(relative)).ok()
+    }
+
+    /// `cordon args` in the project, stdin closed.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("CORDON_CACHE_DIR", self.cache.path())
+            .stdin(Stdio::null());
+        for name in CLEARED {
+            command.env_remove(name);
+        }
+        command
+    }
+
+    pub fn cordon(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run cordon")
+    }
+
+    /// `cordon run` of `agent.toml` with `script.toml` as run `run_id`, with
+    /// `extra` flags.
+    pub fn run_scripted(&self, run_id: &str, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "scripted:script.toml",
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--run-id", run_id, "go"]);
+        self.cordon(&args)
+    }
+
+    /// `cordon runs show RUN --json`, which must succeed.
+    pub fn show(&self, run: &str) -> Value {
+        let output = self.cordon(&["runs", "show", run, "--json"]);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Stdout then stderr, for assertion messages.
+pub fn both(output: &Output) -> String {
+    format!("{}{}", text(&output.stdout), text(&output.stderr))
+}
