@@ -3,10 +3,8 @@
 //! process, and a damaged store.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use cordon_test_artifacts as artifacts;
-use serde_json::Value;
 
 mod support;
 
@@ -198,36 +196,7 @@ fn a_killed_run_resumes_from_its_last_commit_and_never_reruns_an_effectful_call(
         "script.toml",
         "[[turn]]\n[[turn.call]]\ntool = \"hostile.sleep\"\nargs = { ms = 100000 }\n[[turn]]\ntext = \"after\"\n",
     );
-    let mut child = project
-        .command(&[
-            "run",
-            "--agent",
-            "agent.toml",
-            "--model",
-            "scripted:script.toml",
-            "--run-id",
-            "r6",
-            "sleep",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let output = project.cordon(&["runs", "show", "r6", "--json"]);
-        if output.status.success() {
-            let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
-            if !shown["intent"].is_null() {
-                break;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run never started its tool call"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut child = project.spawn_until_calls_start("r6");
     child.kill().unwrap();
     child.wait().unwrap();
 

@@ -4,11 +4,10 @@
 //! staging and commit that leaves the folder untouched.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use cordon_test_artifacts as artifacts;
-use serde_json::Value;
 
 mod support;
 
@@ -249,33 +248,7 @@ text = "after"
 "#,
     );
     let before = project.read("src/lib.rs");
-    let mut child = project
-        .command(&[
-            "run",
-            "--agent",
-            "agent.toml",
-            "--model",
-            "scripted:script.toml",
-            "--run-id",
-            "r5",
-            "go",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let output = project.cordon(&["runs", "show", "r5", "--json"]);
-        if output.status.success() {
-            let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
-            if !shown["intent"].is_null() {
-                break;
-            }
-        }
-        assert!(Instant::now() < deadline, "the run never started its calls");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut child = project.spawn_until_calls_start("r5");
     // The write runs beside the sleep and stages within milliseconds.
     std::thread::sleep(Duration::from_secs(1));
     child.kill().unwrap();

@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use cordon_test_artifacts as artifacts;
 use serde_json::Value;
@@ -107,6 +108,49 @@ impl Project {
         args.extend_from_slice(extra);
         args.extend(["--run-id", run_id, "go"]);
         self.cordon(&args)
+    }
+
+    /// Start `cordon run` of `agent.toml` with `script.toml` as run `run_id`
+    /// in a child process, and return it once the run has recorded the intent
+    /// of its first tool calls, which are then running.
+    pub fn spawn_until_calls_start(&self, run_id: &str) -> Child {
+        let mut child = self
+            .command(&[
+                "run",
+                "--agent",
+                "agent.toml",
+                "--model",
+                "scripted:script.toml",
+                "--run-id",
+                run_id,
+                "go",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        if !self.calls_started(run_id) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("run {run_id} never started its calls");
+        }
+        child
+    }
+
+    /// Whether run `run_id` records the intent of tool calls within a minute.
+    fn calls_started(&self, run_id: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            let output = self.cordon(&["runs", "show", run_id, "--json"]);
+            let intent = serde_json::from_slice::<Value>(&output.stdout)
+                .ok()
+                .is_some_and(|shown| !shown["intent"].is_null());
+            if output.status.success() && intent {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
     }
 
     /// `cordon runs show RUN --json`, which must succeed.
