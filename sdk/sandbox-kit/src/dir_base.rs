@@ -34,7 +34,8 @@ impl DirBase {
     }
 
     /// The entries of the real directory of `dir`, sorted by name. Names that
-    /// are not UTF-8 cannot be workspace paths and are left out.
+    /// are not UTF-8 cannot be workspace paths and are left out, as is the
+    /// root's [`path::RESERVED`] folder.
     fn entries(&self, dir: &str) -> Result<Vec<(String, FileType, fs::DirEntry)>> {
         let reader = fs::read_dir(self.full(dir)).map_err(|e| Error::io("list", dir, &e))?;
         let mut entries = Vec::new();
@@ -43,8 +44,10 @@ impl DirBase {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            if let Ok(name) = entry.file_name().into_string() {
-                entries.push((name, kind, entry));
+            match entry.file_name().into_string() {
+                Ok(name) if dir.is_empty() && name == path::RESERVED => {}
+                Ok(name) => entries.push((name, kind, entry)),
+                Err(_) => {}
             }
         }
         entries.sort_unstable_by(|left, right| left.0.cmp(&right.0));

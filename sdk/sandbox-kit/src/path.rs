@@ -1,9 +1,14 @@
 //! Workspace paths: relative to the workspace root, `/`-separated, normalized
 //! (no `.`, `..` or empty components), with `""` for the root. Every path that
 //! enters the kit goes through [`normalize`] or [`resolve`], which refuse
-//! absolute paths and `..` that climbs above the root.
+//! absolute paths, `..` that climbs above the root, and Cordon's own
+//! [`RESERVED`] folder.
 
 use crate::error::{Error, Result};
+
+/// The folder at the workspace root where Cordon keeps its run store. No
+/// operation reaches it, and listings never show it.
+pub const RESERVED: &str = ".cordon";
 
 /// `path`, relative to the workspace root, in normal form.
 pub fn normalize(path: &str) -> Result<String> {
@@ -29,6 +34,11 @@ pub fn resolve(cwd: &str, path: &str) -> Result<String> {
             }
             name => parts.push(name),
         }
+    }
+    if parts.first() == Some(&RESERVED) {
+        return Err(Error::Denied(format!(
+            "{path}: `{RESERVED}` belongs to Cordon"
+        )));
     }
     Ok(parts.join("/"))
 }

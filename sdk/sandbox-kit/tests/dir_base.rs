@@ -162,3 +162,27 @@ fn git_directories_are_pruned_from_searches() {
     assert!(nodes.iter().all(|node| !node.path.starts_with(".git")));
     assert_eq!(fs.walk("", Prune::Nothing).unwrap().len(), nodes.len() + 2);
 }
+
+#[test]
+fn the_run_store_folder_is_neither_reached_nor_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".cordon")).unwrap();
+    std::fs::write(dir.path().join(".cordon/cordon.db"), "runs").unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+    let fs = Direct::new(DirBase::new(dir.path()));
+    let read = workspace::read(&fs, "src/../.cordon/cordon.db");
+    assert!(matches!(read, Err(Error::Denied(_))), "{read:?}");
+    let listed = workspace::list_dir(&fs, "").unwrap();
+    let names: Vec<&str> = listed.iter().map(|entry| entry.path.as_str()).collect();
+    assert_eq!(names, ["a.txt"]);
+    let shell = |line: &str| cordon_sandbox_kit::shell::run(&fs, line, "", &[], b"", 0);
+    assert_ne!(shell("cat .cordon/cordon.db").exit_code, 0);
+    assert_ne!(shell("echo x > .cordon/cordon.db").exit_code, 0);
+    shell("rm -rf *; rm -rf .cordon; find . > found.txt");
+    assert!(dir.path().join(".cordon/cordon.db").is_file());
+    assert!(
+        !fs::read_to_string(dir.path().join("found.txt"))
+            .unwrap()
+            .contains("cordon")
+    );
+}
