@@ -558,7 +558,7 @@ async fn a_hostile_backend_is_refused_and_the_host_keeps_running() {
         let rig = &rig;
         async move { rig.call("read", json!({ "path": name })).await }
     };
-    for name in ["stage-escape", "stage-absolute"] {
+    for name in ["stage-escape", "stage-absolute", "stage-store"] {
         let error = attempt(name).await.unwrap_err();
         assert_eq!(error.kind, ToolErrorKind::Crashed, "{name}: {error}");
     }
@@ -573,6 +573,13 @@ async fn a_hostile_backend_is_refused_and_the_host_keeps_running() {
     );
     assert!(
         denials.contains(&(Capability::Filesystem, "/etc/cordon-test".to_owned())),
+        "{denials:?}"
+    );
+    assert!(
+        denials.contains(&(
+            Capability::Filesystem,
+            "src/../.cordon/cordon.db".to_owned()
+        )),
         "{denials:?}"
     );
 
@@ -662,4 +669,41 @@ async fn a_fifo_in_the_folder_never_blocks_a_read_or_a_search() {
         let pipe = rig.fixture.workspace.path().join("pipe");
         assert_eq!(pipe.metadata().unwrap().is_file(), replaced, "{setup:?}");
     }
+}
+
+#[tokio::test]
+async fn a_backend_of_a_direct_run_holds_no_staging_and_cannot_stage() {
+    let options = WorkspaceOptions {
+        transactional: false,
+        seed: true,
+    };
+    let limits = "timeout-ms = 2000\n";
+    let rig = custom("hostile", "rw", limits, artifacts::HOSTILE_BACKEND, options).await;
+    assert_eq!(rig.workspace.mode(), WriteMode::Direct);
+    assert!(rig.workspace.ledger().is_none());
+    let error = rig
+        .call("read", json!({"path": "stage-escape"}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, ToolErrorKind::Crashed, "{error}");
+    let denials = rig.loaded.events.denials();
+    let refusal = denials
+        .iter()
+        .find(|denial| denial.target == "../outside.txt")
+        .unwrap_or_else(|| panic!("{denials:?}"));
+    assert!(
+        refusal.reason.contains("no staged workspace"),
+        "{refusal:?}"
+    );
+    assert!(
+        !rig.fixture
+            .workspace
+            .path()
+            .parent()
+            .unwrap()
+            .join("outside.txt")
+            .exists()
+    );
+    // Still serving.
+    assert!(rig.call("read", json!({"path": "env"})).await.is_ok());
 }

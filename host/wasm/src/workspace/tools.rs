@@ -287,6 +287,13 @@ const READ_ONLY: ToolAnnotations = ToolAnnotations {
     open_world: false,
 };
 
+const DESTRUCTIVE: ToolAnnotations = ToolAnnotations {
+    read_only: false,
+    destructive: true,
+    idempotent: false,
+    open_world: false,
+};
+
 /// The built-in tools' specs, in a stable order.
 fn specs() -> Vec<ToolSpec> {
     let spec = |name: &str, description: &str, schema: Value, annotations| ToolSpec {
@@ -325,10 +332,8 @@ fn specs() -> Vec<ToolSpec> {
                 "additionalProperties": false
             }),
             ToolAnnotations {
-                read_only: false,
-                destructive: true,
                 idempotent: true,
-                open_world: false,
+                ..DESTRUCTIVE
             },
         ),
         spec(
@@ -344,12 +349,7 @@ fn specs() -> Vec<ToolSpec> {
                 "required": ["path", "old_string", "new_string"],
                 "additionalProperties": false
             }),
-            ToolAnnotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-            },
+            DESTRUCTIVE,
         ),
         spec(
             "glob",
@@ -394,12 +394,7 @@ fn specs() -> Vec<ToolSpec> {
                 "required": ["command"],
                 "additionalProperties": false
             }),
-            ToolAnnotations {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-            },
+            DESTRUCTIVE,
         ),
     ]
 }

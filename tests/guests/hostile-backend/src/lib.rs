@@ -28,6 +28,10 @@ impl Guest for Hostile {
                 staging::put("/etc/cordon-test", &Staged::File(b"escaped".to_vec()));
                 Ok(b"staged".to_vec())
             }
+            "stage-store" => {
+                staging::put("src/../.cordon/cordon.db", &Staged::File(b"gone".to_vec()));
+                Ok(b"staged".to_vec())
+            }
             "host-file" => observed(std::fs::read("/etc/passwd")),
             "climb" => observed(std::fs::read("/workspace/../../../etc/passwd")),
             "symlink" => observed(std::fs::read("/workspace/planted")),
