@@ -1,14 +1,13 @@
 //! Workspace paths: relative to the workspace root, `/`-separated, normalized
 //! (no `.`, `..` or empty components), with `""` for the root. Every path that
-//! enters the kit goes through [`normalize`] or [`resolve`], which refuse
-//! absolute paths, `..` that climbs above the root, and Cordon's own
-//! [`RESERVED`] folder.
+//! enters the kit goes through [`normalize`] or [`resolve`], which apply the
+//! rule the host applies too ([`cordon_paths`]): no absolute paths, no `..`
+//! above the root, no backslashes or control characters, and never Cordon's
+//! own [`RESERVED`] folder.
 
 use crate::error::{Error, Result};
 
-/// The folder at the workspace root where Cordon keeps its run store. No
-/// operation reaches it, and listings never show it.
-pub const RESERVED: &str = ".cordon";
+pub use cordon_paths::RESERVED;
 
 /// `path`, relative to the workspace root, in normal form.
 pub fn normalize(path: &str) -> Result<String> {
@@ -18,29 +17,7 @@ pub fn normalize(path: &str) -> Result<String> {
 /// `path` resolved against `cwd` (itself a normalized workspace path), in
 /// normal form.
 pub fn resolve(cwd: &str, path: &str) -> Result<String> {
-    if path.starts_with('/') {
-        return Err(Error::Denied(format!(
-            "{path}: absolute paths are outside the workspace"
-        )));
-    }
-    let mut parts: Vec<&str> = cwd.split('/').filter(|part| !part.is_empty()).collect();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    return Err(Error::Denied(format!("{path} leaves the workspace")));
-                }
-            }
-            name => parts.push(name),
-        }
-    }
-    if parts.first() == Some(&RESERVED) {
-        return Err(Error::Denied(format!(
-            "{path}: `{RESERVED}` belongs to Cordon"
-        )));
-    }
-    Ok(parts.join("/"))
+    cordon_paths::resolve(cwd, path).map_err(|error| Error::Denied(error.to_string()))
 }
 
 /// The path of `name` inside the directory `dir`.
@@ -111,21 +88,10 @@ mod tests {
 
     #[test]
     fn refuses_escapes() {
-        assert_eq!(
-            normalize("/etc/passwd"),
-            Err(Error::Denied(
-                "/etc/passwd: absolute paths are outside the workspace".into()
-            ))
-        );
-        assert_eq!(
-            normalize("../x"),
-            Err(Error::Denied("../x leaves the workspace".into()))
-        );
-        assert_eq!(
-            resolve("src", "../../x"),
-            Err(Error::Denied("../../x leaves the workspace".into()))
-        );
-        assert!(normalize("a/../../b").is_err());
+        for path in ["/etc/passwd", "../x", "a/../../b", "a\nb", ".cordon/x"] {
+            assert!(matches!(normalize(path), Err(Error::Denied(_))), "{path:?}");
+        }
+        assert!(matches!(resolve("src", "../../x"), Err(Error::Denied(_))));
     }
 
     #[test]
