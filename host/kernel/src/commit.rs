@@ -32,6 +32,10 @@ pub struct ToolRecord {
     pub decision: Decision,
     /// Its result; `None` while it waits for approval.
     pub result: Option<CallResult>,
+    /// The calls this call's tool made of other tools, each judged by the
+    /// same gate, in the order they were made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ToolRecord>,
 }
 
 /// Why a call waits.

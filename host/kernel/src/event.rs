@@ -73,6 +73,10 @@ pub enum LimitKind {
     Output,
     Log,
     CallDepth,
+    /// Bytes or paths a call, a step or a run stages in a workspace.
+    Staging,
+    /// Slots of the instance pool, when none freed in time.
+    Instances,
 }
 
 impl fmt::Display for LimitKind {
@@ -84,6 +88,8 @@ impl fmt::Display for LimitKind {
             Self::Output => "output",
             Self::Log => "log",
             Self::CallDepth => "call-depth",
+            Self::Staging => "staging",
+            Self::Instances => "instances",
         })
     }
 }

@@ -7,7 +7,7 @@
 use crate::agent::AgentDef;
 use crate::event::{Event, EventSink};
 use crate::hooks::{GateVerdict, HookPhase, HookSet};
-use crate::merge::{Refusal, StateConflict, StepState, Writer};
+use crate::merge::{Admit, Refusal, StateConflict, Writer};
 use crate::message::ToolCall;
 use crate::policy::{Decision, Verdict};
 use crate::state::json_kind;
@@ -47,7 +47,7 @@ pub(crate) async fn judge(
     agent: &AgentDef,
     hooks: &dyn HookSet,
     events: &dyn EventSink,
-    step: &mut StepState<'_>,
+    step: &mut dyn Admit,
     annotations: ToolAnnotations,
     mut call: ToolCall,
 ) -> Result<(ToolCall, Decision), StateConflict> {

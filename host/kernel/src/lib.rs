@@ -10,12 +10,14 @@ pub mod agent;
 pub mod approval;
 pub mod commit;
 pub mod event;
+pub mod file_rules;
 pub mod files;
 mod gate;
 pub mod hooks;
 pub mod merge;
 pub mod message;
 pub mod model;
+mod nested;
 mod phases;
 pub mod policy;
 pub mod progress;
@@ -31,6 +33,7 @@ pub use commit::{
     PendingCall, PendingReason, Receipt, RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,
 };
 pub use event::{Capability, Denial, Event, EventLog, EventSink, LimitKind, LogLevel};
+pub use file_rules::{FileAccess, FileRefusal, FileRuleKind, FileRules};
 pub use files::{FileChange, FileLedger, FileState, NoFiles, PublishError, StepFiles};
 pub use hooks::{
     CallStatus, GateVerdict, HookFuture, HookOutcome, HookPhase, HookSet, InferenceRequest,
@@ -50,7 +53,7 @@ pub use state::{
     StateStoreError, StateWrite, Touch, apply_writes,
 };
 pub use tool::{
-    ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput, ToolSet,
-    ToolSets, ToolSpec, call_committed,
+    CallContext, NestedCalls, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
+    ToolFuture, ToolOutput, ToolSet, ToolSets, ToolSpec, call_committed,
 };
 pub use typed_state::{MergePolicy, Scope, StateKey};

@@ -80,6 +80,26 @@ pub enum Refusal {
     Conflict(StateConflict),
 }
 
+/// Where writes are admitted while a step runs: the step's own state, or the
+/// state a nested call's gate admits its hooks' writes into. The gate and the
+/// hook phases judge and filter calls the same way whichever it is.
+pub(crate) trait Admit: Send {
+    /// The state as the writes admitted so far leave it.
+    fn view(&self) -> Arc<dyn StateReader>;
+    /// Admit `writes` by `writer`, or say why not.
+    fn admit(&mut self, writer: Writer, writes: Vec<StateWrite>) -> Result<(), Refusal>;
+}
+
+impl Admit for StepState {
+    fn view(&self) -> Arc<dyn StateReader> {
+        StepState::view(self)
+    }
+
+    fn admit(&mut self, writer: Writer, writes: Vec<StateWrite>) -> Result<(), Refusal> {
+        StepState::admit(self, writer, writes)
+    }
+}
+
 /// How one writer touched one key.
 #[derive(Debug, Clone, Default)]
 struct KeyTouch {
@@ -89,8 +109,8 @@ struct KeyTouch {
 }
 
 /// One step's state as its admitted writes leave it.
-pub struct StepState<'a> {
-    agent: &'a AgentDef,
+pub struct StepState {
+    agent: Arc<AgentDef>,
     base: Arc<BTreeMap<String, Value>>,
     changed: BTreeMap<String, Option<Value>>,
     touched: BTreeMap<String, Vec<(usize, KeyTouch)>>,
@@ -122,11 +142,11 @@ impl StateReader for Snapshot {
     }
 }
 
-impl<'a> StepState<'a> {
+impl StepState {
     /// A step of `agent` starting from the committed state `base`.
-    pub fn new(agent: &'a AgentDef, base: Arc<BTreeMap<String, Value>>) -> Self {
+    pub fn new(agent: &Arc<AgentDef>, base: Arc<BTreeMap<String, Value>>) -> Self {
         Self {
-            agent,
+            agent: Arc::clone(agent),
             base,
             changed: BTreeMap::new(),
             touched: BTreeMap::new(),
@@ -145,6 +165,26 @@ impl<'a> StepState<'a> {
                 changed: self.changed.clone(),
             })
         }
+    }
+
+    /// The state as the writes admitted so far leave it, as one map.
+    pub fn snapshot(&self) -> Arc<BTreeMap<String, Value>> {
+        if self.changed.is_empty() {
+            return Arc::clone(&self.base);
+        }
+        let mut values = self.base.as_ref().clone();
+        for (key, value) in &self.changed {
+            match value {
+                Some(value) => values.insert(key.clone(), value.clone()),
+                None => values.remove(key),
+            };
+        }
+        Arc::new(values)
+    }
+
+    /// The agent whose declarations the step's writes must fit.
+    pub fn agent(&self) -> &Arc<AgentDef> {
+        &self.agent
     }
 
     /// Whether no write has been admitted.
@@ -269,7 +309,7 @@ impl<'a> StepState<'a> {
 
     /// The admitted writes, split by scope: run-scoped first, thread-scoped second.
     pub fn into_writes(self) -> (Vec<StateWrite>, Vec<StateWrite>) {
-        let agent = self.agent;
+        let agent = &self.agent;
         self.writes
             .into_iter()
             .partition(|write| agent.scope_of(&write.key) == Scope::Run)
@@ -284,19 +324,21 @@ mod tests {
     use crate::typed_state::StateKey;
     use serde_json::json;
 
-    fn agent(keys: &[(&str, MergePolicy)]) -> AgentDef {
-        keys.iter().fold(
-            AgentDef::new(
-                "a",
-                "",
-                &["*"],
-                4,
-                PermissionPolicy::new(crate::policy::Verdict::Allow),
-            )
-            .unwrap(),
-            |agent, (key, merge)| {
-                agent.with_state_key(key, StateKey::new(None).unwrap().merged_by(*merge))
-            },
+    fn agent(keys: &[(&str, MergePolicy)]) -> Arc<AgentDef> {
+        Arc::new(
+            keys.iter().fold(
+                AgentDef::new(
+                    "a",
+                    "",
+                    &["*"],
+                    4,
+                    PermissionPolicy::new(crate::policy::Verdict::Allow),
+                )
+                .unwrap(),
+                |agent, (key, merge)| {
+                    agent.with_state_key(key, StateKey::new(None).unwrap().merged_by(*merge))
+                },
+            ),
         )
     }
 
@@ -386,9 +428,11 @@ mod tests {
 
     #[test]
     fn undeclared_and_off_schema_batches_are_refused_alone() {
-        let agent = agent(&[("k", MergePolicy::Exclusive)])
-            .with_state("typed", Some(json!({"type": "integer"})))
-            .unwrap();
+        let agent = Arc::new(
+            Arc::unwrap_or_clone(agent(&[("k", MergePolicy::Exclusive)]))
+                .with_state("typed", Some(json!({"type": "integer"})))
+                .unwrap(),
+        );
         let mut step = StepState::new(&agent, Arc::default());
         let refused = step.admit(tool("c1"), op("other", StateOp::Remove));
         assert!(matches!(refused, Err(Refusal::Rejected(ref m)) if m.contains("`other`")));

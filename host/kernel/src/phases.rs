@@ -8,7 +8,7 @@ use crate::event::{Event, EventSink};
 use crate::hooks::{
     HookPhase, HookSet, InferenceRequest, InferenceVerdict, Observation, StepSummary,
 };
-use crate::merge::{Refusal, StateConflict, StepState, Writer};
+use crate::merge::{Admit, Refusal, StateConflict, StepState, Writer};
 use crate::message::{CallResult, ToolCall};
 use crate::tool::{ToolError, ToolErrorKind};
 
@@ -22,7 +22,7 @@ pub(crate) enum Inference {
 
 /// Admit a hook's writes; a refusal becomes the hook's failure.
 fn admit(
-    step: &mut StepState<'_>,
+    step: &mut dyn Admit,
     writer: Writer,
     writes: Vec<crate::state::StateWrite>,
 ) -> Result<Result<(), ToolError>, StateConflict> {
@@ -52,7 +52,7 @@ fn report(
 pub(crate) async fn before_inference(
     hooks: &dyn HookSet,
     events: &dyn EventSink,
-    step: &mut StepState<'_>,
+    step: &mut StepState,
     request: &InferenceRequest,
 ) -> Result<Inference, StateConflict> {
     let phase = HookPhase::BeforeInference;
@@ -95,7 +95,7 @@ pub(crate) async fn before_inference(
 pub(crate) async fn observe(
     hooks: &dyn HookSet,
     events: &dyn EventSink,
-    step: &mut StepState<'_>,
+    step: &mut dyn Admit,
     call: &ToolCall,
     mut result: CallResult,
 ) -> Result<CallResult, StateConflict> {
@@ -138,7 +138,7 @@ pub(crate) async fn observe(
 pub(crate) async fn step_end(
     hooks: &dyn HookSet,
     events: &dyn EventSink,
-    step: &mut StepState<'_>,
+    step: &mut StepState,
     summary: &StepSummary,
 ) -> Result<(), StateConflict> {
     let phase = HookPhase::StepEnd;

@@ -19,6 +19,7 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::file_rules::{FileRules, FileRulesTable};
 use crate::tool::ToolAnnotations;
 
 /// What may happen to a tool call.
@@ -226,11 +227,13 @@ pub struct Decision {
     pub rule: Option<String>,
 }
 
-/// A default verdict and the rules that override it.
+/// A default verdict and the rules that override it, and the file rules
+/// every component of a run obeys.
 #[derive(Debug, Clone)]
 pub struct PermissionPolicy {
     default: Verdict,
     rules: Vec<Rule>,
+    files: FileRules,
 }
 
 /// A policy as written in a policy file or an agent file's `[permissions]`.
@@ -246,6 +249,8 @@ pub(crate) struct PolicyTable {
     ask: Vec<String>,
     #[serde(default)]
     deny: Vec<String>,
+    #[serde(default)]
+    files: FileRulesTable,
 }
 
 impl Default for PolicyTable {
@@ -255,6 +260,7 @@ impl Default for PolicyTable {
             allow: Vec::new(),
             ask: Vec::new(),
             deny: Vec::new(),
+            files: FileRulesTable::default(),
         }
     }
 }
@@ -268,6 +274,9 @@ impl PolicyTable {
     /// (`deny[1]`) with why.
     pub(crate) fn build(self) -> Result<PermissionPolicy, (String, PolicyError)> {
         let mut policy = PermissionPolicy::new(self.default);
+        policy.files = self.files.build().map_err(|(field, rule, reason)| {
+            (format!("files.{field}"), PolicyError::Rule { rule, reason })
+        })?;
         for (verdict, rules) in [
             (Verdict::Allow, self.allow),
             (Verdict::Ask, self.ask),
@@ -289,7 +298,19 @@ impl PermissionPolicy {
         Self {
             default,
             rules: Vec::new(),
+            files: FileRules::new(),
         }
+    }
+
+    /// This policy with `files` as its file rules.
+    pub fn with_files(mut self, files: FileRules) -> Self {
+        self.files = files;
+        self
+    }
+
+    /// The file rules every component of a run obeys (`[files]`).
+    pub fn files(&self) -> &FileRules {
+        &self.files
     }
 
     /// Add a rule.
@@ -305,6 +326,10 @@ impl PermissionPolicy {
     /// allow = ["jq.query", "files.read(path=docs/**)"]
     /// ask = ["notes.*"]
     /// deny = ["files.read(path=**/.env)"]
+    ///
+    /// [files]                      # enforced at the file layer, for every tool
+    /// deny = ["**/.env"]
+    /// read-only = ["Cargo.lock"]
     /// ```
     pub fn parse(file: &Path, text: &str) -> Result<Self, PolicyError> {
         let in_file = |message: String| PolicyError::File {
@@ -561,6 +586,11 @@ mod tests {
                 "name=glob",
             ),
             ("default = \"ask\"\nallw = []", "allw"),
+            (
+                "default = \"ask\"\n[files]\ndeny = [\".env\", \"../up\"]",
+                "`files.deny[1]`",
+            ),
+            ("default = \"ask\"\n[files]\nwrite-only = []", "write-only"),
         ] {
             let error = PermissionPolicy::parse(Path::new("policy.toml"), text)
                 .unwrap_err()

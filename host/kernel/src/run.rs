@@ -22,12 +22,14 @@ use crate::commit::{
     CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, PendingCall,
     PendingReason, RunHeader, RunRecord, StepCommit, ToolRecord,
 };
+use crate::event::EventSink;
 use crate::files::{FileLedger, NoFiles, PublishError};
 use crate::gate;
 use crate::hooks::{CallStatus, HookPhase, HookSet, InferenceRequest, NoHooks, StepSummary};
 use crate::merge::{Refusal, StateConflict, StepState, Writer};
 use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelProvider, ModelRequest};
+use crate::nested::{CallGate, StepCalls, StepPorts};
 use crate::phases::{self, Inference};
 use crate::policy::{Decision, Verdict};
 use crate::progress::{Observer, Progress, StepEvents, Unobserved};
@@ -237,7 +239,7 @@ impl Runtime {
                 Writes::default(),
                 Disposition::Running,
             )?;
-            self.drive(agent, cursor).await
+            self.drive(&Arc::new(agent.clone()), cursor).await
         }
         .await;
         self.abandon_on_error(outcome)
@@ -251,7 +253,8 @@ impl Runtime {
         run_id: &str,
         decisions: &BTreeMap<String, Approval>,
     ) -> Result<RunOutcome, RunError> {
-        let outcome = self.resume_inner(agent, run_id, decisions).await;
+        let agent = Arc::new(agent.clone());
+        let outcome = self.resume_inner(&agent, run_id, decisions).await;
         self.abandon_on_error(outcome)
     }
 
@@ -268,7 +271,7 @@ impl Runtime {
 
     async fn resume_inner(
         &self,
-        agent: &AgentDef,
+        agent: &Arc<AgentDef>,
         run_id: &str,
         decisions: &BTreeMap<String, Approval>,
     ) -> Result<RunOutcome, RunError> {
@@ -330,7 +333,11 @@ impl Runtime {
     }
 
     /// The loop proper, from `cursor` until the run waits or ends.
-    async fn drive(&self, agent: &AgentDef, mut cursor: Cursor) -> Result<RunOutcome, RunError> {
+    async fn drive(
+        &self,
+        agent: &Arc<AgentDef>,
+        mut cursor: Cursor,
+    ) -> Result<RunOutcome, RunError> {
         loop {
             if self.cancelled.load(Ordering::SeqCst) {
                 return self.end(
@@ -466,6 +473,7 @@ impl Runtime {
                     call,
                     decision,
                     result: None,
+                    children: Vec::new(),
                 });
             }
             let pending: Vec<PendingCall> = records
@@ -517,7 +525,7 @@ impl Runtime {
         &self,
         cursor: &Cursor,
         number: u32,
-        step: &mut StepState<'_>,
+        step: &mut StepState,
     ) -> Result<Inference, RunError> {
         if self.hooks.handlers(HookPhase::BeforeInference).is_empty() {
             return Ok(Inference::Proceed {
@@ -541,7 +549,7 @@ impl Runtime {
         cursor: &mut Cursor,
         assistant: Option<Message>,
         mut records: Vec<ToolRecord>,
-        mut step: StepState<'_>,
+        mut step: StepState,
     ) -> Result<(), RunError> {
         let number = cursor.model_steps() + u32::from(assistant.is_some());
         self.run_calls(cursor, assistant.as_ref(), &mut records, &mut step)
@@ -598,15 +606,17 @@ impl Runtime {
     }
 
     /// Run the allowed calls of `records` that have no result yet
-    /// concurrently, admit each one's state writes, and pass each result
-    /// through the after-tool-call hooks. The calls are recorded as an intent
+    /// concurrently, each with a gate for the calls its tool makes; then, in
+    /// the model's call order, admit the writes of each one's nested hooks and
+    /// its own, pass its result through the after-tool-call hooks, and record
+    /// its nested calls as its children. The calls are recorded as an intent
     /// first, so a crash cannot hide that they started.
     async fn run_calls(
         &self,
         cursor: &mut Cursor,
         assistant: Option<&Message>,
         records: &mut [ToolRecord],
-        step: &mut StepState<'_>,
+        step: &mut StepState,
     ) -> Result<(), RunError> {
         let runnable: Vec<usize> = records
             .iter()
@@ -626,22 +636,53 @@ impl Runtime {
             calls: records.to_vec(),
         })?;
         let view = step.view();
-        let calls = runnable.iter().map(|&index| {
+        let nested = StepCalls::new(
+            StepPorts {
+                agent: Arc::clone(step.agent()),
+                tools: Arc::clone(&self.tools),
+                hooks: Arc::clone(&self.hooks),
+                events: Arc::clone(&self.events) as Arc<dyn EventSink>,
+                approver: Arc::clone(&self.approver),
+                observer: Arc::clone(&self.observer),
+            },
+            step,
+        );
+        let gates: Vec<Arc<CallGate>> = runnable
+            .iter()
+            .map(|&index| CallGate::top(&nested, &records[index].call.id))
+            .collect();
+        let calls = runnable.iter().zip(&gates).map(|(&index, gate)| {
             let call = &records[index].call;
-            self.tools
-                .call(&call.name, call.args.clone(), Arc::clone(&view))
+            self.tools.call(
+                &call.name,
+                call.args.clone(),
+                gate.context(Arc::clone(&view)),
+            )
         });
         let outcomes = futures_util::future::join_all(calls).await;
-        for (index, outcome) in runnable.iter().zip(outcomes) {
+        for ((index, outcome), gate) in runnable.iter().zip(outcomes).zip(&gates) {
             let call = &records[*index].call;
-            let result = match outcome.result {
-                Ok(output) => {
+            let mut result = match outcome.result {
+                Ok(output) => Ok((output.content, outcome.writes)),
+                Err(error) => Err(error),
+            };
+            for batch in nested.take_batches(&call.id) {
+                match step.admit(batch.writer, batch.writes) {
+                    Ok(()) => {}
+                    Err(Refusal::Conflict(conflict)) => return Err(conflict.into()),
+                    Err(Refusal::Rejected(reason)) => {
+                        result = Err(ToolError::new(ToolErrorKind::Failed, reason));
+                    }
+                }
+            }
+            let result = match result {
+                Ok((content, writes)) => {
                     let writer = Writer::Tool {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
                     };
-                    match step.admit(writer, outcome.writes) {
-                        Ok(()) => CallResult::Output(output.content),
+                    match step.admit(writer, writes) {
+                        Ok(()) => CallResult::Output(content),
                         Err(Refusal::Rejected(reason)) => {
                             CallResult::Error(ToolError::new(ToolErrorKind::Failed, reason))
                         }
@@ -658,6 +699,7 @@ impl Runtime {
                 result,
             )
             .await?;
+            records[*index].children = gate.take_children();
             records[*index].result = Some(observed);
         }
         Ok(())
@@ -669,7 +711,7 @@ impl Runtime {
     /// must pause.
     async fn settle_interrupted(
         &self,
-        agent: &AgentDef,
+        agent: &Arc<AgentDef>,
         cursor: &mut Cursor,
         intent: Intent,
         decisions: &BTreeMap<String, Approval>,
@@ -831,6 +873,7 @@ fn malformed(call: &ToolCall) -> Option<ToolRecord> {
                 call.name
             ),
         ))),
+        children: Vec::new(),
     })
 }
 

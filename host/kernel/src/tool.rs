@@ -25,6 +25,20 @@ pub struct ToolAnnotations {
     pub open_world: bool,
 }
 
+impl ToolAnnotations {
+    /// What the host assumes of a tool whose annotations no one vouches for:
+    /// it may change and destroy things and reach the outside world, and
+    /// running it twice is not known to be harmless. Permission rules and
+    /// resuming treat the tools of a bundle the operator does not trust so,
+    /// whatever the bundle declares.
+    pub const UNTRUSTED: ToolAnnotations = ToolAnnotations {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+}
+
 /// What a tool tells the model and the host about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -123,20 +137,56 @@ pub struct ToolCallOutcome {
 /// The future a [`ToolSet`] call returns.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolCallOutcome> + Send + 'a>>;
 
-/// The port through which the kernel lists and calls tools.
-pub trait ToolSet: Send + Sync {
-    /// Every tool this set provides, in a stable order.
-    fn specs(&self) -> Vec<ToolSpec>;
+/// What a tool call runs with besides its arguments.
+#[derive(Clone)]
+pub struct CallContext {
+    /// Committed state as the call reads it.
+    pub state: Arc<dyn StateReader>,
+    /// The gate the call's own tool calls pass, inside a run. Outside a run
+    /// (a single call from the command line or an embedder) there is no
+    /// agent to judge them, and the tool set makes them directly.
+    pub nested: Option<Arc<dyn NestedCalls>>,
+    /// How many tool calls enclose this one.
+    pub depth: u32,
+}
 
-    /// Call the tool `name` with `args`, reading committed state from `state`.
-    /// Every failure is a [`ToolError`]; a tool set never panics on a tool's
-    /// behalf and never commits state itself.
+impl CallContext {
+    /// A call made outside any run, reading `state`.
+    pub fn outside_run(state: Arc<dyn StateReader>) -> Self {
+        Self {
+            state,
+            nested: None,
+            depth: 0,
+        }
+    }
+}
+
+/// The port through which a tool calls a tool inside a run. The loop gives
+/// each call its own handle; a call through it is judged like a model's call
+/// (the agent's tool list, its policy, the before-tool-call hooks, the
+/// budget), passes the after-tool-call hooks, and is recorded as a child of
+/// the calling call. Its state writes come back in the outcome and join the
+/// caller's.
+pub trait NestedCalls: Send + Sync {
+    /// Call `name` with `args` on behalf of the call this handle belongs to,
+    /// reading `state`.
     fn call<'a>(
         &'a self,
         name: &'a str,
         args: Value,
         state: Arc<dyn StateReader>,
     ) -> ToolFuture<'a>;
+}
+
+/// The port through which the kernel lists and calls tools.
+pub trait ToolSet: Send + Sync {
+    /// Every tool this set provides, in a stable order.
+    fn specs(&self) -> Vec<ToolSpec>;
+
+    /// Call the tool `name` with `args` in `context`. Every failure is a
+    /// [`ToolError`]; a tool set never panics on a tool's behalf and never
+    /// commits state itself.
+    fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a>;
 }
 
 /// Call `name` outside any run and commit its writes to `store` if it succeeds:
@@ -147,7 +197,9 @@ pub async fn call_committed(
     name: &str,
     args: Value,
 ) -> Result<ToolOutput, ToolError> {
-    let outcome = tools.call(name, args, store.clone()).await;
+    let outcome = tools
+        .call(name, args, CallContext::outside_run(store.clone()))
+        .await;
     let output = outcome.result?;
     store.apply(&outcome.writes).map_err(|error| {
         ToolError::new(
@@ -198,14 +250,9 @@ impl ToolSet for ToolSets {
         self.specs.clone()
     }
 
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        state: Arc<dyn StateReader>,
-    ) -> ToolFuture<'a> {
+    fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a> {
         match self.owners.get(name) {
-            Some(&index) => self.sets[index].call(name, args, state),
+            Some(&index) => self.sets[index].call(name, args, context),
             None => Box::pin(async move {
                 ToolCallOutcome {
                     result: Err(ToolError::new(

@@ -742,3 +742,146 @@ async fn a_hook_whose_writes_are_refused_fails_closed() {
             .contains_key("undeclared")
     );
 }
+
+/// The tool records of run `run`'s step that made calls.
+fn records(rig: &Rig, run: &str) -> Vec<cordon_kernel::ToolRecord> {
+    rig.store
+        .load(run)
+        .unwrap()
+        .commits
+        .iter()
+        .flat_map(|commit| commit.tools.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_tool_calling_a_tool_is_judged_by_the_agents_policy() {
+    let tools =
+        Functions::new()
+            .nesting("outer", EFFECTFUL, "secret")
+            .with("secret", READ_ONLY, echo());
+    let rig = rig(
+        vec![call(&[("c1", "outer", json!({"path": ".env"}))]), say("ok")],
+        tools,
+    );
+    let agent = agent(
+        Verdict::Allow,
+        &[(Verdict::Deny, "secret(path=**/.env)")],
+        4,
+    );
+    rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
+    assert_eq!(rig.tools.calls(), 1, "the inner tool never ran");
+    let reason = denied_reason(&results(&rig, "r")[0]);
+    assert!(reason.contains("secret(path=**/.env)"), "{reason}");
+    let outer = &records(&rig, "r")[0];
+    let inner = &outer.children[0];
+    assert_eq!(inner.call.id, "c1.1");
+    assert_eq!(inner.call.name, "secret");
+    assert_eq!(inner.decision.verdict, Verdict::Deny);
+}
+
+#[tokio::test]
+async fn a_tool_may_not_call_a_tool_outside_the_agents_tool_list() {
+    let tools =
+        Functions::new()
+            .nesting("outer", EFFECTFUL, "hidden")
+            .with("hidden", READ_ONLY, echo());
+    let rig = rig(vec![call(&[("c1", "outer", json!({}))]), say("ok")], tools);
+    let agent = AgentDef::new(
+        "a",
+        "",
+        &["outer"],
+        4,
+        cordon_kernel::PermissionPolicy::new(Verdict::Allow),
+    )
+    .unwrap();
+    rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
+    let reason = denied_reason(&results(&rig, "r")[0]);
+    assert!(reason.contains("not among the agent's tools"), "{reason}");
+}
+
+#[tokio::test]
+async fn nested_calls_pass_the_hooks_count_against_the_budget_and_are_recorded_as_children() {
+    let hooks = Hooks::new(vec![
+        Hook {
+            name: "budget",
+            gate: Some(Box::new(|call, state| {
+                let spent = state.get("calls").unwrap().unwrap_or(json!(0));
+                if spent.as_i64().unwrap_or_default() >= 2 {
+                    return ok(GateVerdict::Deny(format!(
+                        "budget spent before {}",
+                        call.id
+                    )));
+                }
+                writing(GateVerdict::Allow, "calls", StateOp::Increment { delta: 1 })
+            })),
+            ..Hook::default()
+        },
+        Hook {
+            name: "redactor",
+            after: Some(Box::new(|result| match result {
+                CallResult::Output(value) if value.get("secret").is_some() => ok(
+                    Observation::Replace(CallResult::Output(json!({"secret": "[REDACTED]"}))),
+                ),
+                _ => ok(Observation::Keep),
+            })),
+            ..Hook::default()
+        },
+    ]);
+    let tools =
+        Functions::new()
+            .nesting("outer", EFFECTFUL, "inner")
+            .with("inner", READ_ONLY, echo());
+    let rig = with_hooks(
+        rig(
+            vec![
+                call(&[("c1", "outer", json!({"secret": "hunter2"}))]),
+                call(&[("c2", "outer", json!({"secret": "hunter2"}))]),
+                say("ok"),
+            ],
+            tools,
+        ),
+        &hooks,
+    );
+    let agent = declared(allow_all(), "calls", Scope::Run, MergePolicy::Commutative);
+    rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
+    let results = results(&rig, "r");
+    // The first outer call and its inner call spend the budget of two; the
+    // inner call's result passed the redactor before the outer tool saw it.
+    assert_eq!(
+        results[0],
+        CallResult::Output(json!({"secret": "[REDACTED]"}))
+    );
+    let reason = denied_reason(&results[1]);
+    assert!(reason.contains("budget spent before c2"), "{reason}");
+    assert_eq!(
+        rig.store.load("r").unwrap().state().unwrap()["calls"],
+        json!(2)
+    );
+    let records = records(&rig, "r");
+    assert_eq!(records[0].children.len(), 1);
+    let child = &records[0].children[0];
+    assert_eq!(child.call.id, "c1.1");
+    assert_eq!(
+        child.result,
+        Some(CallResult::Output(json!({"secret": "[REDACTED]"})))
+    );
+    assert!(
+        hooks.log().contains(&"budget:before-tool-call".to_owned())
+            && hooks.log().contains(&"redactor:after-tool-call".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn a_nested_call_the_policy_asks_about_is_denied_when_no_one_can_answer() {
+    let tools =
+        Functions::new()
+            .nesting("outer", EFFECTFUL, "inner")
+            .with("inner", READ_ONLY, echo());
+    let rig = rig(vec![call(&[("c1", "outer", json!({}))]), say("ok")], tools);
+    let agent = agent(Verdict::Allow, &[(Verdict::Ask, "inner")], 4);
+    let outcome = rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
+    assert!(matches!(outcome, RunOutcome::Ended { .. }), "{outcome:?}");
+    let reason = denied_reason(&results(&rig, "r")[0]);
+    assert!(reason.contains("cannot wait for approval"), "{reason}");
+}

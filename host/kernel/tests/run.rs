@@ -329,6 +329,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
                 tool_calls: vec![call.clone()],
             }),
             calls: vec![cordon_kernel::ToolRecord {
+                children: Vec::new(),
                 call,
                 decision: cordon_kernel::Decision {
                     verdict: Verdict::Allow,

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cordon_kernel::{
-    AgentDef, CallResult, CommitStore, EndCause, EventLog, MemoryCommitStore, Message,
-    ModelProvider, PermissionPolicy, RunOutcome, Runtime, StateReader, StepEvents, ToolCallOutcome,
+    AgentDef, CallContext, CallResult, CommitStore, EndCause, EventLog, MemoryCommitStore, Message,
+    ModelProvider, PermissionPolicy, RunOutcome, Runtime, StepEvents, ToolCallOutcome,
     ToolErrorKind, ToolFuture, ToolOutput, ToolSet, ToolSpec, Verdict,
 };
 use cordon_providers::{AnthropicModel, ApiKey, OpenAiModel};
@@ -30,12 +30,7 @@ impl ToolSet for Files {
         vec![tool("files.read")]
     }
 
-    fn call<'a>(
-        &'a self,
-        _name: &'a str,
-        args: Value,
-        _state: Arc<dyn StateReader>,
-    ) -> ToolFuture<'a> {
+    fn call<'a>(&'a self, _name: &'a str, args: Value, _context: CallContext) -> ToolFuture<'a> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
             ToolCallOutcome {

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cordon_kernel::{
-    AgentDef, CallResult, EventLog, MemoryCommitStore, Message, ModelDelta, ModelError,
-    ModelFuture, ModelProvider, ModelRequest, ModelResponse, PermissionPolicy, Rule, Runtime,
-    StateOp, StateReader, StateWrite, StepEvents, StopReason, ToolAnnotations, ToolCall,
+    AgentDef, CallContext, CallResult, EventLog, MemoryCommitStore, Message, ModelDelta,
+    ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, PermissionPolicy, Rule,
+    Runtime, StateOp, StateReader, StateWrite, StepEvents, StopReason, ToolAnnotations, ToolCall,
     ToolCallOutcome, ToolErrorKind, ToolFuture, ToolOutput, ToolSet, ToolSpec, Usage, Verdict,
 };
 use serde_json::{Value, json};
@@ -101,6 +101,9 @@ pub struct Functions {
     pub calls: AtomicUsize,
     pub during: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
     pub rendezvous: Option<Arc<tokio::sync::Barrier>>,
+    /// Tools that call another tool, through the call's gate, with their
+    /// own arguments: (tool, callee).
+    pub nests: Vec<(String, String)>,
 }
 
 impl Functions {
@@ -110,7 +113,16 @@ impl Functions {
             calls: AtomicUsize::new(0),
             during: Mutex::new(None),
             rendezvous: None,
+            nests: Vec::new(),
         }
+    }
+
+    /// Add tool `name`, which calls `callee` with its own arguments and
+    /// returns what that call returns.
+    pub fn nesting(mut self, name: &str, annotations: ToolAnnotations, callee: &str) -> Self {
+        self = self.with(name, annotations, echo());
+        self.nests.push((name.into(), callee.into()));
+        self
     }
 
     pub fn with(mut self, name: &str, annotations: ToolAnnotations, handler: Handler) -> Self {
@@ -137,14 +149,21 @@ impl ToolSet for Functions {
         self.tools.iter().map(|(spec, _)| spec.clone()).collect()
     }
 
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        state: Arc<dyn StateReader>,
-    ) -> ToolFuture<'a> {
+    fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a> {
         Box::pin(async move {
             self.calls.fetch_add(1, Ordering::SeqCst);
+            if let Some((_, callee)) = self.nests.iter().find(|(tool, _)| tool == name) {
+                let Some(nested) = &context.nested else {
+                    return ToolCallOutcome {
+                        result: Err(cordon_kernel::ToolError::new(
+                            ToolErrorKind::Failed,
+                            "no gate for nested calls",
+                        )),
+                        writes: Vec::new(),
+                    };
+                };
+                return nested.call(callee, args, context.state).await;
+            }
             if let Some(rendezvous) = &self.rendezvous {
                 rendezvous.wait().await;
             }
@@ -152,7 +171,7 @@ impl ToolSet for Functions {
                 during();
             }
             match self.tools.iter().find(|(spec, _)| spec.name == name) {
-                Some((_, handler)) => handler(&args, state.as_ref()),
+                Some((_, handler)) => handler(&args, context.state.as_ref()),
                 None => ToolCallOutcome {
                     result: Err(cordon_kernel::ToolError::new(ToolErrorKind::NotFound, name)),
                     writes: Vec::new(),

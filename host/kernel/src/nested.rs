@@ -1,0 +1,366 @@
+//! Tools calling tools inside a run. A call that a tool makes passes the same
+//! gate as a call the model makes: the agent's tool list and policy, then the
+//! before-tool-call hooks (so the budget counts it); a call the policy asks
+//! about goes to the approver, and is denied when no one can answer at once
+//! (a tool's own call cannot wait for a later `runs resume`). The result
+//! passes the after-tool-call hooks before the calling tool sees it, and the
+//! call is recorded as a child of the calling call.
+//!
+//! The hooks of nested calls admit their writes into one state per step
+//! ([`StepCalls`]), so a budget sees every nested call of the step however the
+//! calls interleave. When the step's calls are done, the loop admits those
+//! batches into the step itself, each with its top-level call, in the model's
+//! call order, where a conflict with any other write fails the step as
+//! always. A nested tool's own writes travel back to its caller with its
+//! result and join the caller's.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use serde_json::Value;
+
+use crate::agent::AgentDef;
+use crate::approval::{Approval, Approver};
+use crate::commit::{PendingCall, PendingReason, ToolRecord};
+use crate::event::EventSink;
+use crate::gate;
+use crate::hooks::HookSet;
+use crate::merge::{Admit, Refusal, StateConflict, StepState, Writer};
+use crate::message::{CallResult, ToolCall};
+use crate::phases;
+use crate::policy::{Decision, Verdict};
+use crate::progress::{Observer, Progress};
+use crate::state::{StateReader, StateWrite};
+use crate::tool::{
+    CallContext, NestedCalls, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
+    ToolFuture, ToolOutput, ToolSet,
+};
+
+/// The ports a step's nested calls run on.
+pub(crate) struct StepPorts {
+    pub(crate) agent: Arc<AgentDef>,
+    pub(crate) tools: Arc<dyn ToolSet>,
+    pub(crate) hooks: Arc<dyn HookSet>,
+    pub(crate) events: Arc<dyn EventSink>,
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) observer: Arc<dyn Observer>,
+}
+
+/// What every nested call of one step shares.
+pub(crate) struct StepCalls {
+    ports: StepPorts,
+    /// Each tool's effect annotations as the tool set reports them, looked up
+    /// at the first nested call.
+    annotations: OnceLock<BTreeMap<String, ToolAnnotations>>,
+    admitted: Mutex<Admitted>,
+}
+
+/// The nested hooks' writes of a step so far.
+struct Admitted {
+    /// The step's state as its calls began, with these writes on top.
+    state: StepState,
+    /// Every batch, with the top-level call it belongs to, in the order made.
+    batches: Vec<Batch>,
+}
+
+/// One hook's writes for one nested call.
+pub(crate) struct Batch {
+    /// The top-level call the nested call descends from.
+    pub(crate) root: String,
+    pub(crate) writer: Writer,
+    pub(crate) writes: Vec<StateWrite>,
+}
+
+impl StepCalls {
+    /// The nested calls of a step whose calls begin on `step`'s state.
+    pub(crate) fn new(ports: StepPorts, step: &StepState) -> Arc<Self> {
+        Arc::new(Self {
+            admitted: Mutex::new(Admitted {
+                state: StepState::new(&ports.agent, step.snapshot()),
+                batches: Vec::new(),
+            }),
+            ports,
+            annotations: OnceLock::new(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Admitted> {
+        self.admitted.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The batches of the nested calls under top-level call `root`, in the
+    /// order their hooks made them.
+    pub(crate) fn take_batches(&self, root: &str) -> Vec<Batch> {
+        let mut admitted = self.lock();
+        let (mine, others) = std::mem::take(&mut admitted.batches)
+            .into_iter()
+            .partition(|batch| batch.root == root);
+        admitted.batches = others;
+        mine
+    }
+
+    fn annotations(&self, tool: &str) -> ToolAnnotations {
+        self.annotations
+            .get_or_init(|| {
+                self.ports
+                    .tools
+                    .specs()
+                    .into_iter()
+                    .map(|spec| (spec.name, spec.annotations))
+                    .collect()
+            })
+            .get(tool)
+            .copied()
+            .unwrap_or(ToolAnnotations::UNTRUSTED)
+    }
+}
+
+/// Admission into the step's nested state on behalf of one top-level call.
+struct NestedAdmit<'a> {
+    calls: &'a StepCalls,
+    root: &'a str,
+}
+
+impl Admit for NestedAdmit<'_> {
+    fn view(&self) -> Arc<dyn StateReader> {
+        self.calls.lock().state.view()
+    }
+
+    fn admit(&mut self, writer: Writer, writes: Vec<StateWrite>) -> Result<(), Refusal> {
+        let mut admitted = self.calls.lock();
+        let result = admitted.state.admit(writer.clone(), writes.clone());
+        // A conflicting batch is kept, so that admitting the batches into the
+        // step meets the same conflict and fails the step.
+        if !matches!(result, Err(Refusal::Rejected(_))) {
+            admitted.batches.push(Batch {
+                root: self.root.to_owned(),
+                writer,
+                writes,
+            });
+        }
+        result
+    }
+}
+
+/// The gate of the calls one call makes: the handle a tool set hands the
+/// calling tool.
+pub(crate) struct CallGate {
+    calls: Arc<StepCalls>,
+    /// The top-level call of the chain.
+    root: Arc<str>,
+    /// The call this gate belongs to.
+    id: String,
+    /// How many calls enclose that call.
+    depth: u32,
+    made: AtomicU32,
+    children: Mutex<Vec<ToolRecord>>,
+}
+
+impl CallGate {
+    /// The gate of top-level call `id`.
+    pub(crate) fn top(calls: &Arc<StepCalls>, id: &str) -> Arc<Self> {
+        Self::new(calls, id.into(), id.to_owned(), 0)
+    }
+
+    fn new(calls: &Arc<StepCalls>, root: Arc<str>, id: String, depth: u32) -> Arc<Self> {
+        Arc::new(Self {
+            calls: Arc::clone(calls),
+            root,
+            id,
+            depth,
+            made: AtomicU32::new(0),
+            children: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The context the call runs in, reading `state`.
+    pub(crate) fn context(self: &Arc<Self>, state: Arc<dyn StateReader>) -> CallContext {
+        CallContext {
+            state,
+            nested: Some(Arc::clone(self) as Arc<dyn NestedCalls>),
+            depth: self.depth,
+        }
+    }
+
+    /// The calls the call made, in order.
+    pub(crate) fn take_children(&self) -> Vec<ToolRecord> {
+        std::mem::take(&mut self.children.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn record(&self, record: ToolRecord) {
+        self.children
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(record);
+    }
+
+    /// Judge `call`: the decision it runs under, after asking the approver
+    /// when the gate asks.
+    async fn judge(&self, call: ToolCall) -> Result<(ToolCall, Decision), StateConflict> {
+        let ports = &self.calls.ports;
+        let annotations = self.calls.annotations(&call.name);
+        let mut admit = NestedAdmit {
+            calls: &self.calls,
+            root: &self.root,
+        };
+        let (call, decision) = gate::judge(
+            &ports.agent,
+            ports.hooks.as_ref(),
+            ports.events.as_ref(),
+            &mut admit,
+            annotations,
+            call,
+        )
+        .await?;
+        if decision.verdict != Verdict::Ask {
+            return Ok((call, decision));
+        }
+        let pending = [PendingCall {
+            call: call.clone(),
+            reason: PendingReason::Approval {
+                rule: decision.rule.clone(),
+            },
+        }];
+        let decision = match ports.approver.decide(&pending).await.as_deref() {
+            Some([Approval::Approve]) => Decision {
+                verdict: Verdict::Allow,
+                rule: Some("approved by the operator".into()),
+            },
+            Some(_) => Decision {
+                verdict: Verdict::Deny,
+                rule: Some("denied by the operator".into()),
+            },
+            None => Decision {
+                verdict: Verdict::Deny,
+                rule: Some(format!(
+                    "{}, and a tool's own call cannot wait for approval",
+                    decision
+                        .rule
+                        .as_deref()
+                        .map_or("the default permission asks".to_owned(), |rule| format!(
+                            "`{rule}` asks"
+                        ))
+                )),
+            },
+        };
+        Ok((call, decision))
+    }
+
+    async fn run(&self, name: &str, args: Value, state: Arc<dyn StateReader>) -> ToolCallOutcome {
+        let ports = &self.calls.ports;
+        let number = self.made.fetch_add(1, Ordering::Relaxed) + 1;
+        let call = ToolCall {
+            id: format!("{}.{number}", self.id),
+            name: name.to_owned(),
+            args,
+        };
+        let (call, decision) = match self.judge(call.clone()).await {
+            Ok(judged) => judged,
+            Err(conflict) => {
+                let decision = Decision {
+                    verdict: Verdict::Deny,
+                    rule: Some(format!(
+                        "the step's state cannot take a hook's writes: {conflict}"
+                    )),
+                };
+                (call, decision)
+            }
+        };
+        ports.observer.observe(Progress::ToolCall {
+            call: call.clone(),
+            decision: decision.clone(),
+        });
+        if decision.verdict != Verdict::Allow {
+            let error = ToolError::new(
+                ToolErrorKind::Denied,
+                match &decision.rule {
+                    Some(rule) => format!("denied by permission rule `{rule}`"),
+                    None => "denied by the default permission".to_owned(),
+                },
+            );
+            return self.finish(
+                call,
+                decision,
+                Vec::new(),
+                CallResult::Error(error),
+                Vec::new(),
+            );
+        }
+        let child = Self::new(
+            &self.calls,
+            Arc::clone(&self.root),
+            call.id.clone(),
+            self.depth + 1,
+        );
+        let outcome = ports
+            .tools
+            .call(&call.name, call.args.clone(), child.context(state))
+            .await;
+        let (result, writes) = match outcome.result {
+            Ok(output) => (CallResult::Output(output.content), outcome.writes),
+            Err(error) => (CallResult::Error(error), Vec::new()),
+        };
+        let mut admit = NestedAdmit {
+            calls: &self.calls,
+            root: &self.root,
+        };
+        let observed = phases::observe(
+            ports.hooks.as_ref(),
+            ports.events.as_ref(),
+            &mut admit,
+            &call,
+            result,
+        )
+        .await
+        .unwrap_or_else(|conflict| {
+            CallResult::Error(ToolError::new(
+                ToolErrorKind::Failed,
+                format!("the result was withheld: {conflict}"),
+            ))
+        });
+        self.finish(call, decision, child.take_children(), observed, writes)
+    }
+
+    /// Record the finished `call` and give the caller what it sees.
+    fn finish(
+        &self,
+        call: ToolCall,
+        decision: Decision,
+        children: Vec<ToolRecord>,
+        result: CallResult,
+        writes: Vec<StateWrite>,
+    ) -> ToolCallOutcome {
+        self.calls.ports.observer.observe(Progress::ToolResult {
+            call_id: call.id.clone(),
+            result: result.clone(),
+        });
+        self.record(ToolRecord {
+            call,
+            decision,
+            result: Some(result.clone()),
+            children,
+        });
+        match result {
+            CallResult::Output(content) => ToolCallOutcome {
+                result: Ok(ToolOutput { content }),
+                writes,
+            },
+            CallResult::Error(error) => ToolCallOutcome {
+                result: Err(error),
+                writes: Vec::new(),
+            },
+        }
+    }
+}
+
+impl NestedCalls for CallGate {
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        state: Arc<dyn StateReader>,
+    ) -> ToolFuture<'a> {
+        Box::pin(self.run(name, args, state))
+    }
+}
