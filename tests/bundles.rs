@@ -94,7 +94,7 @@ async fn a_component_whose_digest_differs_is_refused_and_a_matching_one_loads() 
     let wrong = "0".repeat(64);
     fixture.bundle(
         "pinned",
-        &manifest("pinned", "").replace(
+        &manifest("hostile", "").replace(
             "component = \"tool.wasm\"",
             &format!("component = \"tool.wasm\"\nsha256 = \"{wrong}\""),
         ),
@@ -116,7 +116,7 @@ async fn a_component_whose_digest_differs_is_refused_and_a_matching_one_loads() 
     let fixture = Fixture::new();
     fixture.bundle(
         "pinned",
-        &manifest("pinned", "").replace(
+        &manifest("hostile", "").replace(
             "component = \"tool.wasm\"",
             &format!("component = \"tool.wasm\"\nsha256 = \"{actual}\""),
         ),
@@ -172,50 +172,34 @@ async fn a_describe_with_a_bad_tool_name_or_schema_is_refused() {
 }
 
 #[tokio::test]
-async fn two_bundles_defining_one_tool_name_are_a_conflict() {
-    let fixture = Fixture::new();
-    fixture.bundle(
-        "first",
-        &manifest("first", ""),
-        Path::new(artifacts::HOSTILE),
-    );
-    let second = fixture.bundle(
-        "second",
-        &manifest("second", ""),
-        Path::new(artifacts::HOSTILE),
-    );
-    let report = fixture.report(&host()).await;
-    assert_eq!(report.bundles.len(), 2);
-    assert!(!report.errors.is_empty());
-    let text = report.errors[0].to_string();
-    assert!(
-        matches!(report.errors[0], BundleError::DuplicateTool { .. }),
-        "{text}"
-    );
-    assert!(
-        text.contains("hostile.echo") || text.contains("hostile."),
-        "{text}"
-    );
-    assert!(text.starts_with(&second.display().to_string()), "{text}");
-    let refused = host().plugins(
-        report.bundles,
-        std::sync::Arc::new(cordon_kernel::EventLog::new()),
-    );
-    assert!(
-        refused.is_err(),
-        "conflicting bundles cannot be made callable"
-    );
+async fn a_bundle_describing_tools_outside_its_namespace_is_refused() {
+    // A bundle named `files` whose component describes `hostile.*`, and one
+    // named `evil` doing the same: neither may claim a name a rule such as
+    // `allow = ["files.*"]` would give to another bundle.
+    for name in ["files", "evil"] {
+        let fixture = Fixture::new();
+        fixture.bundle(name, &manifest(name, ""), Path::new(artifacts::HOSTILE));
+        let (error, text) = only_error(&fixture).await;
+        assert!(
+            matches!(error, BundleError::InvalidTool { .. }),
+            "{error:?}"
+        );
+        assert!(
+            text.contains(&format!("tools of bundle `{name}` are named `{name}.NAME`")),
+            "{text}"
+        );
+    }
 }
 
 #[tokio::test]
 async fn two_bundles_with_one_name_are_a_conflict() {
     let fixture = Fixture::new();
-    fixture.bundle("a", &manifest("same", ""), Path::new(artifacts::HOSTILE));
-    fixture.bundle("b", &manifest("same", ""), Path::new(artifacts::JQ));
+    fixture.bundle("a", &manifest("hostile", ""), Path::new(artifacts::HOSTILE));
+    fixture.bundle("b", &manifest("hostile", ""), Path::new(artifacts::HOSTILE));
     let report = fixture.report(&host()).await;
     assert!(
         report.errors.iter().any(
-            |error| matches!(error, BundleError::DuplicateBundle { name, .. } if name == "same")
+            |error| matches!(error, BundleError::DuplicateBundle { name, .. } if name == "hostile")
         ),
         "{:?}",
         report.errors

@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cordon_kernel::{Capability, FileChange, FileState, StateSnapshot, ToolError, ToolErrorKind};
+use cordon_kernel::{
+    CallContext, Capability, FileChange, FileState, StateSnapshot, ToolError, ToolErrorKind,
+};
 use cordon_tests::{Fixture, Loaded, artifacts};
 use cordon_wasm::{Workspace, WorkspaceOptions, WriteMode};
 use serde_json::{Value, json};
@@ -108,7 +110,11 @@ impl Rig {
     async fn call(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
         self.workspace
             .tools()
-            .call(tool, args, Arc::new(StateSnapshot::default()))
+            .call(
+                tool,
+                args,
+                CallContext::outside_run(Arc::new(StateSnapshot::default())),
+            )
             .await
             .result
             .map(|output| output.content)
@@ -560,7 +566,7 @@ async fn a_hostile_backend_is_refused_and_the_host_keeps_running() {
     };
     for name in ["stage-escape", "stage-absolute", "stage-store"] {
         let error = attempt(name).await.unwrap_err();
-        assert_eq!(error.kind, ToolErrorKind::Crashed, "{name}: {error}");
+        assert_eq!(error.kind, ToolErrorKind::Denied, "{name}: {error}");
     }
     assert!(
         rig.workspace.ledger().unwrap().staged().is_empty(),
@@ -685,7 +691,7 @@ async fn a_backend_of_a_direct_run_holds_no_staging_and_cannot_stage() {
         .call("read", json!({"path": "stage-escape"}))
         .await
         .unwrap_err();
-    assert_eq!(error.kind, ToolErrorKind::Crashed, "{error}");
+    assert_eq!(error.kind, ToolErrorKind::Denied, "{error}");
     let denials = rig.loaded.events.denials();
     let refusal = denials
         .iter()

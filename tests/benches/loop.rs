@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_kernel::{
-    AgentDef, CommitStore, Disposition, EventLog, MemoryCommitStore, Message, PermissionPolicy,
-    RunHeader, Runtime, StateSnapshot, StepCommit, StepEvents, ToolSet, Verdict,
+    AgentDef, CallContext, CommitStore, Disposition, EventLog, MemoryCommitStore, Message,
+    PermissionPolicy, RunHeader, Runtime, StateSnapshot, StepCommit, StepEvents, ToolSet, Verdict,
 };
 use cordon_providers::ScriptedModel;
 use cordon_store::SqliteCommitStore;
@@ -176,7 +176,11 @@ async fn loop_overhead(plugins: &Arc<Plugins>, events: &Arc<StepEvents>) {
         for step in 0..STEPS {
             let state = Arc::new(StateSnapshot::default());
             let outcome = plugins
-                .call("hostile.echo", json!({ "step": step }), state)
+                .call(
+                    "hostile.echo",
+                    json!({ "step": step }),
+                    CallContext::outside_run(state),
+                )
                 .await;
             outcome.result.expect("direct call");
         }

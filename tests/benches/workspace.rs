@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cordon_kernel::{EventLog, StateSnapshot, ToolSet};
+use cordon_kernel::{CallContext, EventLog, StateSnapshot, ToolSet};
 use cordon_wasm::{HostConfig, PluginHost, WorkspaceOptions};
 use serde_json::{Value, json};
 
@@ -124,7 +124,11 @@ fn build_tree(root: &Path) -> usize {
 
 async fn call(tools: &dyn ToolSet, name: &str, args: Value) -> Value {
     tools
-        .call(name, args, Arc::new(StateSnapshot::default()))
+        .call(
+            name,
+            args,
+            CallContext::outside_run(Arc::new(StateSnapshot::default())),
+        )
         .await
         .result
         .unwrap_or_else(|error| panic!("{name}: {error}"))

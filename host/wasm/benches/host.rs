@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cordon_kernel::{EventLog, StateReader, StateSnapshot, ToolSet};
+use cordon_kernel::{CallContext, EventLog, StateReader, StateSnapshot, ToolSet};
 use cordon_wasm::{HostConfig, PluginHost, Plugins};
 use serde_json::json;
 
@@ -115,7 +115,13 @@ async fn run() {
 
 async fn echo(plugins: &Plugins, args: &serde_json::Value) {
     let state: Arc<dyn StateReader> = Arc::new(StateSnapshot::default());
-    let outcome = plugins.call("hostile.echo", args.clone(), state).await;
+    let outcome = plugins
+        .call(
+            "hostile.echo",
+            args.clone(),
+            CallContext::outside_run(state),
+        )
+        .await;
     outcome.result.expect("call");
 }
 

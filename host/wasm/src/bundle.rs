@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cordon_kernel::{EventLog, HookPhase, StateReader, StateSnapshot, ToolAnnotations, ToolSpec};
+use cordon_kernel::{
+    CallContext, EventLog, HookPhase, StateReader, StateSnapshot, ToolAnnotations, ToolSpec,
+};
 use serde_json::Value;
 use wasmtime::component::InstancePre;
 
@@ -23,6 +25,7 @@ use crate::engine::Engine;
 use crate::manifest::{BundleKind, DirMode, MANIFEST_FILE, Manifest, ManifestError, is_tool_name};
 use crate::plugins::PluginsInner;
 use crate::sandbox::CallState;
+use crate::workspace::paths::RESERVED;
 
 /// A loaded bundle: its manifest, where it came from, and its pre-linked component.
 pub struct Bundle {
@@ -34,6 +37,8 @@ pub struct Bundle {
     pub digest: String,
     /// Directory grants resolved to canonical host paths.
     pub dirs: Vec<ResolvedDir>,
+    /// The workspace root the grants resolved under, canonical.
+    pub(crate) root: PathBuf,
     pub(crate) pre: InstancePre<CallState>,
     pub(crate) exports: Exports,
 }
@@ -158,13 +163,6 @@ pub enum BundleError {
         tool: String,
         reason: String,
     },
-    /// Two bundles define a tool of the same name.
-    #[error("{}: tool `{tool}` is already defined by bundle {}", second.display(), first.display())]
-    DuplicateTool {
-        tool: String,
-        first: PathBuf,
-        second: PathBuf,
-    },
     /// Two bundles share a name.
     #[error("{}: bundle name `{name}` is already used by {}", second.display(), first.display())]
     DuplicateBundle {
@@ -201,7 +199,7 @@ pub(crate) async fn load(
             actual: digest,
         });
     }
-    let dirs = resolve_dirs(&file, &manifest, workspace_root)?;
+    let (root, dirs) = resolve_dirs(&file, &manifest, workspace_root)?;
     let (component, cache) =
         engine
             .cache
@@ -242,6 +240,7 @@ pub(crate) async fn load(
         dir: dir.to_owned(),
         digest,
         dirs,
+        root,
         pre,
         exports,
     });
@@ -258,18 +257,23 @@ pub(crate) async fn load(
     })
 }
 
+/// The canonical workspace root and the bundle's directory grants under it.
+/// A grant may hold Cordon's `.cordon` folder (the guard hides it) but never
+/// name it or lie inside it.
 fn resolve_dirs(
     file: &Path,
     manifest: &Manifest,
     workspace_root: &Path,
-) -> Result<Vec<ResolvedDir>, BundleError> {
+) -> Result<(PathBuf, Vec<ResolvedDir>), BundleError> {
     let root = workspace_root
         .canonicalize()
         .map_err(|error| BundleError::Folder {
             path: workspace_root.to_owned(),
             message: format!("workspace root is unusable: {error}"),
         })?;
-    manifest
+    let reserved = root.join(RESERVED);
+    let reserved_real = reserved.canonicalize().ok();
+    let dirs = manifest
         .grants
         .dirs
         .iter()
@@ -295,13 +299,22 @@ fn resolve_dirs(
             if !host.is_dir() {
                 return Err(fail(format!("{} is not a directory", host.display())));
             }
+            if host.starts_with(&reserved)
+                || reserved_real.as_ref().is_some_and(|real| host.starts_with(real))
+            {
+                return Err(fail(format!(
+                    "resolves to {}, inside `{RESERVED}`, which holds Cordon's run store; no bundle is granted it",
+                    host.display()
+                )));
+            }
             Ok(ResolvedDir {
                 host,
                 guest: grant.guest.clone(),
                 mode: grant.mode,
             })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok((root, dirs))
 }
 
 fn export_names(
@@ -407,17 +420,24 @@ async fn describe(
         Arc::new(EventLog::new()),
     ));
     let no_state: Arc<dyn StateReader> = Arc::new(StateSnapshot::default());
-    let mut store = call::limited_store(&env, &no_state, bundle, "describe", 0)
-        .map_err(|error| fail(format!("cannot prepare the sandbox: {error:#}")))?;
     let limits = bundle.manifest.limits;
-    let described = tokio::time::timeout(limits.timeout, async {
-        let instance = bundle.pre.instantiate_async(&mut store).await?;
-        let guest = indices.load(&mut store, &instance)?;
-        guest.call_describe(&mut store).await
-    })
-    .await
-    .map_err(|_| fail(format!("did not return within {:?}", limits.timeout)))?
-    .map_err(|error| fail(format!("{error:#}")))?;
+    let described = engine
+        .admission
+        .run(false, limits.timeout, async {
+            let mut store =
+                call::limited_store(&env, CallContext::outside_run(no_state), bundle, "describe")
+                    .map_err(|error| fail(format!("cannot prepare the sandbox: {error:#}")))?;
+            tokio::time::timeout(limits.timeout, async {
+                let instance = bundle.pre.instantiate_async(&mut store).await?;
+                let guest = indices.load(&mut store, &instance)?;
+                guest.call_describe(&mut store).await
+            })
+            .await
+            .map_err(|_| fail(format!("did not return within {:?}", limits.timeout)))?
+            .map_err(|error| fail(format!("{error:#}")))
+        })
+        .await
+        .map_err(|full| fail(full.to_string()))??;
     let mut specs = Vec::with_capacity(described.len());
     let mut validators = BTreeMap::new();
     for spec in described {
@@ -427,7 +447,7 @@ async fn describe(
             tool: tool.clone(),
             reason,
         };
-        let (spec, validator) = validate_spec(spec).map_err(invalid)?;
+        let (spec, validator) = validate_spec(&bundle.manifest.name, spec).map_err(invalid)?;
         if validators
             .insert(tool.clone(), Arc::new(validator))
             .is_some()
@@ -439,12 +459,27 @@ async fn describe(
     Ok(Described(specs, validators))
 }
 
-fn validate_spec(spec: bindings::ToolSpec) -> Result<(ToolSpec, jsonschema::Validator), String> {
+/// A described tool of bundle `bundle`, checked: its name lies in the
+/// bundle's namespace (`BUNDLE.tool`), so a rule naming a bundle's tools
+/// means that bundle and no other.
+fn validate_spec(
+    bundle: &str,
+    spec: bindings::ToolSpec,
+) -> Result<(ToolSpec, jsonschema::Validator), String> {
     if !is_tool_name(&spec.name) {
         return Err(
             "invalid name: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit"
                 .into(),
         );
+    }
+    let local = spec
+        .name
+        .strip_prefix(bundle)
+        .and_then(|rest| rest.strip_prefix('.'));
+    if local.is_none_or(str::is_empty) {
+        return Err(format!(
+            "is outside the bundle's namespace: tools of bundle `{bundle}` are named `{bundle}.NAME`"
+        ));
     }
     if spec.description.trim().is_empty() {
         return Err("has an empty description".into());

@@ -1,63 +1,85 @@
 //! One tool call, end to end: look the tool up, validate the arguments against
-//! its schema, run it in a fresh, limited instance, and turn whatever happened
-//! (output, tool error, trap, limit, timeout) into a typed result plus the
-//! state writes to commit if it succeeded.
+//! its schema, wait for a slot of the instance pool, run it in a fresh,
+//! limited instance, and turn whatever happened (output, tool error, trap,
+//! limit, timeout) into a typed result plus the state writes to commit if it
+//! succeeded.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use cordon_kernel::{
-    Event, LimitKind, StateReader, StateWrite, ToolError, ToolErrorKind, ToolOutput,
+    CallContext, Event, LimitKind, ToolCallOutcome, ToolError, ToolErrorKind, ToolOutput,
 };
 use serde_json::Value;
 use wasmtime::{Store, Trap};
 
+use crate::admission::PoolFull;
 use crate::bindings::cordon::plugin::types as wit;
 use crate::bundle::{Bundle, Exports};
 use crate::plugins::{PluginsInner, ToolEntry};
 use crate::sandbox::{CallState, LogLimitExceeded, StateUnavailable};
+use crate::workspace::StagingLimitExceeded;
 
-/// What a call produced, and the state writes it staged.
-pub(crate) struct Outcome {
-    pub(crate) result: Result<ToolOutput, ToolError>,
-    /// Empty unless `result` is `Ok`.
-    pub(crate) writes: Vec<StateWrite>,
+fn failed(kind: ToolErrorKind, message: impl Into<String>) -> ToolCallOutcome {
+    refused(ToolError::new(kind, message))
 }
 
-impl Outcome {
-    fn failed(kind: ToolErrorKind, message: impl Into<String>) -> Self {
-        Self::error(ToolError::new(kind, message))
-    }
-
-    fn error(error: ToolError) -> Self {
-        Self {
-            result: Err(error),
-            writes: Vec::new(),
-        }
+fn refused(error: ToolError) -> ToolCallOutcome {
+    ToolCallOutcome {
+        result: Err(error),
+        writes: Vec::new(),
     }
 }
 
-/// Call `name` with `args` at nesting `depth`.
+/// Call `name` with `args` in `context`.
 pub(crate) fn invoke<'a>(
     plugins: &'a Arc<PluginsInner>,
-    state: &'a Arc<dyn StateReader>,
     name: &'a str,
     args: Value,
-    depth: u32,
-) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
+    context: CallContext,
+) -> Pin<Box<dyn Future<Output = ToolCallOutcome> + Send + 'a>> {
     Box::pin(async move {
         let Some(entry) = plugins.tools.get(name) else {
-            return Outcome::failed(ToolErrorKind::NotFound, format!("no tool named `{name}`"));
+            return failed(ToolErrorKind::NotFound, format!("no tool named `{name}`"));
         };
         if let Some(problems) = schema_problems(&entry.validator, &args) {
-            return Outcome::failed(
+            return failed(
                 ToolErrorKind::InvalidInput,
                 format!("arguments do not match the schema of `{name}`: {problems}"),
             );
         }
-        run(plugins, state, entry, args.to_string(), depth).await
+        let bundle = &entry.bundle;
+        let limits = bundle.manifest.limits;
+        let nests = !bundle.manifest.grants.tools.is_empty();
+        let ran = plugins
+            .engine
+            .admission
+            .run(
+                nests,
+                limits.timeout,
+                run(plugins, context, entry, args.to_string()),
+            )
+            .await;
+        ran.unwrap_or_else(|full| refused(pool_full(plugins, bundle, &entry.spec.name, &full)))
     })
+}
+
+/// The error of a call that found no free slot in the instance pool.
+pub(crate) fn pool_full(
+    plugins: &PluginsInner,
+    bundle: &Bundle,
+    label: &str,
+    full: &PoolFull,
+) -> ToolError {
+    let detail = full.to_string();
+    plugins.events.emit(Event::LimitExceeded {
+        bundle: bundle.manifest.name.clone(),
+        tool: label.to_owned(),
+        limit: LimitKind::Instances,
+        detail: detail.clone(),
+    });
+    ToolError::new(ToolErrorKind::Limit, detail)
 }
 
 /// Why `args` break the schema `validator` checks, each problem with where it
@@ -77,21 +99,15 @@ pub(crate) fn schema_problems(validator: &jsonschema::Validator, args: &Value) -
     (!problems.is_empty()).then(|| problems.join("; "))
 }
 
-/// A store for one call into `bundle`, with the bundle's limits applied.
+/// A store for one call into `bundle` in `context`, with the bundle's limits
+/// applied.
 pub(crate) fn limited_store(
     plugins: &Arc<PluginsInner>,
-    state: &Arc<dyn StateReader>,
+    context: CallContext,
     bundle: &Arc<Bundle>,
     tool: &str,
-    depth: u32,
 ) -> wasmtime::Result<Store<CallState>> {
-    let state = CallState::new(
-        Arc::clone(bundle),
-        Arc::clone(plugins),
-        Arc::clone(state),
-        tool,
-        depth,
-    )?;
+    let state = CallState::new(Arc::clone(bundle), Arc::clone(plugins), context, tool)?;
     limit(plugins, state)
 }
 
@@ -112,24 +128,23 @@ pub(crate) fn limit(
 
 async fn run(
     plugins: &Arc<PluginsInner>,
-    state: &Arc<dyn StateReader>,
+    context: CallContext,
     entry: &ToolEntry,
     args: String,
-    depth: u32,
-) -> Outcome {
+) -> ToolCallOutcome {
     let bundle = &entry.bundle;
     let tool = &entry.spec.name;
     let limits = bundle.manifest.limits;
     let Exports::Tool(indices) = &bundle.exports else {
-        return Outcome::failed(
+        return failed(
             ToolErrorKind::NotFound,
             format!("bundle `{}` provides no tools", bundle.manifest.name),
         );
     };
-    let mut store = match limited_store(plugins, state, bundle, tool, depth) {
+    let mut store = match limited_store(plugins, context, bundle, tool) {
         Ok(store) => store,
         Err(error) => {
-            return Outcome::failed(
+            return failed(
                 ToolErrorKind::Failed,
                 format!("cannot prepare the sandbox: {error:#}"),
             );
@@ -142,19 +157,19 @@ async fn run(
     })
     .await;
     let output = match settle(plugins, tool, returned, store.data()) {
-        Err(error) => return Outcome::error(error),
-        Ok(Err(error)) => return Outcome::error(from_wit_error(error, limits.output_bytes)),
+        Err(error) => return refused(error),
+        Ok(Err(error)) => return refused(from_wit_error(error, limits.output_bytes)),
         Ok(Ok(output)) => output,
     };
     if let Err(error) = check_size(plugins, bundle, tool, "output", output.content.len()) {
-        return Outcome::error(error);
+        return refused(error);
     }
     match serde_json::from_str(&output.content) {
-        Ok(content) => Outcome {
+        Ok(content) => ToolCallOutcome {
             result: Ok(ToolOutput { content }),
             writes: store.into_data().staged.into_writes(),
         },
-        Err(error) => Outcome::failed(
+        Err(error) => failed(
             ToolErrorKind::Failed,
             format!("the tool returned malformed JSON: {error}"),
         ),
@@ -243,6 +258,9 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Stopped {
     }
     if let Some(exceeded) = error.downcast_ref::<LogLimitExceeded>() {
         return Stopped::Limit(LimitKind::Log, exceeded.to_string());
+    }
+    if let Some(StagingLimitExceeded(detail)) = error.downcast_ref::<StagingLimitExceeded>() {
+        return Stopped::Limit(LimitKind::Staging, detail.clone());
     }
     match error.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => {

@@ -1,7 +1,7 @@
 //! The engine every bundle runs on: wasmtime configured for components, async
-//! host calls, fuel, epoch interruption and the pooling allocator; the linker
-//! holding WASI and Cordon's imports; the compiled-component cache; and the
-//! thread that advances epochs.
+//! host calls, fuel, epoch interruption and the pooling allocator with its
+//! admission; the linker holding WASI (its filesystem guarded) and Cordon's
+//! imports; the compiled-component cache; and the thread that advances epochs.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,9 +10,10 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use crate::admission::Admission;
 use crate::bindings::Runtime as RuntimeWorld;
 use crate::cache::ComponentCache;
-use crate::fs_audit;
+use crate::fs_guard;
 use crate::limits::MAX_MEMORY_MIB;
 use crate::sandbox::CallState;
 
@@ -26,7 +27,8 @@ pub struct HostConfig {
     /// Directory for compiled components; `None` compiles on every load.
     pub cache_dir: Option<PathBuf>,
     /// How many component instances may be alive at once, across all calls. The
-    /// pooling allocator reserves address space for this many up front.
+    /// pooling allocator reserves address space for this many up front; a
+    /// call waits for a free slot, within its own timeout.
     pub max_instances: u32,
 }
 
@@ -48,6 +50,7 @@ pub(crate) struct Engine {
     pub(crate) engine: wasmtime::Engine,
     pub(crate) linker: Linker<CallState>,
     pub(crate) cache: ComponentCache,
+    pub(crate) admission: Admission,
 }
 
 impl Engine {
@@ -56,7 +59,7 @@ impl Engine {
             wasmtime::Engine::new(&wasmtime_config(config.max_instances)).map_err(EngineError)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(EngineError)?;
-        fs_audit::add_to_linker(&mut linker).map_err(EngineError)?;
+        fs_guard::add_to_linker(&mut linker).map_err(EngineError)?;
         RuntimeWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
             .map_err(EngineError)?;
         let cache = ComponentCache::new(&engine, config.cache_dir.clone());
@@ -65,6 +68,7 @@ impl Engine {
             engine,
             linker,
             cache,
+            admission: Admission::new(config.max_instances),
         }))
     }
 }

@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use cordon_kernel::{
-    CallResult, CallStatus, GateVerdict, HookFuture, HookOutcome, HookPhase, HookSet,
+    CallContext, CallResult, CallStatus, GateVerdict, HookFuture, HookOutcome, HookPhase, HookSet,
     InferenceRequest, InferenceVerdict, Observation, StateReader, StepSummary, ToolCall, ToolError,
     ToolErrorKind,
 };
@@ -34,7 +34,8 @@ type Body<T> = Box<
         + Send,
 >;
 
-/// Run `body` in a fresh, limited instance of `bundle`.
+/// Run `body` in a fresh, limited instance of `bundle`, once the instance
+/// pool has a slot for it.
 async fn run_phase<T: Send + 'static>(
     plugins: &Arc<PluginsInner>,
     bundle: &Arc<Bundle>,
@@ -42,27 +43,38 @@ async fn run_phase<T: Send + 'static>(
     phase: HookPhase,
     body: Body<T>,
 ) -> HookOutcome<T> {
-    let mut store = match call::limited_store(plugins, &state, bundle, phase.as_str(), 0) {
-        Ok(store) => store,
-        Err(error) => {
-            return HookOutcome::failed(ToolError::new(
-                ToolErrorKind::Failed,
-                format!("cannot prepare the sandbox: {error:#}"),
-            ));
-        }
-    };
-    let returned = tokio::time::timeout(bundle.manifest.limits.timeout, async {
-        let instance = bundle.pre.instantiate_async(&mut store).await?;
-        body(&mut store, instance).await
+    let timeout = bundle.manifest.limits.timeout;
+    let ran = plugins
+        .engine
+        .admission
+        .run(false, timeout, async {
+            let context = CallContext::outside_run(state);
+            let mut store = match call::limited_store(plugins, context, bundle, phase.as_str()) {
+                Ok(store) => store,
+                Err(error) => {
+                    return HookOutcome::failed(ToolError::new(
+                        ToolErrorKind::Failed,
+                        format!("cannot prepare the sandbox: {error:#}"),
+                    ));
+                }
+            };
+            let returned = tokio::time::timeout(timeout, async {
+                let instance = bundle.pre.instantiate_async(&mut store).await?;
+                body(&mut store, instance).await
+            })
+            .await;
+            match settle(plugins, phase.as_str(), returned, store.data()) {
+                Ok(value) => HookOutcome {
+                    result: Ok(value),
+                    writes: store.into_data().staged.into_writes(),
+                },
+                Err(error) => HookOutcome::failed(error),
+            }
+        })
+        .await;
+    ran.unwrap_or_else(|full| {
+        HookOutcome::failed(call::pool_full(plugins, bundle, phase.as_str(), &full))
     })
-    .await;
-    match settle(plugins, phase.as_str(), returned, store.data()) {
-        Ok(value) => HookOutcome {
-            result: Ok(value),
-            writes: store.into_data().staged.into_writes(),
-        },
-        Err(error) => HookOutcome::failed(error),
-    }
 }
 
 /// Parse JSON text a hook returned.

@@ -1,9 +1,13 @@
 //! Cordon's own imports, as the host implements them for one call: `state`,
 //! `log`, `tools` and `config`. Each checks the bundle's grants first; a refusal is a typed
 //! error to the component and a [`Denial`](cordon_kernel::Denial) in the trail.
+//! Inside a run, a granted tool call then passes the run's gate like a model's
+//! call (see [`cordon_kernel::NestedCalls`]).
+
+use std::sync::Arc;
 
 use cordon_kernel::{
-    Capability, Event, LimitKind, LogLevel, StateError as KernelStateError, StateOp,
+    CallContext, Capability, Event, LimitKind, LogLevel, StateError as KernelStateError, StateOp,
 };
 use serde_json::Value;
 
@@ -231,9 +235,23 @@ impl tools::Host for CallState {
                 ))));
             }
         };
-        let plugins = std::sync::Arc::clone(&self.plugins);
-        let state = std::sync::Arc::clone(&self.state);
-        let outcome = call::invoke(&plugins, &state, &name, args, self.depth + 1).await;
+        let state = Arc::clone(&self.state);
+        let outcome = match &self.nested {
+            Some(gate) => {
+                let gate = Arc::clone(gate);
+                gate.call(&name, args, state).await
+            }
+            // Outside a run no agent judges calls: the operator made this one.
+            None => {
+                let plugins = Arc::clone(&self.plugins);
+                let context = CallContext {
+                    state,
+                    nested: None,
+                    depth: self.depth + 1,
+                };
+                call::invoke(&plugins, &name, args, context).await
+            }
+        };
         // The callee's writes join this call's: they commit only if the outermost
         // call succeeds.
         for write in outcome.writes {

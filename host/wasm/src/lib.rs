@@ -24,26 +24,30 @@
 //! # Ok(()) }
 //! ```
 
+mod admission;
 mod bindings;
 mod bundle;
 mod cache;
 mod call;
 mod engine;
-mod fs_audit;
+mod file_guard;
+mod fs_guard;
 mod hooks;
 mod imports;
 pub mod limits;
 pub mod manifest;
 mod plugins;
+mod safeguards;
 mod sandbox;
 pub mod workspace;
 
 pub use bundle::{Bundle, BundleError, LoadedBundle, ResolvedDir};
 pub use cache::CacheOutcome;
 pub use engine::{EngineError, HostConfig};
-pub use limits::Limits;
+pub use limits::{Limits, StagingLimits};
 pub use manifest::{
     BundleKind, DirGrant, DirMode, Grants, Manifest, ManifestError, StagingPolicy, StateGrants,
 };
 pub use plugins::{DirReport, PluginHost, Plugins};
+pub use safeguards::{BUNDLED, Safeguards, Trust, TrustError};
 pub use workspace::{Workspace, WorkspaceError, WorkspaceOptions, WriteMode};

@@ -18,6 +18,38 @@ pub struct Limits {
     pub output_bytes: usize,
     /// Largest total of log messages, stdout and stderr, in bytes.
     pub log_bytes: usize,
+    /// What a sandbox backend may stage in the host.
+    pub staging: StagingLimits,
+}
+
+/// How much a sandbox backend's calls may stage in the host: the host holds
+/// staged files in memory and commits them to the run store, so a backend's
+/// own memory limit does not bound them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StagingLimits {
+    /// Bytes one call may stage.
+    pub call_bytes: u64,
+    /// Paths one call may stage.
+    pub call_entries: usize,
+    /// Bytes all the calls of one step may stage.
+    pub step_bytes: u64,
+    /// Paths all the calls of one step may stage.
+    pub step_entries: usize,
+    /// Bytes a backend that never publishes (`staging = "always"`) may hold
+    /// for a whole run.
+    pub run_bytes: u64,
+}
+
+impl Default for StagingLimits {
+    fn default() -> Self {
+        Self {
+            call_bytes: 64 << 20,
+            call_entries: 10_000,
+            step_bytes: 256 << 20,
+            step_entries: 40_000,
+            run_bytes: 1 << 30,
+        }
+    }
 }
 
 /// Defaults suited to a tool that does a modest amount of work per call.
@@ -29,6 +61,7 @@ impl Default for Limits {
             fuel: 5_000_000_000,
             output_bytes: 1 << 20,
             log_bytes: 64 << 10,
+            staging: StagingLimits::default(),
         }
     }
 }
@@ -38,6 +71,8 @@ pub const MAX_MEMORY_MIB: u64 = 1024;
 const MAX_TIMEOUT_MS: u64 = 10 * 60 * 1000;
 const MAX_OUTPUT_KIB: u64 = 64 << 10;
 const MAX_LOG_KIB: u64 = 16 << 10;
+const MAX_STAGED_MIB: u64 = 16 << 10;
+const MAX_STAGED_ENTRIES: u64 = 1_000_000;
 
 /// `[limits]` as written in the manifest.
 #[derive(Debug, Default, Deserialize)]
@@ -48,6 +83,11 @@ pub(crate) struct RawLimits {
     fuel: Option<u64>,
     output_kib: Option<u64>,
     log_kib: Option<u64>,
+    staged_mib: Option<u64>,
+    staged_entries: Option<u64>,
+    step_staged_mib: Option<u64>,
+    step_staged_entries: Option<u64>,
+    run_staged_mib: Option<u64>,
 }
 
 impl RawLimits {
@@ -65,6 +105,36 @@ impl RawLimits {
         let fuel = check("fuel", self.fuel, 1, u64::MAX)?;
         let output = check("output-kib", self.output_kib, 1, MAX_OUTPUT_KIB)?;
         let log = check("log-kib", self.log_kib, 0, MAX_LOG_KIB)?;
+        let staged = defaults.staging;
+        let mib_bytes = |value: Option<u64>, default: u64| value.map_or(default, |v| v << 20);
+        let count = |value: Option<u64>, default: usize| value.map_or(default, |v| v as usize);
+        let staging = StagingLimits {
+            call_bytes: mib_bytes(
+                check("staged-mib", self.staged_mib, 1, MAX_STAGED_MIB)?,
+                staged.call_bytes,
+            ),
+            call_entries: count(
+                check("staged-entries", self.staged_entries, 1, MAX_STAGED_ENTRIES)?,
+                staged.call_entries,
+            ),
+            step_bytes: mib_bytes(
+                check("step-staged-mib", self.step_staged_mib, 1, MAX_STAGED_MIB)?,
+                staged.step_bytes,
+            ),
+            step_entries: count(
+                check(
+                    "step-staged-entries",
+                    self.step_staged_entries,
+                    1,
+                    MAX_STAGED_ENTRIES,
+                )?,
+                staged.step_entries,
+            ),
+            run_bytes: mib_bytes(
+                check("run-staged-mib", self.run_staged_mib, 1, MAX_STAGED_MIB)?,
+                staged.run_bytes,
+            ),
+        };
         let kib = |v: u64| (v as usize) << 10;
         Ok(Limits {
             memory_bytes: memory.map_or(defaults.memory_bytes, |v| (v as usize) << 20),
@@ -72,6 +142,7 @@ impl RawLimits {
             fuel: fuel.unwrap_or(defaults.fuel),
             output_bytes: output.map_or(defaults.output_bytes, kib),
             log_bytes: log.map_or(defaults.log_bytes, kib),
+            staging,
         })
     }
 }

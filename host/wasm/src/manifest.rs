@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::limits::{Limits, RawLimits};
+use crate::workspace::paths::RESERVED;
 
 /// The file name of a bundle manifest.
 pub const MANIFEST_FILE: &str = "plugin.toml";
@@ -272,6 +273,15 @@ impl Validator<'_> {
             }
         };
         self.grants(&raw.grants)?;
+        if kind != BundleKind::Tool && !raw.grants.tools.is_empty() {
+            return Err(self.invalid(
+                "grants.tools",
+                &raw.grants.tools,
+                &format!(
+                    "only `tool` bundles call tools; a {kind} bundle runs inside the gate, where its calls could not be judged"
+                ),
+            ));
+        }
         let config = match raw.config {
             Some(table) => serde_json::to_value(table)
                 .map_err(|error| self.invalid("config", "[config]", &error.to_string()))?,
@@ -359,6 +369,17 @@ impl Validator<'_> {
                     &format!("grants.dirs[{index}].host"),
                     &dir.host,
                     "must be a relative path inside the workspace root, without `..`",
+                ));
+            }
+            let first = dir
+                .host
+                .components()
+                .find(|part| *part != Component::CurDir);
+            if first.is_some_and(|part| part.as_os_str() == RESERVED) {
+                return Err(self.invalid(
+                    &format!("grants.dirs[{index}].host"),
+                    &dir.host,
+                    &format!("`{RESERVED}` holds Cordon's run store; no bundle is granted it"),
                 ));
             }
             let guest_ok = dir.guest.starts_with('/')
@@ -509,6 +530,12 @@ mod tests {
             ),
             ("host = \"docs\"", "host = \"/etc\"", "grants.dirs[0].host"),
             (
+                "host = \"docs\"",
+                "host = \"./.cordon/x\"",
+                "grants.dirs[0].host",
+            ),
+            ("memory-mib = 32", "staged-mib = 0", "limits.staged-mib"),
+            (
                 "guest = \"/docs\"",
                 "guest = \"docs\"",
                 "grants.dirs[0].guest",
@@ -575,6 +602,11 @@ mod tests {
                 "lists the phases",
             ),
             ("kind = \"hook\"", "kind = \"tool\"", "only `hook` bundles"),
+            (
+                "[config]",
+                "[grants]\ntools = [\"jq.query\"]\n[config]",
+                "only `tool` bundles call tools",
+            ),
         ] {
             let text = error_text(&HOOK.replacen(from, to, 1));
             assert!(text.contains(needle), "{needle}: {text}");

@@ -1,18 +1,21 @@
 //! The plugin host and the set of loaded plugins. [`PluginHost`] loads bundles
 //! from a directory; [`Plugins`] indexes their tools by name and implements the
-//! kernel's [`ToolSet`] port, committing each successful call's state writes.
+//! kernel's [`ToolSet`] port, with each tool's effect annotations as the
+//! operator's trust has them, and every call under the run's [`Safeguards`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cordon_kernel::{EventSink, StateReader, ToolCallOutcome, ToolFuture, ToolSet, ToolSpec};
+use cordon_kernel::{CallContext, EventSink, ToolAnnotations, ToolFuture, ToolSet, ToolSpec};
 use serde_json::Value;
 
 use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle};
 use crate::call;
 use crate::engine::{Engine, EngineError, HostConfig};
+use crate::file_guard::FileGuard;
 use crate::manifest::MANIFEST_FILE;
+use crate::safeguards::Safeguards;
 
 /// Loads bundles onto one engine. Cheap to share; create one per process.
 pub struct PluginHost {
@@ -85,15 +88,33 @@ impl PluginHost {
         Ok(report)
     }
 
-    /// Make `bundles` callable, reporting events to `events`.
+    /// Make `bundles` callable, reporting events to `events`, with the
+    /// default safeguards: the bundled plugins trusted, no file rules, and
+    /// each workspace root's `.cordon` out of reach.
     pub fn plugins(
         &self,
         bundles: Vec<LoadedBundle>,
         events: Arc<dyn EventSink>,
     ) -> Result<Plugins, Vec<BundleError>> {
-        let (tools, conflicts) = index(&bundles);
+        self.plugins_with(bundles, events, Safeguards::default())
+    }
+
+    /// Make `bundles` callable, reporting events to `events`, every call
+    /// under `safeguards`.
+    pub fn plugins_with(
+        &self,
+        bundles: Vec<LoadedBundle>,
+        events: Arc<dyn EventSink>,
+        safeguards: Safeguards,
+    ) -> Result<Plugins, Vec<BundleError>> {
+        let (mut tools, conflicts) = index(&bundles);
         if !conflicts.is_empty() {
             return Err(conflicts);
+        }
+        for entry in tools.values_mut() {
+            if !safeguards.trust.trusts(&entry.bundle) {
+                entry.spec.annotations = ToolAnnotations::UNTRUSTED;
+            }
         }
         let bundles: Vec<Arc<Bundle>> = bundles.into_iter().map(|loaded| loaded.bundle).collect();
         let mut hooks: Vec<Arc<Bundle>> = bundles
@@ -102,6 +123,16 @@ impl PluginHost {
             .cloned()
             .collect();
         hooks.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
+        let mut guards = BTreeMap::new();
+        for bundle in &bundles {
+            guards.entry(bundle.root.clone()).or_insert_with(|| {
+                Arc::new(FileGuard::new(
+                    &bundle.root,
+                    &safeguards.reserved,
+                    safeguards.files.clone(),
+                ))
+            });
+        }
         Ok(Plugins {
             inner: Arc::new(PluginsInner {
                 engine: Arc::clone(&self.engine),
@@ -109,6 +140,8 @@ impl PluginHost {
                 tools,
                 hooks,
                 events,
+                guards,
+                safeguards,
             }),
         })
     }
@@ -141,15 +174,9 @@ fn index(bundles: &[LoadedBundle]) -> (BTreeMap<String, ToolEntry>, Vec<BundleEr
             });
             continue;
         }
+        // Each tool is named under its bundle (`BUNDLE.tool`), and bundle
+        // names are unique, so no two bundles define one tool.
         for spec in &loaded.tools {
-            if let Some(existing) = tools.get(&spec.name) {
-                conflicts.push(BundleError::DuplicateTool {
-                    tool: spec.name.clone(),
-                    first: existing.bundle.dir.clone(),
-                    second: bundle.dir.clone(),
-                });
-                continue;
-            }
             if let Some(validator) = loaded.validators.get(&spec.name) {
                 tools.insert(
                     spec.name.clone(),
@@ -178,6 +205,9 @@ pub(crate) struct PluginsInner {
     /// Hook bundles in the order their hooks run: by bundle name.
     pub(crate) hooks: Vec<Arc<Bundle>>,
     pub(crate) events: Arc<dyn EventSink>,
+    /// The file guard of each workspace root the bundles were loaded under.
+    guards: BTreeMap<PathBuf, Arc<FileGuard>>,
+    pub(crate) safeguards: Safeguards,
 }
 
 impl PluginsInner {
@@ -189,7 +219,23 @@ impl PluginsInner {
             tools: BTreeMap::new(),
             hooks: Vec::new(),
             events,
+            guards: BTreeMap::new(),
+            safeguards: Safeguards::default(),
         }
+    }
+
+    /// The file guard for calls into `bundle`.
+    pub(crate) fn guard(&self, bundle: &Bundle) -> Arc<FileGuard> {
+        self.guards.get(&bundle.root).map_or_else(
+            || {
+                Arc::new(FileGuard::new(
+                    &bundle.root,
+                    &self.safeguards.reserved,
+                    self.safeguards.files.clone(),
+                ))
+            },
+            Arc::clone,
+        )
     }
 }
 
@@ -203,6 +249,11 @@ impl Plugins {
     pub fn bundle_of(&self, tool: &str) -> Option<&Arc<Bundle>> {
         self.inner.tools.get(tool).map(|entry| &entry.bundle)
     }
+
+    /// Whether the operator trusts `bundle`'s claims about its tools.
+    pub fn trusts(&self, bundle: &Bundle) -> bool {
+        self.inner.safeguards.trust.trusts(bundle)
+    }
 }
 
 impl ToolSet for Plugins {
@@ -214,18 +265,7 @@ impl ToolSet for Plugins {
             .collect()
     }
 
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        state: Arc<dyn StateReader>,
-    ) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let outcome = call::invoke(&self.inner, &state, name, args, 0).await;
-            ToolCallOutcome {
-                result: outcome.result,
-                writes: outcome.writes,
-            }
-        })
+    fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a> {
+        call::invoke(&self.inner, name, args, context)
     }
 }

@@ -1,24 +1,30 @@
 //! The per-call sandbox: everything a store holds while one call runs. It is
 //! built fresh for every call from the bundle's grants, so nothing leaks between
 //! calls: WASI sees only the granted directories and environment variables, every
-//! socket address is refused and audited, stdout and stderr go to bounded
-//! buffers, state writes go to a staging area. A sandbox backend's call also
-//! reaches its run's staged files, and only it does.
+//! file access passes the run's file guard, every socket address is refused and
+//! audited, stdout and stderr go to bounded buffers, state writes go to a
+//! staging area. A sandbox backend's call also reaches its run's staged files
+//! through a layer of its own, and only it does; a tool's call inside a run
+//! holds the gate its own tool calls pass.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use cordon_kernel::{Capability, Denial, Event, LogLevel, StagedState, StateReader};
+use cordon_kernel::{
+    CallContext, Capability, Denial, Event, LogLevel, NestedCalls, StagedState, StateReader,
+};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::bundle::{Bundle, ResolvedDir};
+use crate::file_guard::FileGuard;
+use crate::fs_guard::Listings;
 use crate::limits::CallLimiter;
 use crate::manifest::DirMode;
 use crate::plugins::PluginsInner;
-use crate::workspace::Staging;
+use crate::workspace::CallFiles;
 
 /// Store data for one call.
 pub(crate) struct CallState {
@@ -29,14 +35,23 @@ pub(crate) struct CallState {
     pub(crate) plugins: Arc<PluginsInner>,
     /// Committed state as this call reads it, before its own writes.
     pub(crate) state: Arc<dyn StateReader>,
+    /// The gate this call's own tool calls pass, inside a run.
+    pub(crate) nested: Option<Arc<dyn NestedCalls>>,
     /// The tool being called.
     pub(crate) tool: String,
     /// How many tool calls enclose this one.
     pub(crate) depth: u32,
     pub(crate) staged: StagedState,
-    /// The run's staged files, for a sandbox backend's call; `None` for every
-    /// other call.
-    pub(crate) files: Option<Arc<Staging>>,
+    /// This call's layer over the run's staged files, for a sandbox
+    /// backend's call in a staged run; `None` for every other call.
+    pub(crate) files: Option<CallFiles>,
+    /// What the call's file accesses may reach.
+    pub(crate) guard: Arc<FileGuard>,
+    /// The directory listings the call has open.
+    pub(crate) listings: Listings,
+    /// Whether the call runs on a thread of its own, which its file
+    /// operations may block.
+    pub(crate) own_thread: bool,
     /// Bytes of log messages still allowed.
     pub(crate) log_budget: usize,
     stdout: MemoryOutputPipe,
@@ -47,8 +62,9 @@ pub(crate) struct CallState {
 struct Reach<'a> {
     /// The directories preopened for it.
     dirs: &'a [ResolvedDir],
-    /// The run's staged files, for a sandbox backend in a staged run.
-    files: Option<Arc<Staging>>,
+    /// Its layer over the run's staged files, for a sandbox backend in a
+    /// staged run.
+    files: Option<CallFiles>,
     /// Whether the call runs on a thread of its own, which its file
     /// operations may block.
     own_thread: bool,
@@ -68,9 +84,8 @@ impl CallState {
     pub(crate) fn new(
         bundle: Arc<Bundle>,
         plugins: Arc<PluginsInner>,
-        state: Arc<dyn StateReader>,
+        context: CallContext,
         tool: &str,
-        depth: u32,
     ) -> wasmtime::Result<Self> {
         let dirs = bundle.dirs.clone();
         let reach = Reach {
@@ -78,7 +93,7 @@ impl CallState {
             files: None,
             own_thread: false,
         };
-        Self::build(bundle, plugins, state, tool, depth, reach)
+        Self::build(bundle, plugins, context, tool, reach)
     }
 
     /// Store data for operation `op` of a sandbox backend, which sees `dirs`
@@ -90,7 +105,7 @@ impl CallState {
         plugins: Arc<PluginsInner>,
         op: &str,
         dirs: &[ResolvedDir],
-        files: Option<Arc<Staging>>,
+        files: Option<CallFiles>,
     ) -> wasmtime::Result<Self> {
         let state: Arc<dyn StateReader> = Arc::new(cordon_kernel::StateSnapshot::default());
         let reach = Reach {
@@ -98,15 +113,14 @@ impl CallState {
             files,
             own_thread: true,
         };
-        Self::build(bundle, plugins, state, op, 0, reach)
+        Self::build(bundle, plugins, CallContext::outside_run(state), op, reach)
     }
 
     fn build(
         bundle: Arc<Bundle>,
         plugins: Arc<PluginsInner>,
-        state: Arc<dyn StateReader>,
+        context: CallContext,
         tool: &str,
-        depth: u32,
         reach: Reach<'_>,
     ) -> wasmtime::Result<Self> {
         let Reach {
@@ -155,6 +169,7 @@ impl CallState {
                 }));
                 Box::pin(async { false })
             });
+        let guard = plugins.guard(&bundle);
         Ok(Self {
             wasi: wasi.build(),
             table: ResourceTable::new(),
@@ -162,14 +177,23 @@ impl CallState {
             log_budget: limits.log_bytes,
             bundle,
             plugins,
-            state,
+            state: context.state,
+            nested: context.nested,
             tool: tool.to_owned(),
-            depth,
+            depth: context.depth,
             staged: StagedState::new(),
             files,
+            guard,
+            listings: Listings::default(),
+            own_thread,
             stdout,
             stderr,
         })
+    }
+
+    /// The call's resource table.
+    pub(crate) fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
     }
 
     /// Record a refusal in the trail.

@@ -1,7 +1,7 @@
 //! The host's staging layer, imported through WIT, as the kit's [`Staging`].
 
 use crate::cordon::plugin::staging as wit;
-use cordon_sandbox_kit::{Staged, Staging};
+use cordon_sandbox_kit::{Error, Result, Staged, Staging};
 
 /// The `staging` import.
 pub struct HostStaging;
@@ -16,17 +16,19 @@ fn from_wit(entry: wit::Staged) -> Staged {
 }
 
 impl Staging for HostStaging {
-    fn get(&self, path: &str) -> Option<Staged> {
-        wit::get(path).map(from_wit)
+    fn get(&self, path: &str) -> Result<Option<Staged>> {
+        wit::get(path)
+            .map(|entry| entry.map(from_wit))
+            .map_err(Error::Denied)
     }
 
-    fn put(&self, path: &str, entry: Staged) {
+    fn put(&self, path: &str, entry: Staged) -> Result<()> {
         let entry = match entry {
             Staged::File(data) => wit::Staged::File(data),
             Staged::Directory => wit::Staged::Directory,
             Staged::Removed => wit::Staged::Removed,
         };
-        wit::put(path, &entry);
+        wit::put(path, &entry).map_err(Error::Denied)
     }
 
     fn under(&self, prefix: &str) -> Vec<(String, Staged)> {

@@ -55,7 +55,7 @@ impl<B: Base, S: Staging> Overlay<B, S> {
 
 impl<B: Base, S: Staging> FileSystem for Overlay<B, S> {
     fn meta(&self, path: &str) -> Result<Option<Meta>> {
-        match self.staging.get(path) {
+        match self.staging.get(path)? {
             Some(Staged::File(data)) => Ok(Some(Meta::file(data.len() as u64))),
             Some(Staged::Directory) => Ok(Some(Meta::DIR)),
             Some(Staged::Removed) => Ok(None),
@@ -64,7 +64,7 @@ impl<B: Base, S: Staging> FileSystem for Overlay<B, S> {
     }
 
     fn read(&self, path: &str) -> Result<Vec<u8>> {
-        match self.staging.get(path) {
+        match self.staging.get(path)? {
             Some(Staged::File(data)) => Ok(data),
             Some(Staged::Directory) => Err(Error::Invalid(format!(
                 "{} is a directory",
@@ -174,7 +174,7 @@ impl<B: Base, S: Staging> FileSystem for Overlay<B, S> {
         }
         for ancestor in path::ancestors(path) {
             match self.meta(ancestor)? {
-                None => self.staging.put(ancestor, Staged::Directory),
+                None => self.staging.put(ancestor, Staged::Directory)?,
                 Some(meta) if meta.is_dir() => {}
                 Some(_) => {
                     return Err(Error::Invalid(format!("{ancestor} is not a directory")));
@@ -184,52 +184,47 @@ impl<B: Base, S: Staging> FileSystem for Overlay<B, S> {
         if self.meta(path)?.is_some_and(|meta| meta.is_dir()) {
             return Err(Error::Invalid(format!("{path} is a directory")));
         }
-        self.staging.put(path, Staged::File(data.to_vec()));
-        Ok(())
+        self.staging.put(path, Staged::File(data.to_vec()))
     }
 
     fn create_dir(&self, path: &str) -> Result<()> {
-        self.staging.put(path, Staged::Directory);
-        Ok(())
+        self.staging.put(path, Staged::Directory)
     }
 
     fn remove(&self, path: &str) -> Result<()> {
         if self.meta(path)?.is_some_and(|meta| meta.is_dir()) {
             for node in self.walk(path, Prune::Nothing)? {
-                self.staging.put(&node.path, Staged::Removed);
+                self.staging.put(&node.path, Staged::Removed)?;
             }
         }
-        self.staging.put(path, Staged::Removed);
-        Ok(())
+        self.staging.put(path, Staged::Removed)
     }
 
     fn rename(&self, from: &str, to: &str) -> Result<()> {
         let meta = self.meta(from)?.ok_or_else(|| Error::not_found(from))?;
         if !meta.is_dir() {
             let data = self.read(from)?;
-            self.staging.put(to, Staged::File(data));
-            self.staging.put(from, Staged::Removed);
-            return Ok(());
+            self.staging.put(to, Staged::File(data))?;
+            return self.staging.put(from, Staged::Removed);
         }
         let nodes = self.walk(from, Prune::Nothing)?;
-        self.staging.put(to, Staged::Directory);
+        self.staging.put(to, Staged::Directory)?;
         let mut buf = Vec::new();
         for node in &nodes {
             let rest = path::strip_dir(&node.path, from).unwrap_or_default();
             let moved = path::join(to, rest);
             match node.meta.kind {
-                Kind::Dir => self.staging.put(&moved, Staged::Directory),
+                Kind::Dir => self.staging.put(&moved, Staged::Directory)?,
                 Kind::File | Kind::Symlink => {
                     if let Ok(data) = self.contents(node, &mut buf) {
-                        self.staging.put(&moved, Staged::File(data.to_vec()));
+                        self.staging.put(&moved, Staged::File(data.to_vec()))?;
                     }
                 }
             }
         }
         for node in &nodes {
-            self.staging.put(&node.path, Staged::Removed);
+            self.staging.put(&node.path, Staged::Removed)?;
         }
-        self.staging.put(from, Staged::Removed);
-        Ok(())
+        self.staging.put(from, Staged::Removed)
     }
 }

@@ -2,6 +2,7 @@
 //! keeps on the backend's behalf, and [`MemoryStaging`], an in-process stand-in
 //! for native tests.
 
+use crate::error::Result;
 use crate::path;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -19,11 +20,13 @@ pub enum Staged {
 
 /// Where staged changes are kept. Every call may cross the component
 /// boundary, so whole-tree operations fetch once with [`Staging::under`].
+/// The keeper may refuse a path (the host's file rules): reading or staging
+/// it is then [`crate::Error::Denied`], and listings leave it out.
 pub trait Staging {
     /// The staged entry at `path`, if any.
-    fn get(&self, path: &str) -> Option<Staged>;
+    fn get(&self, path: &str) -> Result<Option<Staged>>;
     /// Stage `entry` at `path`.
-    fn put(&self, path: &str, entry: Staged);
+    fn put(&self, path: &str, entry: Staged) -> Result<()>;
     /// Every staged path equal to `prefix` or beneath it (`""` for all), in
     /// path order.
     fn under(&self, prefix: &str) -> Vec<(String, Staged)>;
@@ -43,12 +46,13 @@ impl MemoryStaging {
 }
 
 impl Staging for MemoryStaging {
-    fn get(&self, path: &str) -> Option<Staged> {
-        self.entries.borrow().get(path).cloned()
+    fn get(&self, path: &str) -> Result<Option<Staged>> {
+        Ok(self.entries.borrow().get(path).cloned())
     }
 
-    fn put(&self, path: &str, entry: Staged) {
+    fn put(&self, path: &str, entry: Staged) -> Result<()> {
         self.entries.borrow_mut().insert(path.to_owned(), entry);
+        Ok(())
     }
 
     fn under(&self, prefix: &str) -> Vec<(String, Staged)> {
@@ -70,7 +74,7 @@ mod tests {
     fn under_keeps_to_the_prefix_directory() {
         let staging = MemoryStaging::new();
         for path in ["a", "a.txt", "a/b", "a/b/c", "b"] {
-            staging.put(path, Staged::Directory);
+            staging.put(path, Staged::Directory).unwrap();
         }
         let paths = |prefix| {
             staging

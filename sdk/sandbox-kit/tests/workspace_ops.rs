@@ -47,7 +47,7 @@ fn read_write_and_stat() {
     );
     assert_eq!(workspace::stat(&fs, "").unwrap(), entry("", true, 0));
     assert_eq!(
-        fs.staging().get("a"),
+        fs.staging().get("a").unwrap(),
         Some(Staged::Directory),
         "missing parents are staged as directories"
     );
@@ -179,9 +179,12 @@ fn removing_a_directory_hides_its_children() {
         Err(Error::NotFound(_))
     ));
     assert_eq!(workspace::glob(&overlay, "d/**/*").unwrap(), []);
-    assert_eq!(overlay.staging().get("d/e/f.txt"), Some(Staged::Removed));
-    assert_eq!(overlay.staging().get("d/e"), Some(Staged::Removed));
-    assert_eq!(overlay.staging().get("d"), Some(Staged::Directory));
+    assert_eq!(
+        overlay.staging().get("d/e/f.txt").unwrap(),
+        Some(Staged::Removed)
+    );
+    assert_eq!(overlay.staging().get("d/e").unwrap(), Some(Staged::Removed));
+    assert_eq!(overlay.staging().get("d").unwrap(), Some(Staged::Directory));
     assert!(base.path().join("d/e/f.txt").exists());
 }
 
@@ -379,12 +382,12 @@ fn whole_tree_operations_fetch_staging_once() {
         gets: std::cell::Cell<usize>,
     }
     impl Staging for Counting {
-        fn get(&self, path: &str) -> Option<Staged> {
+        fn get(&self, path: &str) -> cordon_sandbox_kit::Result<Option<Staged>> {
             self.gets.set(self.gets.get() + 1);
             self.inner.get(path)
         }
-        fn put(&self, path: &str, entry: Staged) {
-            self.inner.put(path, entry);
+        fn put(&self, path: &str, entry: Staged) -> cordon_sandbox_kit::Result<()> {
+            self.inner.put(path, entry)
         }
         fn under(&self, prefix: &str) -> Vec<(String, Staged)> {
             self.inner.under(prefix)
@@ -395,7 +398,9 @@ fn whole_tree_operations_fetch_staging_once() {
         gets: 0.into(),
     };
     for index in 0..50 {
-        staging.put(&format!("f{index}.txt"), Staged::File(b"needle\n".to_vec()));
+        staging
+            .put(&format!("f{index}.txt"), Staged::File(b"needle\n".to_vec()))
+            .unwrap();
     }
     let fs = Overlay::new(cordon_sandbox_kit::EmptyBase, staging);
     let result = workspace::grep(&fs, &query("needle", "")).unwrap();

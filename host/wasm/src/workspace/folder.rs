@@ -1,11 +1,18 @@
 //! The real workspace folder, as the host reads and writes it: through a
-//! capability handle on the folder ([`cap_std::fs::Dir`]), so no path, `..`
-//! or planted symlink reaches outside it. The host reads what a path held
-//! before a staged change (for diffs) and publishes committed changes here.
+//! capability handle on the folder, so no path, `..` or planted symlink
+//! reaches outside it. The host reads what a path held before a staged change
+//! (for diffs) and publishes committed changes here.
+//!
+//! Publishing never goes through a symbolic link: each directory on the way
+//! to a path is opened without following links, and a link where a directory
+//! should be refuses the change. A link at the path itself is replaced, never
+//! followed, and publishing creates no link.
 
+use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use cap_primitives::fs::FollowSymlinks;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use cordon_kernel::{FileState, PublishError};
@@ -15,14 +22,37 @@ use super::staging::Entry;
 /// A workspace folder opened as a capability.
 pub(crate) struct Folder {
     dir: Dir,
+    /// Where the folder is, canonical.
+    real: PathBuf,
+}
+
+/// Why publishing refused a path.
+#[derive(Debug)]
+enum Refusal {
+    /// A directory on the way is a symbolic link.
+    Link(String),
+    /// The file system failed.
+    Io(io::Error),
+}
+
+impl From<io::Error> for Refusal {
+    fn from(error: io::Error) -> Self {
+        Self::Io(error)
+    }
 }
 
 impl Folder {
-    /// Open the folder at `path`.
+    /// Open the folder at `path`, canonical.
     pub(crate) fn open(path: &Path) -> io::Result<Self> {
         Ok(Self {
             dir: Dir::open_ambient_dir(path, ambient_authority())?,
+            real: path.to_owned(),
         })
+    }
+
+    /// Where the folder is.
+    pub(crate) fn real(&self) -> &Path {
+        &self.real
     }
 
     /// What `path` holds now. A path the folder refuses (a symlink leading
@@ -43,6 +73,15 @@ impl Folder {
         }
     }
 
+    /// Whether `path` (normalized, not the root) is a symbolic link in the
+    /// folder. Its directories are followed as the folder allows; the link
+    /// question is about the final name.
+    pub(crate) fn is_link(&self, path: &str) -> bool {
+        self.dir
+            .symlink_metadata(path)
+            .is_ok_and(|meta| meta.file_type().is_symlink())
+    }
+
     /// Make `entries` (path order) true of the folder: removals deepest first,
     /// then directories and files in path order. Each file is written to a
     /// temporary name and renamed over its path, so a crash mid-way leaves
@@ -53,65 +92,111 @@ impl Folder {
     ) -> Result<(), PublishError> {
         for (path, entry) in entries.clone().rev() {
             if matches!(entry, Entry::Removed) {
-                self.remove(path).map_err(|error| failed(path, &error))?;
+                self.apply(path, entry)?;
             }
         }
         for (path, entry) in entries {
-            let written = match entry {
-                Entry::Removed => Ok(()),
-                Entry::Directory => self.make_dir(path),
-                Entry::File(contents) => self.write(path, contents),
-            };
-            written.map_err(|error| failed(path, &error))?;
+            if !matches!(entry, Entry::Removed) {
+                self.apply(path, entry)?;
+            }
         }
         Ok(())
     }
 
-    fn remove(&self, path: &str) -> io::Result<()> {
-        match self.dir.symlink_metadata(path) {
-            Ok(meta) if meta.is_dir() => self.dir.remove_dir_all(path),
-            Ok(_) => self.dir.remove_file(path),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(error) => Err(error),
-        }
-    }
-
-    fn make_dir(&self, path: &str) -> io::Result<()> {
-        match self.dir.symlink_metadata(path) {
-            Ok(meta) if meta.is_dir() => return Ok(()),
-            Ok(_) => self.dir.remove_file(path)?,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-            Err(error) => return Err(error),
-        }
-        self.dir.create_dir_all(path)
-    }
-
-    fn write(&self, path: &str, contents: &[u8]) -> io::Result<()> {
-        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
-        if !parent.is_empty() {
-            self.make_dir(parent)?;
-        }
-        if let Ok(meta) = self.dir.symlink_metadata(path)
-            && meta.is_dir()
-        {
-            self.dir.remove_dir_all(path)?;
-        }
-        let temporary = if parent.is_empty() {
-            format!(".{name}.cordon-publish")
-        } else {
-            format!("{parent}/.{name}.cordon-publish")
+    fn apply(&self, path: &str, entry: &Entry) -> Result<(), PublishError> {
+        let (parents, name) = match path.rsplit_once('/') {
+            Some((parents, name)) => (parents, name),
+            None => ("", path),
         };
-        let mut file = self.dir.create(&temporary)?;
-        file.write_all(contents)?;
-        file.sync_all()?;
-        drop(file);
-        self.dir.rename(&temporary, &self.dir, path)
+        let done = self
+            .parent(parents, !matches!(entry, Entry::Removed))
+            .and_then(|parent| match (parent, entry) {
+                (None, _) => Ok(()),
+                (Some(parent), Entry::Removed) => remove(&parent, name).map_err(Refusal::Io),
+                (Some(parent), Entry::Directory) => make_dir(&parent, name).map_err(Refusal::Io),
+                (Some(parent), Entry::File(contents)) => {
+                    write(&parent, name, contents).map_err(Refusal::Io)
+                }
+            });
+        done.map_err(|refusal| PublishError {
+            path: path.to_owned(),
+            message: match refusal {
+                Refusal::Link(link) => {
+                    format!("`{link}` is a symbolic link, and publishing never goes through one")
+                }
+                Refusal::Io(error) => error.to_string(),
+            },
+        })
+    }
+
+    /// The directory `parents` (`a/b`), opened one component at a time
+    /// without following links, creating missing ones when `create`; `None`
+    /// when it is missing and not to be created (nothing to remove).
+    fn parent(&self, parents: &str, create: bool) -> Result<Option<Dir>, Refusal> {
+        let mut current: File = self.dir.try_clone()?.into_std_file();
+        let mut walked = String::new();
+        for name in parents.split('/').filter(|name| !name.is_empty()) {
+            if !walked.is_empty() {
+                walked.push('/');
+            }
+            walked.push_str(name);
+            match cap_primitives::fs::stat(&current, Path::new(name), FollowSymlinks::No) {
+                Ok(meta) if meta.file_type().is_symlink() => return Err(Refusal::Link(walked)),
+                Ok(_) => {}
+                Err(error) if error.kind() == io::ErrorKind::NotFound && create => {
+                    cap_primitives::fs::create_dir(
+                        &current,
+                        Path::new(name),
+                        &cap_primitives::fs::DirOptions::new(),
+                    )?;
+                }
+                Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(error) => return Err(error.into()),
+            }
+            current = cap_primitives::fs::open_dir_nofollow(&current, Path::new(name))?;
+        }
+        Ok(Some(Dir::from_std_file(current)))
     }
 }
 
-fn failed(path: &str, error: &io::Error) -> PublishError {
-    PublishError {
-        path: path.to_owned(),
-        message: error.to_string(),
+fn remove(parent: &Dir, name: &str) -> io::Result<()> {
+    match parent.symlink_metadata(name) {
+        Ok(meta) if meta.is_dir() => parent.remove_dir_all(name),
+        Ok(_) => parent.remove_file(name),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(error),
     }
+}
+
+fn make_dir(parent: &Dir, name: &str) -> io::Result<()> {
+    match parent.symlink_metadata(name) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => parent.remove_file(name)?,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    parent.create_dir(name)
+}
+
+fn write(parent: &Dir, name: &str, contents: &[u8]) -> io::Result<()> {
+    if let Ok(meta) = parent.symlink_metadata(name)
+        && meta.is_dir()
+    {
+        parent.remove_dir_all(name)?;
+    }
+    // A leftover temporary name is removed, never written through: it might
+    // be a link someone planted.
+    let temporary = format!(".{name}.cordon-publish");
+    match parent.remove_file(&temporary) {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
+        _ => {}
+    }
+    let mut file = parent.open_with(
+        &temporary,
+        cap_std::fs::OpenOptions::new().write(true).create_new(true),
+    )?;
+    file.write_all(contents)?;
+    file.sync_all()?;
+    drop(file);
+    parent.rename(&temporary, parent, name)
 }

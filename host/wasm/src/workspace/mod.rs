@@ -25,6 +25,8 @@ use crate::bundle::{Exports, ResolvedDir};
 use crate::manifest::{BundleKind, DirMode, StagingPolicy};
 use crate::plugins::Plugins;
 
+pub(crate) use import::StagingLimitExceeded;
+pub(crate) use staging::CallFiles;
 pub use staging::Staging;
 pub use tools::WorkspaceTools;
 
@@ -170,10 +172,19 @@ impl Plugins {
                         })
                     })
                     .transpose()?;
-                Some(Arc::new(Staging::new(opened, publishes)))
+                Some(Arc::new(Staging::new(
+                    opened,
+                    publishes,
+                    bundle.manifest.limits.staging,
+                )))
             }
         };
+        let base = folder
+            .as_ref()
+            .map_or_else(|| bundle.root.clone(), |dir| dir.host.clone());
         let backend = Backend {
+            guard: self.inner.guard(bundle),
+            base,
             bundle: Arc::clone(bundle),
             plugins: Arc::clone(&self.inner),
             dirs: dirs.into(),

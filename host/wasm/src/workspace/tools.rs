@@ -5,11 +5,9 @@
 //! annotations (read-only or destructive) are what permission rules such as
 //! `@read-only` match.
 
-use std::sync::Arc;
-
 use cordon_kernel::{
-    StateReader, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture,
-    ToolOutput, ToolSet, ToolSpec,
+    CallContext, FileAccess, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
+    ToolFuture, ToolOutput, ToolSet, ToolSpec,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -19,7 +17,7 @@ use crate::bindings::workspace as wit;
 use crate::call::schema_problems;
 
 use super::backend::{Backend, invoke};
-use super::paths::normalize;
+use super::paths::{is_malformed, normalize};
 
 /// How many grep matches a call returns unless it asks for fewer.
 const DEFAULT_MAX_MATCHES: u32 = 200;
@@ -66,17 +64,29 @@ impl WorkspaceTools {
         }
     }
 
-    /// `path` normalized, or a refusal the trail records.
-    fn path(&self, path: &str) -> Result<String, ToolError> {
-        normalize(path).map_err(|error| {
-            let reason = error.to_string();
+    /// `path` normalized and allowed `access` by the run's file rules, or a
+    /// refusal the trail records. The backend's file layer enforces the
+    /// same rules; judging here first names the rule to the model.
+    fn path(&self, path: &str, access: FileAccess) -> Result<String, ToolError> {
+        let refuse = |reason: String| {
             self.backend.deny(path, &reason);
             ToolError::new(ToolErrorKind::Denied, reason)
-        })
+        };
+        let normalized = normalize(path).map_err(|error| refuse(error.to_string()))?;
+        let landing = if normalized.is_empty() {
+            self.backend.base.clone()
+        } else {
+            self.backend.base.join(&normalized)
+        };
+        self.backend
+            .guard
+            .check(&landing, access)
+            .map_err(|refused| refuse(refused.0))?;
+        Ok(normalized)
     }
 
     async fn read(&self, args: ReadArgs) -> Result<Value, ToolError> {
-        let path = self.path(&args.path)?;
+        let path = self.path(&args.path, FileAccess::Read)?;
         let target = path.clone();
         let bytes = self
             .backend
@@ -113,7 +123,7 @@ impl WorkspaceTools {
     }
 
     async fn write(&self, args: WriteArgs) -> Result<Value, ToolError> {
-        let path = self.path(&args.path)?;
+        let path = self.path(&args.path, FileAccess::Write)?;
         let bytes = args.content.into_bytes();
         let len = bytes.len();
         let target = path.clone();
@@ -124,7 +134,7 @@ impl WorkspaceTools {
     }
 
     async fn edit(&self, args: EditArgs) -> Result<Value, ToolError> {
-        let path = self.path(&args.path)?;
+        let path = self.path(&args.path, FileAccess::Write)?;
         let target = path.clone();
         let (old, new) = (args.old_string, args.new_string);
         self.backend
@@ -134,8 +144,14 @@ impl WorkspaceTools {
     }
 
     async fn glob(&self, args: GlobArgs) -> Result<Value, ToolError> {
-        if args.pattern.starts_with('/') || args.pattern.split('/').any(|part| part == "..") {
-            let reason = format!("{:?} leaves the workspace", args.pattern);
+        if args.pattern.starts_with('/')
+            || args.pattern.split('/').any(|part| part == "..")
+            || is_malformed(&args.pattern)
+        {
+            let reason = format!(
+                "{:?} leaves the workspace or is no workspace path",
+                args.pattern
+            );
             self.backend.deny(&args.pattern, &reason);
             return Err(ToolError::new(ToolErrorKind::Denied, reason));
         }
@@ -149,7 +165,7 @@ impl WorkspaceTools {
     }
 
     async fn grep(&self, args: GrepArgs) -> Result<Value, ToolError> {
-        let path = self.path(args.path.as_deref().unwrap_or("."))?;
+        let path = self.path(args.path.as_deref().unwrap_or("."), FileAccess::Read)?;
         let query = wit::GrepQuery {
             pattern: args.pattern,
             path: path.clone(),
@@ -170,7 +186,7 @@ impl WorkspaceTools {
     }
 
     async fn bash(&self, args: BashArgs) -> Result<Value, ToolError> {
-        let cwd = self.path(args.cwd.as_deref().unwrap_or("."))?;
+        let cwd = self.path(args.cwd.as_deref().unwrap_or("."), FileAccess::Read)?;
         let most = u64::try_from(self.backend.timeout().as_millis())
             .unwrap_or(u64::MAX)
             .saturating_sub(COMMAND_GRACE_MS)
@@ -202,12 +218,7 @@ impl ToolSet for WorkspaceTools {
         self.tools.iter().map(|tool| tool.spec.clone()).collect()
     }
 
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        _state: Arc<dyn StateReader>,
-    ) -> ToolFuture<'a> {
+    fn call<'a>(&'a self, name: &'a str, args: Value, _context: CallContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let result = match self.tools.iter().find(|tool| tool.spec.name == name) {
                 None => Err(ToolError::new(

@@ -20,18 +20,9 @@ fn observed(result: std::io::Result<Vec<u8>>) -> Result<Vec<u8>, WorkspaceError>
 impl Guest for Hostile {
     fn read(path: String) -> Result<Vec<u8>, WorkspaceError> {
         match path.as_str() {
-            "stage-escape" => {
-                staging::put("../outside.txt", &Staged::File(b"escaped".to_vec()));
-                Ok(b"staged".to_vec())
-            }
-            "stage-absolute" => {
-                staging::put("/etc/cordon-test", &Staged::File(b"escaped".to_vec()));
-                Ok(b"staged".to_vec())
-            }
-            "stage-store" => {
-                staging::put("src/../.cordon/cordon.db", &Staged::File(b"gone".to_vec()));
-                Ok(b"staged".to_vec())
-            }
+            "stage-escape" => stage("../outside.txt", b"escaped"),
+            "stage-absolute" => stage("/etc/cordon-test", b"escaped"),
+            "stage-store" => stage("src/../.cordon/cordon.db", b"gone"),
             "host-file" => observed(std::fs::read("/etc/passwd")),
             "climb" => observed(std::fs::read("/workspace/../../../etc/passwd")),
             "symlink" => observed(std::fs::read("/workspace/planted")),
@@ -101,6 +92,12 @@ impl Guest for Hostile {
     fn exec(_command: Command) -> Result<CommandResult, WorkspaceError> {
         Err(refused())
     }
+}
+
+/// Stage `contents` at `path`, reporting a refusal as the operation's error.
+fn stage(path: &str, contents: &[u8]) -> Result<Vec<u8>, WorkspaceError> {
+    staging::put(path, &Staged::File(contents.to_vec())).map_err(WorkspaceError::Denied)?;
+    Ok(b"staged".to_vec())
 }
 
 fn refused() -> WorkspaceError {

@@ -1,0 +1,252 @@
+//! Whether a component may touch a file, judged by where the file really is.
+//!
+//! cap-std already keeps every component inside its granted directories. The
+//! guard adds what a grant cannot say: the run store's folder is out of reach
+//! even inside a granted directory, and the run's file rules ([`FileRules`])
+//! hold for every component alike. It judges *real* paths, read from the
+//! open handle the kernel gave back (`/proc/self/fd` on Linux), so a symbolic
+//! link, a `..` detour or a hard link gains nothing; the path a component
+//! wrote is judged too, so a link named like a denied file is refused as well.
+//! Only the host holds a guard; [`crate::fs_guard`] applies it to every path a
+//! component hands WASI, and the staging import to every staged path.
+
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use cordon_kernel::{FileAccess, FileRules};
+use cordon_paths::RESERVED;
+
+/// What no component of a run reaches, and the rules every one obeys.
+#[derive(Debug)]
+pub(crate) struct FileGuard {
+    /// The workspace root, canonical: rules name paths relative to it.
+    root: PathBuf,
+    /// Folders no component reaches, canonical: the root's [`RESERVED`]
+    /// folder and the run store's folder wherever it is.
+    reserved: Vec<PathBuf>,
+    rules: FileRules,
+}
+
+/// Why the guard refused an access, for the audit trail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refused(pub(crate) String);
+
+impl FileGuard {
+    /// A guard for components whose grants lie under `root` (canonical),
+    /// keeping them out of `reserved` besides the root's own `.cordon`.
+    pub(crate) fn new(root: &Path, reserved: &[PathBuf], rules: FileRules) -> Self {
+        let own = root.join(RESERVED);
+        let mut folders = vec![own.clone()];
+        folders.extend(own.canonicalize().ok());
+        folders.extend(
+            reserved
+                .iter()
+                .map(|folder| folder.canonicalize().unwrap_or_else(|_| folder.clone())),
+        );
+        folders.sort();
+        folders.dedup();
+        Self {
+            root: root.to_owned(),
+            reserved: folders,
+            rules,
+        }
+    }
+
+    /// Whether `access` to what is now at the real path `real` is allowed.
+    pub(crate) fn check(&self, real: &Path, access: FileAccess) -> Result<(), Refused> {
+        if let Some(folder) = self.reserved.iter().find(|folder| real.starts_with(folder)) {
+            return Err(Refused(format!(
+                "{} holds Cordon's run store; no component reaches it",
+                folder.display()
+            )));
+        }
+        if self.rules.is_empty() {
+            return Ok(());
+        }
+        let Ok(relative) = real.strip_prefix(&self.root) else {
+            return Err(Refused(format!(
+                "{} is outside the workspace {}",
+                real.display(),
+                self.root.display()
+            )));
+        };
+        let path = relative.to_string_lossy();
+        self.rules
+            .check(&path, access)
+            .map_err(|refusal| Refused(refusal.to_string()))
+    }
+
+    /// Whether `access` is allowed both to what `written` names lexically in
+    /// the directory whose real path is `dir` and, when `real` is known, to
+    /// where it really leads.
+    pub(crate) fn check_both(
+        &self,
+        dir: &Path,
+        written: &str,
+        real: Option<&Path>,
+        access: FileAccess,
+    ) -> Result<(), Refused> {
+        self.check(&lexical(dir, written), access)?;
+        real.map_or(Ok(()), |real| self.check(real, access))
+    }
+
+    /// The workspace root.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether listings leave out what is at the real path `path`.
+    pub(crate) fn hides(&self, path: &Path) -> bool {
+        self.reserved.iter().any(|folder| path.starts_with(folder))
+            || (!self.rules.is_empty()
+                && path
+                    .strip_prefix(&self.root)
+                    .is_ok_and(|relative| self.rules.hides(&relative.to_string_lossy())))
+    }
+
+    /// Whether the file described by `meta` is a file of a reserved folder
+    /// under another name: a hard link to the run store. A file with one link
+    /// has one name, which [`FileGuard::check`] has judged.
+    pub(crate) fn is_reserved_file(&self, meta: &Metadata) -> bool {
+        if meta.nlink() <= 1 || meta.is_dir() {
+            return false;
+        }
+        self.reserved.iter().any(|folder| {
+            std::fs::read_dir(folder).is_ok_and(|entries| {
+                entries.filter_map(Result::ok).any(|entry| {
+                    entry
+                        .metadata()
+                        .is_ok_and(|other| other.dev() == meta.dev() && other.ino() == meta.ino())
+                })
+            })
+        })
+    }
+
+    /// Where a symbolic link at `link` (a real path) whose text is `target`
+    /// leads, lexically; `None` when the text is absolute.
+    pub(crate) fn link_target(link: &Path, target: &str) -> Option<PathBuf> {
+        if target.starts_with('/') {
+            return None;
+        }
+        Some(lexical(link.parent().unwrap_or(link), target))
+    }
+
+    /// Whether `real` lies inside the workspace root.
+    pub(crate) fn inside(&self, real: &Path) -> bool {
+        real.starts_with(&self.root)
+    }
+}
+
+/// `path` as written, applied to the real directory `dir` without touching
+/// the file system: `.` dropped, `..` taking off one component.
+fn lexical(dir: &Path, path: &str) -> PathBuf {
+    let mut joined = dir.to_owned();
+    for part in Path::new(path).components() {
+        match part {
+            Component::ParentDir => {
+                joined.pop();
+            }
+            Component::Normal(name) => joined.push(name),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    joined
+}
+
+/// The real path of the open file or directory `file`, as the kernel knows it.
+pub(crate) fn real_path(file: &File) -> io::Result<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let proc = rustix_linux_procfs::proc_self_fd()?;
+        let link = rustix::fs::readlinkat(proc, file.as_raw_fd().to_string(), Vec::new())?;
+        let path = PathBuf::from(
+            <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(link.into_bytes()),
+        );
+        if !path.is_absolute() {
+            return Err(io::Error::other(format!(
+                "the handle is not a file of the file system: {}",
+                path.display()
+            )));
+        }
+        Ok(path)
+    }
+    #[cfg(target_os = "macos")]
+    {
+        let path = rustix::fs::getpath(file)?;
+        Ok(PathBuf::from(
+            <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(path.into_bytes()),
+        ))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        let _ = file;
+        Err(io::Error::other(
+            "cannot tell where an open file is on this platform",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(root: &Path, deny: &[&str], read_only: &[&str]) -> FileGuard {
+        FileGuard::new(root, &[], FileRules::new().with(deny, read_only).unwrap())
+    }
+
+    #[test]
+    fn the_store_folder_is_refused_whatever_the_rules() {
+        let root = Path::new("/w");
+        let guard = guard(root, &[], &[]);
+        for path in ["/w/.cordon", "/w/.cordon/cordon.db"] {
+            assert!(
+                guard.check(Path::new(path), FileAccess::Read).is_err(),
+                "{path}"
+            );
+        }
+        assert!(
+            guard
+                .check(Path::new("/w/src/.cordon"), FileAccess::Write)
+                .is_ok()
+        );
+        assert!(guard.hides(&root.join(".cordon")));
+        assert!(!guard.hides(&root.join("src")));
+    }
+
+    #[test]
+    fn rules_judge_the_written_and_the_real_path() {
+        let root = Path::new("/w");
+        let guard = guard(root, &["**/.env"], &["Cargo.lock"]);
+        let real = Path::new("/w/.env");
+        assert!(
+            guard
+                .check_both(root, "config.txt", Some(real), FileAccess::Read)
+                .is_err()
+        );
+        assert!(
+            guard
+                .check_both(root, "sub/../.env", None, FileAccess::Read)
+                .is_err()
+        );
+        assert!(
+            guard
+                .check_both(root, "Cargo.lock", None, FileAccess::Read)
+                .is_ok()
+        );
+        let refused = guard.check_both(root, "Cargo.lock", None, FileAccess::Write);
+        assert!(refused.unwrap_err().0.contains("read-only `Cargo.lock`"));
+        assert!(guard.hides(Path::new("/w/app/.env")));
+    }
+
+    #[test]
+    fn links_resolve_lexically_from_their_folder() {
+        assert_eq!(
+            FileGuard::link_target(Path::new("/w/a/link"), "../.cordon"),
+            Some(PathBuf::from("/w/.cordon"))
+        );
+        assert_eq!(FileGuard::link_target(Path::new("/w/a/link"), "/etc"), None);
+    }
+}

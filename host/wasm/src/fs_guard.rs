@@ -1,0 +1,715 @@
+//! The WASI filesystem as every component reaches it: wasmtime-wasi's own
+//! implementation, with the [`FileGuard`] in front of every path and every
+//! refusal audited.
+//!
+//! wasmtime-wasi over cap-std keeps a component inside its granted
+//! directories (no `..`, absolute path or symbolic link leads out) and
+//! refuses writes through a read-only grant. Inside a grant, the guard adds
+//! the run store's folder, which nothing reaches, and the run's file rules.
+//! Each path-taking function of `wasi:filesystem/types` is replaced here:
+//!
+//! - **Opening** is judged on the path as written and, once the kernel has
+//!   opened it, on the handle's real path; a handle that lands somewhere
+//!   refused is closed before the component sees it. Truncation waits until
+//!   the handle is judged, so a refused open changes nothing.
+//! - **Stat and metadata hashes** open the target as a path-only handle,
+//!   judge it, and stat that very handle.
+//! - **Changes** (create, remove, rename, link, symlink, set times) open the
+//!   target's parent, judge it, and act on the one name inside that fixed
+//!   parent, so a link swapped in between cannot redirect them. A symbolic
+//!   link may not point into a refused place; a directory moved carries no
+//!   protected path with it.
+//! - **Listings** leave out what a component may not reach.
+//!
+//! A refusal is `access` to the component and a [`Denial`](cordon_kernel::Denial)
+//! naming the rule. Whenever the guard cannot judge a path because the path
+//! does not resolve (it does not exist, or it leads out of the grant),
+//! wasmtime-wasi's own operation runs and fails as it would have.
+
+use std::collections::HashMap;
+use std::fs::File as StdFile;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cordon_kernel::{Capability, FileAccess};
+use wasmtime::component::{Linker, Resource};
+use wasmtime_wasi::filesystem::{Descriptor, Dir, File, WasiFilesystemView};
+use wasmtime_wasi::p2::FsResult;
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    self as fs, DescriptorFlags, DescriptorStat, DirectoryEntry, DirectoryEntryStream, ErrorCode,
+    HostDescriptor, HostDirectoryEntryStream, MetadataHashValue, NewTimestamp, OpenFlags,
+    PathFlags,
+};
+use wasmtime_wasi::{FsPerms, OpenMode};
+
+use crate::file_guard::{FileGuard, Refused, real_path};
+use crate::sandbox::CallState;
+
+/// The WASI filesystem interface as wasmtime-wasi 48 registers it.
+const FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
+
+/// What a guarded operation came to: the operation's own result, or a
+/// refusal by the guard before or instead of it.
+type Guarded<T> = Result<FsResult<T>, Refused>;
+
+/// A component's directory descriptor, as the guard needs it.
+struct DirHandle {
+    file: Arc<StdFile>,
+    perms: FsPerms,
+    open_mode: OpenMode,
+}
+
+/// The parent of a path, opened and judged, ready for the operation.
+enum Parent {
+    /// The guard has nothing to judge: let wasmtime-wasi run the operation
+    /// as asked, and fail as it fails.
+    Pass,
+    /// The final component is `.` or `..`, which no change may name.
+    Invalid,
+    /// A temporary descriptor of the parent, the final name in it, and the
+    /// real path the name stands for there.
+    Ready {
+        temp: Resource<Descriptor>,
+        name: String,
+        real: PathBuf,
+    },
+}
+
+/// The listing state of one call: each directory stream's directory, by
+/// resource.
+#[derive(Default)]
+pub(crate) struct Listings(HashMap<u32, PathBuf>);
+
+impl CallState {
+    fn dir_handle(&mut self, fd: &Resource<Descriptor>) -> Option<DirHandle> {
+        match self.table().get(fd) {
+            Ok(Descriptor::Dir(dir)) => Some(DirHandle {
+                file: Arc::clone(&dir.dir),
+                perms: dir.perms,
+                open_mode: dir.open_mode,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Open the parent of `path` under directory `fd`, judge `access` to what
+    /// the path names there, and hold the parent as a temporary descriptor.
+    fn parent(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        access: FileAccess,
+    ) -> Result<Parent, Refused> {
+        let Some(dir) = self.dir_handle(fd) else {
+            return Ok(Parent::Pass);
+        };
+        let Some((parent, name)) = split(path) else {
+            return Ok(Parent::Pass);
+        };
+        if name == "." || name == ".." {
+            return Ok(Parent::Invalid);
+        }
+        let Ok(opened) = cap_primitives::fs::open_dir(&dir.file, Path::new(parent)) else {
+            return Ok(Parent::Pass);
+        };
+        let dir_real = located(&dir.file)?;
+        let real = located(&opened)?.join(name);
+        self.guard
+            .check_both(&dir_real, path, Some(&real), access)?;
+        let temp = Descriptor::Dir(Dir::new(opened, dir.perms, dir.open_mode, self.own_thread));
+        let temp = self
+            .table()
+            .push(temp)
+            .map_err(|error| Refused(format!("cannot hold the parent directory: {error}")))?;
+        Ok(Parent::Ready {
+            temp,
+            name: name.to_owned(),
+            real,
+        })
+    }
+
+    fn release(&mut self, temp: Resource<Descriptor>) {
+        let _closed = self.table().delete(temp);
+    }
+
+    /// Open `path` under directory `fd` as a path-only handle, following a
+    /// final link when `follow`, and judge `access` to it. `None` when it
+    /// does not resolve.
+    fn target(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        follow: bool,
+        access: FileAccess,
+    ) -> Result<Option<(DirHandle, StdFile)>, Refused> {
+        let Some(dir) = self.dir_handle(fd) else {
+            return Ok(None);
+        };
+        let Ok(target) = locate(&dir.file, path, follow) else {
+            return Ok(None);
+        };
+        let real = located(&target)?;
+        self.guard
+            .check_both(&located(&dir.file)?, path, Some(&real), access)?;
+        self.refuse_store_link(&target)?;
+        Ok(Some((dir, target)))
+    }
+
+    /// Refuse a file that is the run store under another name (a hard link).
+    fn refuse_store_link(&self, file: &StdFile) -> Result<(), Refused> {
+        match file.metadata() {
+            Ok(meta) if self.guard.is_reserved_file(&meta) => Err(Refused(
+                "it is a hard link to a file of Cordon's run store".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Judge the descriptor `opened` just returned for `access`.
+    fn judge_opened(
+        &mut self,
+        opened: &Resource<Descriptor>,
+        access: FileAccess,
+    ) -> Result<(), Refused> {
+        let file = match self.table().get(opened) {
+            Ok(Descriptor::File(file)) => Arc::clone(&file.file),
+            Ok(Descriptor::Dir(dir)) => Arc::clone(&dir.dir),
+            Err(error) => return Err(Refused(format!("cannot inspect the opened file: {error}"))),
+        };
+        let real = located(&file)?;
+        self.guard.check(&real, access)?;
+        self.refuse_store_link(&file)
+    }
+
+    async fn open_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: PathFlags,
+        path: String,
+        oflags: OpenFlags,
+        flags: DescriptorFlags,
+    ) -> Guarded<Resource<Descriptor>> {
+        let writes = oflags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE)
+            || flags.intersects(DescriptorFlags::WRITE | DescriptorFlags::MUTATE_DIRECTORY);
+        let access = if writes {
+            FileAccess::Write
+        } else {
+            FileAccess::Read
+        };
+        let Some(dir) = self.dir_handle(&fd) else {
+            return Ok(self
+                .filesystem()
+                .open_at(fd, path_flags, path, oflags, flags)
+                .await);
+        };
+        self.guard
+            .check_both(&located(&dir.file)?, &path, None, access)?;
+        // Truncate only once the handle is judged.
+        let truncate = oflags.contains(OpenFlags::TRUNCATE);
+        let (oflags, flags) = if truncate {
+            (
+                oflags & !OpenFlags::TRUNCATE,
+                flags | DescriptorFlags::WRITE,
+            )
+        } else {
+            (oflags, flags)
+        };
+        let opened = match self
+            .filesystem()
+            .open_at(fd, path_flags, path, oflags, flags)
+            .await
+        {
+            Ok(opened) => opened,
+            Err(error) => return Ok(Err(error)),
+        };
+        if let Err(refused) = self.judge_opened(&opened, access) {
+            self.release(opened);
+            return Err(refused);
+        }
+        if truncate {
+            let borrowed = Resource::new_borrow(opened.rep());
+            if let Err(error) = self.filesystem().set_size(borrowed, 0).await {
+                self.release(opened);
+                return Ok(Err(error));
+            }
+        }
+        Ok(Ok(opened))
+    }
+
+    async fn stat_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: PathFlags,
+        path: String,
+    ) -> Guarded<DescriptorStat> {
+        let follow = path_flags.contains(PathFlags::SYMLINK_FOLLOW);
+        let Some((_, target)) = self.target(&fd, &path, follow, FileAccess::Read)? else {
+            return Ok(self.filesystem().stat_at(fd, path_flags, path).await);
+        };
+        let temp = self.hold_target(target)?;
+        let stat = self
+            .filesystem()
+            .stat(Resource::new_borrow(temp.rep()))
+            .await;
+        self.release(temp);
+        Ok(stat)
+    }
+
+    async fn metadata_hash_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: PathFlags,
+        path: String,
+    ) -> Guarded<MetadataHashValue> {
+        let follow = path_flags.contains(PathFlags::SYMLINK_FOLLOW);
+        let Some((_, target)) = self.target(&fd, &path, follow, FileAccess::Read)? else {
+            return Ok(self
+                .filesystem()
+                .metadata_hash_at(fd, path_flags, path)
+                .await);
+        };
+        let temp = self.hold_target(target)?;
+        let hash = self
+            .filesystem()
+            .metadata_hash(Resource::new_borrow(temp.rep()))
+            .await;
+        self.release(temp);
+        Ok(hash)
+    }
+
+    /// A temporary descriptor for a located, judged path-only handle.
+    fn hold_target(&mut self, target: StdFile) -> Result<Resource<Descriptor>, Refused> {
+        let own_thread = self.own_thread;
+        self.table()
+            .push(Descriptor::File(File::new(
+                target,
+                FsPerms::ReadOnly,
+                OpenMode::READ,
+                own_thread,
+            )))
+            .map_err(|error| Refused(format!("cannot hold the file: {error}")))
+    }
+
+    async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> Guarded<String> {
+        match self.parent(&fd, &path, FileAccess::Read)? {
+            Parent::Pass => Ok(self.filesystem().readlink_at(fd, path).await),
+            Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
+            Parent::Ready { temp, name, .. } => {
+                let read = self
+                    .filesystem()
+                    .readlink_at(Resource::new_borrow(temp.rep()), name)
+                    .await;
+                self.release(temp);
+                Ok(read)
+            }
+        }
+    }
+
+    async fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> Guarded<()> {
+        match self.parent(&fd, &path, FileAccess::Write)? {
+            Parent::Pass => Ok(self.filesystem().create_directory_at(fd, path).await),
+            Parent::Invalid => Ok(Err(ErrorCode::Exist.into())),
+            Parent::Ready { temp, name, .. } => {
+                let done = self
+                    .filesystem()
+                    .create_directory_at(Resource::new_borrow(temp.rep()), name)
+                    .await;
+                self.release(temp);
+                Ok(done)
+            }
+        }
+    }
+
+    async fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> Guarded<()> {
+        match self.parent(&fd, &path, FileAccess::Write)? {
+            Parent::Pass => Ok(self.filesystem().remove_directory_at(fd, path).await),
+            Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
+            Parent::Ready { temp, name, .. } => {
+                let done = self
+                    .filesystem()
+                    .remove_directory_at(Resource::new_borrow(temp.rep()), name)
+                    .await;
+                self.release(temp);
+                Ok(done)
+            }
+        }
+    }
+
+    async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> Guarded<()> {
+        match self.parent(&fd, &path, FileAccess::Write)? {
+            Parent::Pass => Ok(self.filesystem().unlink_file_at(fd, path).await),
+            Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
+            Parent::Ready { temp, name, .. } => {
+                let done = self
+                    .filesystem()
+                    .unlink_file_at(Resource::new_borrow(temp.rep()), name)
+                    .await;
+                self.release(temp);
+                Ok(done)
+            }
+        }
+    }
+
+    async fn set_times_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: PathFlags,
+        path: String,
+        atim: NewTimestamp,
+        mtim: NewTimestamp,
+    ) -> Guarded<()> {
+        if path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
+            // Where a final link leads is judged too.
+            self.target(&fd, &path, true, FileAccess::Write)?;
+        }
+        match self.parent(&fd, &path, FileAccess::Write)? {
+            Parent::Pass => Ok(self
+                .filesystem()
+                .set_times_at(fd, path_flags, path, atim, mtim)
+                .await),
+            Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
+            Parent::Ready { temp, name, .. } => {
+                let done = self
+                    .filesystem()
+                    .set_times_at(
+                        Resource::new_borrow(temp.rep()),
+                        path_flags,
+                        name,
+                        atim,
+                        mtim,
+                    )
+                    .await;
+                self.release(temp);
+                Ok(done)
+            }
+        }
+    }
+
+    async fn symlink_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        target: String,
+        path: String,
+    ) -> Guarded<()> {
+        match self.parent(&fd, &path, FileAccess::Write)? {
+            Parent::Pass => Ok(self.filesystem().symlink_at(fd, target, path).await),
+            Parent::Invalid => Ok(Err(ErrorCode::Exist.into())),
+            Parent::Ready { temp, name, real } => {
+                let leads = FileGuard::link_target(&real, &target)
+                    .filter(|leads| self.guard.inside(leads))
+                    .ok_or_else(|| {
+                        Refused(format!("a link to {target:?} leads out of the workspace"))
+                    })
+                    .and_then(|leads| self.guard.check(&leads, FileAccess::Read));
+                if let Err(refused) = leads {
+                    self.release(temp);
+                    return Err(refused);
+                }
+                let done = self
+                    .filesystem()
+                    .symlink_at(Resource::new_borrow(temp.rep()), target, name)
+                    .await;
+                self.release(temp);
+                Ok(done)
+            }
+        }
+    }
+
+    async fn rename_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        from: String,
+        to_fd: Resource<Descriptor>,
+        to: String,
+    ) -> Guarded<()> {
+        let (from_temp, from_name, from_real) = match self.parent(&fd, &from, FileAccess::Write)? {
+            Parent::Pass => return Ok(self.filesystem().rename_at(fd, from, to_fd, to).await),
+            Parent::Invalid => return Ok(Err(ErrorCode::Invalid.into())),
+            Parent::Ready { temp, name, real } => (temp, name, real),
+        };
+        if let Err(refused) = self.check_moved(&from_real) {
+            self.release(from_temp);
+            return Err(refused);
+        }
+        let (to_temp, to_name) = match self.parent(&to_fd, &to, FileAccess::Write) {
+            Ok(Parent::Ready { temp, name, .. }) => (temp, name),
+            other => {
+                self.release(from_temp);
+                return match other? {
+                    Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
+                    _ => Ok(self.filesystem().rename_at(fd, from, to_fd, to).await),
+                };
+            }
+        };
+        let done = self
+            .filesystem()
+            .rename_at(
+                Resource::new_borrow(from_temp.rep()),
+                from_name,
+                Resource::new_borrow(to_temp.rep()),
+                to_name,
+            )
+            .await;
+        self.release(from_temp);
+        self.release(to_temp);
+        Ok(done)
+    }
+
+    /// Refuse moving the directory at `real` when something beneath it is
+    /// protected: moving it would move that too.
+    fn check_moved(&self, real: &Path) -> Result<(), Refused> {
+        let Ok(meta) = std::fs::symlink_metadata(real) else {
+            return Ok(());
+        };
+        if !meta.is_dir() {
+            return Ok(());
+        }
+        for entry in walkdir::WalkDir::new(real)
+            .follow_links(false)
+            .into_iter()
+            .filter_map(Result::ok)
+        {
+            self.guard.check(entry.path(), FileAccess::Write)?;
+        }
+        Ok(())
+    }
+
+    async fn link_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        flags: PathFlags,
+        from: String,
+        to_fd: Resource<Descriptor>,
+        to: String,
+    ) -> Guarded<()> {
+        // A second name for a file may not open a way to what the first is
+        // protected from: the source must be writable too.
+        let (from_temp, from_name, from_real) = match self.parent(&fd, &from, FileAccess::Write)? {
+            Parent::Pass => {
+                return Ok(self.filesystem().link_at(fd, flags, from, to_fd, to).await);
+            }
+            Parent::Invalid => return Ok(Err(ErrorCode::Invalid.into())),
+            Parent::Ready { temp, name, real } => (temp, name, real),
+        };
+        if let Ok(source) = StdFile::open(&from_real)
+            && let Err(refused) = self.refuse_store_link(&source)
+        {
+            self.release(from_temp);
+            return Err(refused);
+        }
+        let (to_temp, to_name) = match self.parent(&to_fd, &to, FileAccess::Write) {
+            Ok(Parent::Ready { temp, name, .. }) => (temp, name),
+            other => {
+                self.release(from_temp);
+                return match other? {
+                    Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
+                    _ => Ok(self.filesystem().link_at(fd, flags, from, to_fd, to).await),
+                };
+            }
+        };
+        let done = self
+            .filesystem()
+            .link_at(
+                Resource::new_borrow(from_temp.rep()),
+                flags,
+                from_name,
+                Resource::new_borrow(to_temp.rep()),
+                to_name,
+            )
+            .await;
+        self.release(from_temp);
+        self.release(to_temp);
+        Ok(done)
+    }
+
+    async fn read_directory(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> Guarded<Resource<DirectoryEntryStream>> {
+        let Some(dir) = self.dir_handle(&fd) else {
+            return Ok(self.filesystem().read_directory(fd).await);
+        };
+        let real = located(&dir.file)?;
+        self.guard.check(&real, FileAccess::Read)?;
+        let stream = match self.filesystem().read_directory(fd).await {
+            Ok(stream) => stream,
+            Err(error) => return Ok(Err(error)),
+        };
+        self.listings.0.insert(stream.rep(), real);
+        Ok(Ok(stream))
+    }
+
+    async fn read_directory_entry(
+        &mut self,
+        stream: Resource<DirectoryEntryStream>,
+    ) -> FsResult<Option<DirectoryEntry>> {
+        let dir = self.listings.0.get(&stream.rep()).cloned();
+        loop {
+            let next = self
+                .filesystem()
+                .read_directory_entry(Resource::new_borrow(stream.rep()))
+                .await;
+            match (&next, &dir) {
+                (Ok(Some(entry)), Some(dir)) if self.guard.hides(&dir.join(&entry.name)) => {}
+                _ => return next,
+            }
+        }
+    }
+
+    /// `result` as the component sees it, recording a denial if it was
+    /// refused, by the guard or by the grant.
+    fn finish<T>(
+        &mut self,
+        operation: &str,
+        target: &str,
+        result: Guarded<T>,
+    ) -> wasmtime::Result<Result<T, ErrorCode>> {
+        let error = match result {
+            Ok(Ok(value)) => return Ok(Ok(value)),
+            Ok(Err(error)) => error,
+            Err(Refused(reason)) => {
+                self.deny(
+                    Capability::Filesystem,
+                    target,
+                    &format!("{operation}: {reason}"),
+                );
+                return Ok(Err(ErrorCode::Access));
+            }
+        };
+        let code = fs::Host::convert_error_code(&mut self.filesystem(), error)?;
+        if matches!(code, ErrorCode::NotPermitted | ErrorCode::Access) {
+            let reason = format!("{operation} refused outside the bundle's directory grants");
+            self.deny(Capability::Filesystem, target, &reason);
+        }
+        Ok(Err(code))
+    }
+}
+
+/// The real path of a handle the guard opened or was given; a handle whose
+/// place cannot be told is refused.
+fn located(file: &StdFile) -> Result<PathBuf, Refused> {
+    real_path(file).map_err(|error| Refused(format!("cannot tell where the file is: {error}")))
+}
+
+/// Open `path` beneath `dir` as a path-only handle (`O_PATH`), following a
+/// final symbolic link when `follow`; never leaving `dir`.
+fn locate(dir: &StdFile, path: &str, follow: bool) -> std::io::Result<StdFile> {
+    use cap_primitives::fs::{FollowSymlinks, OpenOptions, OpenOptionsExt};
+    let mut options = OpenOptions::new();
+    options.read(true);
+    options._cap_fs_ext_follow(if follow {
+        FollowSymlinks::Yes
+    } else {
+        FollowSymlinks::No
+    });
+    options.custom_flags(rustix::fs::OFlags::PATH.bits() as i32);
+    let path = if path.is_empty() { "." } else { path };
+    cap_primitives::fs::open(dir, Path::new(path), &options)
+}
+
+/// `path` as a parent to open and the final name in it; `None` when there
+/// is no final name (empty, or absolute, which cap-std refuses on its own).
+fn split(path: &str) -> Option<(&str, &str)> {
+    if path.starts_with('/') {
+        return None;
+    }
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return None;
+    }
+    Some(match trimmed.rsplit_once('/') {
+        Some((parent, name)) if parent.trim_end_matches('/').is_empty() => (".", name),
+        Some((parent, name)) => (parent, name),
+        None => (".", trimmed),
+    })
+}
+
+/// Register one guarded function: `$method` of `CallState` under `$name`,
+/// audited as `$operation` on `$target`.
+macro_rules! guarded {
+    ($types:ident, $name:literal, $operation:literal, $method:ident,
+     ($($arg:ident: $ty:ty),*), target = $target:expr) => {
+        $types.func_wrap_async(
+            $name,
+            |mut store: wasmtime::StoreContextMut<'_, CallState>, ($($arg,)*): ($($ty,)*)| {
+                Box::new(async move {
+                    let target: String = $target;
+                    let state = store.data_mut();
+                    let result = state.$method($($arg),*).await;
+                    Ok((state.finish($operation, &target, result)?,))
+                })
+            },
+        )?;
+    };
+}
+
+/// Replace the path-taking filesystem functions in `linker` with guarded ones.
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let mut types = linker.instance(FILESYSTEM_TYPES)?;
+    guarded!(types, "[method]descriptor.open-at", "open", open_at,
+        (fd: Resource<Descriptor>, path_flags: PathFlags, path: String, oflags: OpenFlags, flags: DescriptorFlags),
+        target = path.clone());
+    guarded!(types, "[method]descriptor.stat-at", "stat", stat_at,
+        (fd: Resource<Descriptor>, path_flags: PathFlags, path: String),
+        target = path.clone());
+    guarded!(types, "[method]descriptor.metadata-hash-at", "stat", metadata_hash_at,
+        (fd: Resource<Descriptor>, path_flags: PathFlags, path: String),
+        target = path.clone());
+    guarded!(types, "[method]descriptor.readlink-at", "readlink", readlink_at,
+        (fd: Resource<Descriptor>, path: String),
+        target = path.clone());
+    guarded!(types, "[method]descriptor.create-directory-at", "create directory", create_directory_at,
+        (fd: Resource<Descriptor>, path: String),
+        target = path.clone());
+    guarded!(types, "[method]descriptor.remove-directory-at", "remove directory", remove_directory_at,
+        (fd: Resource<Descriptor>, path: String),
+        target = path.clone());
+    guarded!(types, "[method]descriptor.unlink-file-at", "remove file", unlink_file_at,
+        (fd: Resource<Descriptor>, path: String),
+        target = path.clone());
+    guarded!(types, "[method]descriptor.set-times-at", "set times", set_times_at,
+        (fd: Resource<Descriptor>, path_flags: PathFlags, path: String, atim: NewTimestamp, mtim: NewTimestamp),
+        target = path.clone());
+    guarded!(types, "[method]descriptor.symlink-at", "create symlink", symlink_at,
+        (fd: Resource<Descriptor>, target: String, path: String),
+        target = format!("{path} -> {target}"));
+    guarded!(types, "[method]descriptor.rename-at", "rename", rename_at,
+        (fd: Resource<Descriptor>, from: String, to_fd: Resource<Descriptor>, to: String),
+        target = format!("{from} -> {to}"));
+    guarded!(types, "[method]descriptor.link-at", "link", link_at,
+        (fd: Resource<Descriptor>, flags: PathFlags, from: String, to_fd: Resource<Descriptor>, to: String),
+        target = format!("{from} -> {to}"));
+    guarded!(types, "[method]descriptor.read-directory", "list", read_directory,
+        (fd: Resource<Descriptor>),
+        target = String::new());
+    types.func_wrap_async(
+        "[method]directory-entry-stream.read-directory-entry",
+        |mut store: wasmtime::StoreContextMut<'_, CallState>,
+         (stream,): (Resource<DirectoryEntryStream>,)| {
+            Box::new(async move {
+                let state = store.data_mut();
+                let next = state.read_directory_entry(stream).await;
+                Ok((state.finish("list", "", Ok(next))?,))
+            })
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    #[test]
+    fn a_path_splits_into_its_parent_and_final_name() {
+        assert_eq!(split("a"), Some((".", "a")));
+        assert_eq!(split("a/b/c"), Some(("a/b", "c")));
+        assert_eq!(split("a/b/"), Some(("a", "b")));
+        assert_eq!(split("a//b"), Some(("a/", "b")));
+        assert_eq!(split("/etc/passwd"), None);
+        assert_eq!(split(""), None);
+        assert_eq!(split("a/.."), Some(("a", "..")));
+    }
+}
