@@ -14,6 +14,7 @@ use cordon_kernel::{
     StepEvents, StopReason, ToolCall, ToolErrorKind, Usage, Verdict,
 };
 use cordon_tests::{Fixture, artifacts, hook_manifest, host, manifest};
+use cordon_wasm::{Safeguards, Trust};
 use serde_json::{Value, json};
 
 /// The state keys the hostile tools may read and write in these tests.
@@ -80,13 +81,22 @@ struct Run {
 
 impl Run {
     async fn of(fixture: &Fixture, agent: &AgentDef, turns: Vec<ModelResponse>) -> Self {
+        Self::under(fixture, agent, turns, Safeguards::default()).await
+    }
+
+    async fn under(
+        fixture: &Fixture,
+        agent: &AgentDef,
+        turns: Vec<ModelResponse>,
+        safeguards: Safeguards,
+    ) -> Self {
         let host = host();
         let report = fixture.report(&host).await;
         let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
         assert!(errors.is_empty(), "bundles failed to load: {errors:#?}");
         let events = Arc::new(StepEvents::new(Arc::new(cordon_kernel::EventLog::new())));
         let plugins = Arc::new(
-            host.plugins(report.bundles, events.clone())
+            host.plugins_with(report.bundles, events.clone(), safeguards)
                 .unwrap_or_else(|errors| panic!("{}", errors[0])),
         );
         let model = Arc::new(Recording {
@@ -549,4 +559,144 @@ async fn undeclared_state_reads_and_writes_by_a_tool_are_refused() {
         denied.contains(&(Capability::StateWrite, "elsewhere".into())),
         "{denied:?}"
     );
+}
+
+/// Every call record of the run, nested ones as children.
+fn records(run: &Run) -> Vec<cordon_kernel::ToolRecord> {
+    run.store
+        .load("r")
+        .unwrap()
+        .commits
+        .iter()
+        .flat_map(|commit| commit.tools.clone())
+        .collect()
+}
+
+fn call_tool(id: &'static str, name: &str, args: Value) -> (&'static str, &'static str, Value) {
+    (
+        id,
+        "hostile.call-tool",
+        json!({ "name": name, "args": args }),
+    )
+}
+
+#[tokio::test]
+async fn a_tools_own_calls_pass_the_agents_policy_its_tool_list_and_the_budget() {
+    let fixture = Fixture::new();
+    std::fs::write(fixture.workspace.path().join(".env"), "API_KEY=sk-SECRET").unwrap();
+    fixture.bundle(
+        "hostile",
+        &manifest(
+            "hostile",
+            "[grants]\ntools = [\"hostile.read-file\", \"hostile.echo\", \"hostile.env\"]\n[[grants.dirs]]\nhost = \".\"\nguest = \"/w\"\nmode = \"ro\"\n",
+        ),
+        Path::new(artifacts::HOSTILE),
+    );
+    let dir = fixture.bundled_plugin("budget", Path::new(artifacts::BUDGET));
+    let manifest_text = std::fs::read_to_string(dir.join("plugin.toml")).unwrap();
+    std::fs::write(
+        dir.join("plugin.toml"),
+        manifest_text.replace("max-calls = 20", "max-calls = 5"),
+    )
+    .unwrap();
+    let policy = PermissionPolicy::new(Verdict::Allow)
+        .with_rule(Rule::parse(Verdict::Deny, "hostile.read-file(path=**/.env)").unwrap());
+    let agent = AgentDef::new(
+        "nested",
+        "",
+        &["hostile.call-tool", "hostile.read-file", "hostile.echo"],
+        4,
+        policy,
+    )
+    .unwrap()
+    .with_state_key(
+        "budget.calls",
+        StateKey::new(None)
+            .unwrap()
+            .merged_by(MergePolicy::Commutative),
+    );
+    let run = Run::of(
+        &fixture,
+        &agent,
+        vec![
+            calls(&[
+                call_tool("c1", "hostile.read-file", json!({"path": "/w/.env"})),
+                call_tool("c2", "hostile.echo", json!({"via": "c2"})),
+                call_tool("c3", "hostile.env", json!({"name": "HOME"})),
+                call_tool("c4", "hostile.echo", json!({"via": "c4"})),
+            ]),
+            answer(),
+        ],
+    )
+    .await;
+    let results = run.results();
+    let (kind, message) = error_of(&results[0]);
+    assert_eq!(kind, ToolErrorKind::Denied);
+    assert!(
+        message.contains("hostile.read-file(path=**/.env)"),
+        "{message}"
+    );
+    assert!(!format!("{results:?}").contains("sk-SECRET"));
+    let (kind, message) = error_of(&results[2]);
+    assert_eq!(kind, ToolErrorKind::Denied);
+    assert!(message.contains("not among the agent's tools"), "{message}");
+    // Four top-level calls and one nested echo spend the budget of five; the
+    // other nested echo, whichever came second, is denied by the budget hook.
+    assert_eq!(run.state()["budget.calls"], json!(5));
+    let echoed: Vec<&CallResult> = [&results[1], &results[3]]
+        .into_iter()
+        .filter(|result| matches!(result, CallResult::Output(_)))
+        .collect();
+    assert_eq!(echoed.len(), 1, "{results:?}");
+    let records = records(&run);
+    let children: Vec<(String, Verdict)> = records
+        .iter()
+        .flat_map(|record| &record.children)
+        .map(|child| (child.call.id.clone(), child.decision.verdict))
+        .collect();
+    assert_eq!(children.len(), 4, "{children:?}");
+    for (id, verdict) in [("c1.1", Verdict::Deny), ("c3.1", Verdict::Deny)] {
+        assert!(children.contains(&(id.to_owned(), verdict)), "{children:?}");
+    }
+    let budget_denied = records
+        .iter()
+        .flat_map(|record| &record.children)
+        .filter(|child| {
+            child
+                .decision
+                .rule
+                .as_deref()
+                .is_some_and(|rule| rule.contains("hook `budget`"))
+        })
+        .count();
+    assert_eq!(budget_denied, 1, "{records:#?}");
+}
+
+#[tokio::test]
+async fn effect_rules_believe_only_the_bundles_the_operator_trusts() {
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "hostile",
+        &manifest("hostile", ""),
+        Path::new(artifacts::HOSTILE),
+    );
+    // `hostile.echo` says it is read-only.
+    let reader = agent(Verdict::Deny, &[(Verdict::Allow, "@read-only")]);
+    let turns = || vec![calls(&[echo("c1")]), answer()];
+    let untrusted = Run::of(&fixture, &reader, turns()).await;
+    let (kind, _) = error_of(&untrusted.results()[0]);
+    assert_eq!(kind, ToolErrorKind::Denied);
+
+    let trusting = Safeguards {
+        trust: Trust::bundled().with("hostile").unwrap(),
+        ..Safeguards::default()
+    };
+    let trusted = Run::under(&fixture, &reader, turns(), trusting).await;
+    assert!(matches!(trusted.results()[0], CallResult::Output(_)));
+
+    // A deny on destructive tools covers a tool no one vouches for.
+    let cautious = agent(Verdict::Allow, &[(Verdict::Deny, "@destructive")]);
+    let run = Run::of(&fixture, &cautious, turns()).await;
+    let (kind, _) = error_of(&run.results()[0]);
+    assert_eq!(kind, ToolErrorKind::Denied);
 }

@@ -563,3 +563,85 @@ async fn incrementing_reveals_the_count_so_it_needs_both_grants() {
         ]
     );
 }
+
+#[tokio::test]
+async fn many_more_concurrent_calls_than_instance_slots_all_succeed() {
+    // The test host's pool holds 16 instances.
+    let (_fixture, loaded) = hostile("").await;
+    let calls = (0..512).map(|index| loaded.call("hostile.echo", json!({ "n": index })));
+    let outcomes = futures_util::future::join_all(calls).await;
+    for (index, outcome) in outcomes.into_iter().enumerate() {
+        let output = outcome.unwrap_or_else(|error| panic!("call {index}: {error}"));
+        assert_eq!(output.content, json!({ "n": index }));
+    }
+    assert!(limit_events(&loaded).is_empty());
+}
+
+#[tokio::test]
+async fn a_call_waits_for_a_free_slot_and_fails_as_a_limit_naming_the_pool_when_none_frees() {
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "hostile",
+        &manifest("hostile", "[limits]\ntimeout-ms = 3000\n"),
+        Path::new(artifacts::HOSTILE),
+    );
+    fixture.bundle(
+        "jq",
+        &manifest("jq", "[limits]\ntimeout-ms = 200\n"),
+        Path::new(artifacts::JQ),
+    );
+    let host = cordon_wasm::PluginHost::new(cordon_wasm::HostConfig {
+        max_instances: 1,
+        ..cordon_wasm::HostConfig::default()
+    })
+    .unwrap();
+    let report = fixture.report(&host).await;
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let events = Arc::new(cordon_kernel::EventLog::new());
+    let plugins = host.plugins(report.bundles, events.clone()).unwrap();
+    let state = Arc::new(MemoryStateStore::new());
+    // One call holds the only slot for a second and a half. A call of the
+    // same bundle (3 s to spare) waits for it and runs; a `jq` call, whose
+    // bundle allows 200 ms, gives up waiting.
+    let holder = call_committed(
+        &plugins,
+        state.clone(),
+        "hostile.sleep",
+        json!({"ms": 1500}),
+    );
+    let later = |tool: &'static str, args: Value| {
+        let (plugins, state) = (&plugins, state.clone());
+        async move {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            call_committed(plugins, state, tool, args).await
+        }
+    };
+    let (held, waited, refused) = tokio::join!(
+        holder,
+        later("hostile.echo", json!({"waited": true})),
+        later("jq.query", json!({"filter": ".", "input": 1})),
+    );
+    assert!(held.is_ok(), "{held:?}");
+    assert_eq!(waited.unwrap().content, json!({"waited": true}));
+    let refused = refused.unwrap_err();
+    assert_eq!(refused.kind, ToolErrorKind::Limit, "{refused}");
+    assert!(
+        refused.message.contains("all 1 slots") && refused.message.contains("--max-instances"),
+        "{refused}"
+    );
+    let pool_limits: Vec<Event> = events
+        .snapshot()
+        .into_iter()
+        .filter(|event| matches!(event, Event::LimitExceeded { limit: LimitKind::Instances, bundle, .. } if bundle == "jq"))
+        .collect();
+    assert_eq!(pool_limits.len(), 1, "{pool_limits:?}");
+    let again = call_committed(
+        &plugins,
+        state,
+        "jq.query",
+        json!({"filter": ".", "input": 2}),
+    )
+    .await
+    .expect("the pool serves again once free");
+    assert_eq!(again.content, json!([2]));
+}

@@ -5,14 +5,11 @@
 //! is stopped while the host keeps running.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use cordon_kernel::{
-    CallContext, Capability, FileChange, FileState, StateSnapshot, ToolError, ToolErrorKind,
-};
-use cordon_tests::{Fixture, Loaded, artifacts};
-use cordon_wasm::{Workspace, WorkspaceOptions, WriteMode};
-use serde_json::{Value, json};
+use cordon_kernel::{Capability, FileState, ToolErrorKind};
+use cordon_tests::{Fixture, Rig, artifacts};
+use cordon_wasm::{Safeguards, WorkspaceOptions, WriteMode};
+use serde_json::json;
 
 /// How a test binds its workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,14 +22,6 @@ enum Setup {
 
 /// Every setup whose workspace starts from the seeded folder.
 const SEEDED: [Setup; 3] = [Setup::DirDirect, Setup::DirTransactional, Setup::Memory];
-
-struct Rig {
-    fixture: Fixture,
-    loaded: Loaded,
-    workspace: Workspace,
-    /// A folder outside the workspace holding a secret the symlinks point at.
-    outside: tempfile::TempDir,
-}
 
 const SECRET: &str = "TOP SECRET outside the workspace";
 
@@ -92,75 +81,11 @@ async fn custom(
 
 /// A seeded workspace with the bundles `add` puts in, bound to `name`.
 async fn bind(name: &str, options: WorkspaceOptions, add: impl FnOnce(&Fixture)) -> Rig {
-    let fixture = Fixture::new();
-    let outside = tempfile::tempdir().unwrap();
-    seed(fixture.workspace.path(), outside.path());
-    add(&fixture);
-    let loaded = fixture.load().await;
-    let workspace = loaded.plugins.workspace(name, options).unwrap();
-    Rig {
-        fixture,
-        loaded,
-        workspace,
-        outside,
-    }
-}
-
-impl Rig {
-    async fn call(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
-        self.workspace
-            .tools()
-            .call(
-                tool,
-                args,
-                CallContext::outside_run(Arc::new(StateSnapshot::default())),
-            )
-            .await
-            .result
-            .map(|output| output.content)
-    }
-
-    async fn ok(&self, tool: &str, args: Value) -> Value {
-        let shown = args.to_string();
-        self.call(tool, args)
-            .await
-            .unwrap_or_else(|error| panic!("{tool} {shown}: {error}"))
-    }
-
-    /// Run `line`: exit code, stdout, stderr.
-    async fn sh(&self, line: &str) -> (i64, String, String) {
-        let done = self.ok("bash", json!({ "command": line })).await;
-        (
-            done["exit_code"].as_i64().unwrap(),
-            done["stdout"].as_str().unwrap().to_owned(),
-            done["stderr"].as_str().unwrap().to_owned(),
-        )
-    }
-
-    /// What the loop does at a step's commit: take the staged changes, confirm
-    /// them and publish them.
-    fn commit(&self) -> Vec<FileChange> {
-        let Some(ledger) = self.workspace.ledger() else {
-            return Vec::new();
-        };
-        let changes = ledger.staged();
-        ledger.confirm();
-        ledger.publish().unwrap();
-        changes
-    }
-
-    fn on_disk(&self, path: &str) -> Option<String> {
-        std::fs::read_to_string(self.fixture.workspace.path().join(path)).ok()
-    }
-
-    fn denials(&self) -> Vec<(Capability, String)> {
-        self.loaded
-            .events
-            .denials()
-            .into_iter()
-            .map(|denial| (denial.capability, denial.target))
-            .collect()
-    }
+    Rig::bind(name, options, Safeguards::default(), |fixture, outside| {
+        seed(fixture.workspace.path(), outside);
+        add(fixture);
+    })
+    .await
 }
 
 #[tokio::test]

@@ -5,13 +5,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use cordon_kernel::{EventLog, MemoryStateStore, ToolError, ToolOutput, call_committed};
-use cordon_wasm::{DirReport, HostConfig, PluginHost, Plugins};
+use cordon_wasm::{DirReport, HostConfig, PluginHost, Plugins, Safeguards};
 use serde_json::Value;
 use tempfile::TempDir;
 
 pub use cordon_test_artifacts as artifacts;
 
 pub mod replay;
+mod rig;
+
+pub use rig::Rig;
 
 /// One compiled-component cache for the whole test binary, so each component is
 /// compiled once per run however many tests load it.
@@ -78,6 +81,11 @@ impl Fixture {
 
     /// Load every bundle, which must all be valid, with fresh in-memory state and events.
     pub async fn load(&self) -> Loaded {
+        self.load_with(Safeguards::default()).await
+    }
+
+    /// Load every bundle, which must all be valid, under `safeguards`.
+    pub async fn load_with(&self, safeguards: Safeguards) -> Loaded {
         let host = host();
         let report = self.report(&host).await;
         let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
@@ -85,7 +93,7 @@ impl Fixture {
         let state = Arc::new(MemoryStateStore::new());
         let events = Arc::new(EventLog::new());
         let plugins = host
-            .plugins(report.bundles, events.clone())
+            .plugins_with(report.bundles, events.clone(), safeguards)
             .unwrap_or_else(|errors| panic!("{}", errors[0]));
         Loaded {
             plugins,

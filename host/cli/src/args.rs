@@ -27,6 +27,14 @@ pub struct GlobalArgs {
     /// Compile every component on every start instead of caching.
     #[arg(long, global = true)]
     pub no_cache: bool,
+    /// The operator config (trusted bundles, file rules, the instance pool)
+    /// [default: ~/.config/cordon/config.toml, then .cordon/config.toml].
+    #[arg(long, global = true, env = "CORDON_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// How many component instances may run at once; a call waits for a free
+    /// one [default: 64].
+    #[arg(long, global = true, env = "CORDON_MAX_INSTANCES", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_instances: Option<u32>,
     /// More diagnostics on stderr (-v, -vv, -vvv). CORDON_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,

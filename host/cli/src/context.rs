@@ -1,24 +1,47 @@
-//! Turning the global options into a plugin host, and loading the plugins
-//! directory for the commands that need every bundle to be valid.
+//! Turning the global options and the operator's config into a plugin host
+//! and the safeguards calls run under, and loading the plugins directory for
+//! the commands that need every bundle to be valid.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use cordon_wasm::{DirReport, HostConfig, PluginHost};
+use cordon_kernel::FileRules;
+use cordon_wasm::{DirReport, HostConfig, PluginHost, Safeguards};
 
 use crate::args::GlobalArgs;
+use crate::operator::Operator;
 
-/// A plugin host configured from the command line.
-pub fn host(global: &GlobalArgs) -> anyhow::Result<PluginHost> {
+/// A plugin host configured from the command line and the operator's config.
+pub fn host(global: &GlobalArgs, operator: &Operator) -> anyhow::Result<PluginHost> {
     let cache_dir = if global.no_cache {
         None
     } else {
         global.cache_dir.clone().or_else(default_cache_dir)
     };
+    let defaults = HostConfig::default();
     Ok(PluginHost::new(HostConfig {
         cache_dir,
-        ..HostConfig::default()
+        max_instances: operator.max_instances.unwrap_or(defaults.max_instances),
     })?)
+}
+
+/// What calls obey besides their grants: `files` with the operator's file
+/// rules, the operator's trust, and the folder of the run store at `store`
+/// out of every component's reach.
+pub fn safeguards(operator: &Operator, files: &FileRules, store: &Path) -> Safeguards {
+    let folder = store
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_owned);
+    let folder = if folder.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        folder
+    };
+    Safeguards {
+        files: files.clone().union(&operator.files),
+        reserved: vec![folder.canonicalize().unwrap_or(folder)],
+        trust: operator.trust.clone(),
+    }
 }
 
 fn default_cache_dir() -> Option<PathBuf> {

@@ -10,6 +10,7 @@ mod args;
 mod commands;
 mod context;
 mod events;
+mod operator;
 mod progress;
 
 use std::process::ExitCode;

@@ -88,6 +88,11 @@ impl FileGuard {
         real: Option<&Path>,
         access: FileAccess,
     ) -> Result<(), Refused> {
+        if access == FileAccess::Write && written.chars().any(char::is_control) {
+            return Err(Refused(format!(
+                "{written:?} holds a control character; no file is created or changed under such a name"
+            )));
+        }
         self.check(&lexical(dir, written), access)?;
         real.map_or(Ok(()), |real| self.check(real, access))
     }
@@ -95,6 +100,26 @@ impl FileGuard {
     /// The workspace root.
     pub(crate) fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Whether `access` is allowed to everything at and beneath the real path
+    /// `real`: what moving a directory would carry along.
+    pub(crate) fn check_tree(&self, real: &Path, access: FileAccess) -> Result<(), Refused> {
+        self.check(real, access)?;
+        if let Some(folder) = self.reserved.iter().find(|folder| folder.starts_with(real)) {
+            return Err(Refused(format!(
+                "it holds {}, where Cordon's run store is",
+                folder.display()
+            )));
+        }
+        if self.rules.is_empty() || !real.is_dir() {
+            return Ok(());
+        }
+        walkdir::WalkDir::new(real)
+            .follow_links(false)
+            .into_iter()
+            .filter_map(Result::ok)
+            .try_for_each(|entry| self.check(entry.path(), access))
     }
 
     /// Whether listings leave out what is at the real path `path`.
@@ -113,15 +138,44 @@ impl FileGuard {
         if meta.nlink() <= 1 || meta.is_dir() {
             return false;
         }
-        self.reserved.iter().any(|folder| {
-            std::fs::read_dir(folder).is_ok_and(|entries| {
-                entries.filter_map(Result::ok).any(|entry| {
-                    entry
-                        .metadata()
-                        .is_ok_and(|other| other.dev() == meta.dev() && other.ino() == meta.ino())
-                })
-            })
-        })
+        self.linked_files().contains(&(meta.dev(), meta.ino()))
+    }
+
+    /// The device and inode of every file of a reserved folder that has
+    /// another name somewhere: what a listing must leave out wherever it
+    /// meets them. Usually none.
+    pub(crate) fn linked_files(&self) -> Vec<(u64, u64)> {
+        self.reserved
+            .iter()
+            .filter_map(|folder| std::fs::read_dir(folder).ok())
+            .flat_map(|entries| entries.filter_map(Result::ok))
+            .filter_map(|entry| entry.metadata().ok())
+            .filter(|meta| meta.is_file() && meta.nlink() > 1)
+            .map(|meta| (meta.dev(), meta.ino()))
+            .collect()
+    }
+
+    /// Where the real path `path` leads once every link on it that exists
+    /// is followed: the canonical form of its longest existing part, with the
+    /// rest appended.
+    pub(crate) fn resolved(path: &Path) -> PathBuf {
+        let mut existing = path;
+        let mut rest = Vec::new();
+        loop {
+            if let Ok(real) = existing.canonicalize() {
+                return rest
+                    .iter()
+                    .rev()
+                    .fold(real, |joined, part| joined.join(part));
+            }
+            match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_owned());
+                    existing = parent;
+                }
+                _ => return path.to_owned(),
+            }
+        }
     }
 
     /// Where a symbolic link at `link` (a real path) whose text is `target`

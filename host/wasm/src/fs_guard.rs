@@ -18,7 +18,7 @@
 //!   target's parent, judge it, and act on the one name inside that fixed
 //!   parent, so a link swapped in between cannot redirect them. A symbolic
 //!   link may not point into a refused place; a directory moved carries no
-//!   protected path with it.
+//!   protected path with it; no name with a control character is created.
 //! - **Listings** leave out what a component may not reach.
 //!
 //! A refusal is `access` to the component and a [`Denial`](cordon_kernel::Denial)
@@ -75,10 +75,20 @@ enum Parent {
     },
 }
 
-/// The listing state of one call: each directory stream's directory, by
-/// resource.
+/// The listing state of one call: each directory stream's directory (its
+/// real path and its handle), by resource.
 #[derive(Default)]
-pub(crate) struct Listings(HashMap<u32, PathBuf>);
+pub(crate) struct Listings(HashMap<u32, Listing>);
+
+/// A directory being listed.
+#[derive(Clone)]
+struct Listing {
+    real: PathBuf,
+    dir: Arc<StdFile>,
+    /// Files of the run store that have other names, which the listing
+    /// leaves out wherever it meets them.
+    linked: Arc<[(u64, u64)]>,
+}
 
 impl CallState {
     fn dir_handle(&mut self, fd: &Resource<Descriptor>) -> Option<DirHandle> {
@@ -151,18 +161,24 @@ impl CallState {
         let real = located(&target)?;
         self.guard
             .check_both(&located(&dir.file)?, path, Some(&real), access)?;
-        self.refuse_store_link(&target)?;
+        self.refuse_store_handle(&target)?;
         Ok(Some((dir, target)))
     }
 
     /// Refuse a file that is the run store under another name (a hard link).
-    fn refuse_store_link(&self, file: &StdFile) -> Result<(), Refused> {
-        match file.metadata() {
-            Ok(meta) if self.guard.is_reserved_file(&meta) => Err(Refused(
+    fn refuse_store_link(&self, meta: &std::fs::Metadata) -> Result<(), Refused> {
+        if self.guard.is_reserved_file(meta) {
+            return Err(Refused(
                 "it is a hard link to a file of Cordon's run store".into(),
-            )),
-            _ => Ok(()),
+            ));
         }
+        Ok(())
+    }
+
+    /// Refuse the open `file` when it is the run store under another name.
+    fn refuse_store_handle(&self, file: &StdFile) -> Result<(), Refused> {
+        file.metadata()
+            .map_or(Ok(()), |meta| self.refuse_store_link(&meta))
     }
 
     /// Judge the descriptor `opened` just returned for `access`.
@@ -178,7 +194,7 @@ impl CallState {
         };
         let real = located(&file)?;
         self.guard.check(&real, access)?;
-        self.refuse_store_link(&file)
+        self.refuse_store_handle(&file)
     }
 
     async fn open_at(
@@ -395,12 +411,20 @@ impl CallState {
             Parent::Pass => Ok(self.filesystem().symlink_at(fd, target, path).await),
             Parent::Invalid => Ok(Err(ErrorCode::Exist.into())),
             Parent::Ready { temp, name, real } => {
+                // Judged where the text leads as written and where it leads
+                // through the links already on its way.
                 let leads = FileGuard::link_target(&real, &target)
-                    .filter(|leads| self.guard.inside(leads))
+                    .map(|leads| (FileGuard::resolved(&leads), leads))
+                    .filter(|(resolved, leads)| {
+                        self.guard.inside(leads) && self.guard.inside(resolved)
+                    })
                     .ok_or_else(|| {
                         Refused(format!("a link to {target:?} leads out of the workspace"))
                     })
-                    .and_then(|leads| self.guard.check(&leads, FileAccess::Read));
+                    .and_then(|(resolved, leads)| {
+                        self.guard.check(&leads, FileAccess::Read)?;
+                        self.guard.check(&resolved, FileAccess::Read)
+                    });
                 if let Err(refused) = leads {
                     self.release(temp);
                     return Err(refused);
@@ -427,7 +451,7 @@ impl CallState {
             Parent::Invalid => return Ok(Err(ErrorCode::Invalid.into())),
             Parent::Ready { temp, name, real } => (temp, name, real),
         };
-        if let Err(refused) = self.check_moved(&from_real) {
+        if let Err(refused) = self.guard.check_tree(&from_real, FileAccess::Write) {
             self.release(from_temp);
             return Err(refused);
         }
@@ -455,25 +479,6 @@ impl CallState {
         Ok(done)
     }
 
-    /// Refuse moving the directory at `real` when something beneath it is
-    /// protected: moving it would move that too.
-    fn check_moved(&self, real: &Path) -> Result<(), Refused> {
-        let Ok(meta) = std::fs::symlink_metadata(real) else {
-            return Ok(());
-        };
-        if !meta.is_dir() {
-            return Ok(());
-        }
-        for entry in walkdir::WalkDir::new(real)
-            .follow_links(false)
-            .into_iter()
-            .filter_map(Result::ok)
-        {
-            self.guard.check(entry.path(), FileAccess::Write)?;
-        }
-        Ok(())
-    }
-
     async fn link_at(
         &mut self,
         fd: Resource<Descriptor>,
@@ -491,8 +496,8 @@ impl CallState {
             Parent::Invalid => return Ok(Err(ErrorCode::Invalid.into())),
             Parent::Ready { temp, name, real } => (temp, name, real),
         };
-        if let Ok(source) = StdFile::open(&from_real)
-            && let Err(refused) = self.refuse_store_link(&source)
+        if let Ok(meta) = std::fs::symlink_metadata(&from_real)
+            && let Err(refused) = self.refuse_store_link(&meta)
         {
             self.release(from_temp);
             return Err(refused);
@@ -535,7 +540,12 @@ impl CallState {
             Ok(stream) => stream,
             Err(error) => return Ok(Err(error)),
         };
-        self.listings.0.insert(stream.rep(), real);
+        let listing = Listing {
+            real,
+            dir: dir.file,
+            linked: self.guard.linked_files().into(),
+        };
+        self.listings.0.insert(stream.rep(), listing);
         Ok(Ok(stream))
     }
 
@@ -543,17 +553,35 @@ impl CallState {
         &mut self,
         stream: Resource<DirectoryEntryStream>,
     ) -> FsResult<Option<DirectoryEntry>> {
-        let dir = self.listings.0.get(&stream.rep()).cloned();
+        let listing = self.listings.0.get(&stream.rep()).cloned();
         loop {
             let next = self
                 .filesystem()
                 .read_directory_entry(Resource::new_borrow(stream.rep()))
                 .await;
-            match (&next, &dir) {
-                (Ok(Some(entry)), Some(dir)) if self.guard.hides(&dir.join(&entry.name)) => {}
+            match (&next, &listing) {
+                (Ok(Some(entry)), Some(listing)) if self.hidden(listing, &entry.name) => {}
                 _ => return next,
             }
         }
+    }
+
+    /// Whether `listing` leaves out its entry `name`: what the guard hides,
+    /// and another name of a file of the run store.
+    fn hidden(&self, listing: &Listing, name: &str) -> bool {
+        if self.guard.hides(&listing.real.join(name)) {
+            return true;
+        }
+        if listing.linked.is_empty() {
+            return false;
+        }
+        use cap_primitives::fs::MetadataExt;
+        cap_primitives::fs::stat(
+            &listing.dir,
+            Path::new(name),
+            cap_primitives::fs::FollowSymlinks::No,
+        )
+        .is_ok_and(|meta| listing.linked.contains(&(meta.dev(), meta.ino())))
     }
 
     /// `result` as the component sees it, recording a denial if it was

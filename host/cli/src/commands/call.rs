@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use cordon_kernel::{Event, StateStore, ToolError, ToolErrorKind, call_committed};
+use cordon_kernel::{Event, FileRules, StateStore, ToolError, ToolErrorKind, call_committed};
 use cordon_store::{SqliteCommitStore, ThreadState};
 use serde::Serialize;
 use serde_json::Value;
@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::args::{CallArgs, GlobalArgs};
 use crate::context;
 use crate::events::CliEvents;
+use crate::operator::Operator;
 
 #[derive(Serialize)]
 struct Printed<'a> {
@@ -26,14 +27,16 @@ struct Printed<'a> {
 }
 
 pub async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode> {
-    let host = context::host(global)?;
+    let operator = Operator::load(global)?;
+    let host = context::host(global, &operator)?;
     let report = context::load_all(&host, &global.workspace, &args.plugins.plugins).await?;
     let events = Arc::new(CliEvents::new(args.json));
     let store = SqliteCommitStore::open(&args.store.store)
         .with_context(|| format!("opening the store {}", args.store.store.display()))?;
     let state: Arc<dyn StateStore> = Arc::new(ThreadState::new(Arc::new(store), &args.thread));
+    let safeguards = context::safeguards(&operator, &FileRules::new(), &args.store.store);
     let plugins = host
-        .plugins(report.bundles, events.clone())
+        .plugins_with(report.bundles, events.clone(), safeguards)
         .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
     let result = match parse_args(&args.args) {
         Ok(value) => call_committed(&plugins, state, &args.tool, value).await,

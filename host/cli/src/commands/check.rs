@@ -4,11 +4,12 @@
 use std::process::ExitCode;
 
 use cordon_kernel::{HookPhase, ToolSpec};
-use cordon_wasm::{BundleKind, CacheOutcome, Grants, Limits, LoadedBundle, StagingPolicy};
+use cordon_wasm::{BundleKind, CacheOutcome, Grants, Limits, LoadedBundle, StagingPolicy, Trust};
 use serde::Serialize;
 
 use crate::args::{CheckArgs, GlobalArgs};
 use crate::context;
+use crate::operator::Operator;
 
 #[derive(Serialize)]
 struct Report<'a> {
@@ -32,6 +33,8 @@ struct BundleReport<'a> {
     hooks: &'a [HookPhase],
     /// When a sandbox backend's writes are staged; absent for other kinds.
     staging: Option<StagingPolicy>,
+    /// Whether the operator trusts the bundle's claims about its tools.
+    trusted: bool,
     grants: &'a Grants,
     config: &'a serde_json::Value,
     limits: LimitsReport,
@@ -66,7 +69,7 @@ fn cache_word(outcome: CacheOutcome) -> &'static str {
     }
 }
 
-fn bundle_report(loaded: &LoadedBundle) -> BundleReport<'_> {
+fn bundle_report<'a>(loaded: &'a LoadedBundle, trust: &Trust) -> BundleReport<'a> {
     let manifest = &loaded.bundle.manifest;
     BundleReport {
         name: &manifest.name,
@@ -81,6 +84,7 @@ fn bundle_report(loaded: &LoadedBundle) -> BundleReport<'_> {
         tools: &loaded.tools,
         hooks: &manifest.hooks,
         staging: (manifest.kind == BundleKind::Sandbox).then_some(manifest.staging),
+        trusted: trust.trusts(&loaded.bundle),
         grants: &manifest.grants,
         config: &manifest.config,
         limits: manifest.limits.into(),
@@ -88,12 +92,17 @@ fn bundle_report(loaded: &LoadedBundle) -> BundleReport<'_> {
 }
 
 pub async fn run(global: &GlobalArgs, args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let host = context::host(global)?;
+    let operator = Operator::load(global)?;
+    let host = context::host(global, &operator)?;
     let report = host.load_dir(&args.dir, &global.workspace).await?;
     let ok = report.errors.is_empty();
     let printed = Report {
         ok,
-        bundles: report.bundles.iter().map(bundle_report).collect(),
+        bundles: report
+            .bundles
+            .iter()
+            .map(|loaded| bundle_report(loaded, &operator.trust))
+            .collect(),
         errors: report.errors.iter().map(ToString::to_string).collect(),
     };
     if args.json {
@@ -126,6 +135,11 @@ fn print_text(report: &Report<'_>) {
         } else if bundle.hooks.is_empty() {
             let tools: Vec<&str> = bundle.tools.iter().map(|tool| tool.name.as_str()).collect();
             println!("       tools:  {}", tools.join(", "));
+            if !bundle.trusted {
+                println!(
+                    "       untrusted: rules and resume treat its tools as destructive and not idempotent, whatever they declare (trust it in the operator config)"
+                );
+            }
         } else {
             let hooks: Vec<&str> = bundle.hooks.iter().map(|hook| hook.as_str()).collect();
             println!("       hooks:  {}", hooks.join(", "));

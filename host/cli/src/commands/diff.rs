@@ -48,24 +48,33 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One path's change in unified diff form, which `patch -p1` applies.
+/// One path's change in unified diff form, which `patch -p1` applies. Names
+/// are quoted as git quotes them, so no name can forge a line of the diff.
 fn render(change: &FileChange) -> String {
     let path = &change.path;
     match (&change.before, &change.after) {
-        (FileState::Directory, FileState::Absent) => format!("Removed directory {path}/\n"),
-        (FileState::Absent, FileState::Directory) => format!("New directory {path}/\n"),
+        (FileState::Directory, FileState::Absent) => {
+            format!("Removed directory {}\n", quoted("", &format!("{path}/")))
+        }
+        (FileState::Absent, FileState::Directory) => {
+            format!("New directory {}\n", quoted("", &format!("{path}/")))
+        }
         (before, after) => {
             let (old, new) = (text(before), text(after));
             let (Some(old), Some(new)) = (old, new) else {
-                return format!("Binary files a/{path} and b/{path} differ\n");
+                return format!(
+                    "Binary files {} and {} differ\n",
+                    quoted("a/", path),
+                    quoted("b/", path)
+                );
             };
             let from = if matches!(before, FileState::File(_)) {
-                format!("a/{path}")
+                quoted("a/", path)
             } else {
                 "/dev/null".to_owned()
             };
             let to = if matches!(after, FileState::File(_)) {
-                format!("b/{path}")
+                quoted("b/", path)
             } else {
                 "/dev/null".to_owned()
             };
@@ -78,11 +87,71 @@ fn render(change: &FileChange) -> String {
     }
 }
 
+/// `prefix` and `path` as git writes a file name: as they are when they hold
+/// nothing unusual, otherwise in double quotes with `\n`, `\t`, `\"`, `\\`
+/// and the like escaped, and every other control or non-ASCII byte as an
+/// octal escape (`\303\251`).
+fn quoted(prefix: &str, path: &str) -> String {
+    let name = format!("{prefix}{path}");
+    let unusual = |byte: u8| !(0x20..0x7f).contains(&byte) || byte == b'"' || byte == b'\\';
+    if !name.bytes().any(unusual) {
+        return name;
+    }
+    let mut out = String::with_capacity(name.len() + 8);
+    out.push('"');
+    for byte in name.bytes() {
+        match byte {
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            0x0b => out.push_str("\\v"),
+            0x0c => out.push_str("\\f"),
+            b'\r' => out.push_str("\\r"),
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            byte if unusual(byte) => out.push_str(&format!("\\{byte:03o}")),
+            byte => out.push(char::from(byte)),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// A side's text: empty for no file or a directory, `None` for bytes that
 /// are not UTF-8.
 fn text(state: &FileState) -> Option<&str> {
     match state {
         FileState::File(contents) => std::str::from_utf8(contents).ok(),
         FileState::Absent | FileState::Directory => Some(""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_quoted_as_git_quotes_them() {
+        assert_eq!(quoted("a/", "src/main.rs"), "a/src/main.rs");
+        assert_eq!(quoted("a/", "x\n+++ b/evil"), "\"a/x\\n+++ b/evil\"");
+        assert_eq!(quoted("b/", "say \"hi\""), "\"b/say \\\"hi\\\"\"");
+        assert_eq!(quoted("", "caf\u{e9}"), "\"caf\\303\\251\"");
+        assert_eq!(quoted("", "esc\u{1b}[2J"), "\"esc\\033[2J\"");
+    }
+
+    #[test]
+    fn a_name_with_a_newline_cannot_forge_a_header() {
+        let change = FileChange {
+            path: "x\n+++ b/etc/passwd".into(),
+            before: FileState::Absent,
+            after: FileState::File(b"hello\n".to_vec()),
+        };
+        let diff = render(&change);
+        let headers: Vec<&str> = diff
+            .lines()
+            .filter(|line| line.starts_with("+++"))
+            .collect();
+        assert_eq!(headers, ["+++ \"b/x\\n+++ b/etc/passwd\""], "{diff}");
     }
 }

@@ -4,32 +4,45 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use cordon_kernel::{EventLog, ToolAnnotations, ToolSet};
+use cordon_wasm::Safeguards;
 use serde::Serialize;
 
 use crate::args::{GlobalArgs, ListArgs};
 use crate::context;
+use crate::operator::Operator;
 
+/// One tool, with its annotations as permission rules and resuming treat
+/// them: as declared when the operator trusts its bundle, the worst case
+/// otherwise.
 #[derive(Serialize)]
 struct Listed<'a> {
     bundle: &'a str,
+    trusted: bool,
     #[serde(flatten)]
     spec: &'a cordon_kernel::ToolSpec,
 }
 
 pub async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<ExitCode> {
-    let host = context::host(global)?;
+    let operator = Operator::load(global)?;
+    let host = context::host(global, &operator)?;
     let report = context::load_all(&host, &global.workspace, &args.plugins.plugins).await?;
+    let safeguards = Safeguards {
+        trust: operator.trust.clone(),
+        ..Safeguards::default()
+    };
     let plugins = host
-        .plugins(report.bundles, Arc::new(EventLog::new()))
+        .plugins_with(report.bundles, Arc::new(EventLog::new()), safeguards)
         .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
     let specs = plugins.specs();
     let listed: Vec<Listed<'_>> = specs
         .iter()
-        .map(|spec| Listed {
-            bundle: plugins
-                .bundle_of(&spec.name)
-                .map_or("", |bundle| bundle.manifest.name.as_str()),
-            spec,
+        .map(|spec| {
+            let bundle = plugins.bundle_of(&spec.name);
+            Listed {
+                bundle: bundle.map_or("", |bundle| bundle.manifest.name.as_str()),
+                trusted: bundle.is_some_and(|bundle| plugins.trusts(bundle)),
+                spec,
+            }
         })
         .collect();
     if args.json {
@@ -42,11 +55,16 @@ pub async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<ExitCode
         .max()
         .unwrap_or(4);
     for tool in &listed {
+        let effects = if tool.trusted {
+            annotations(tool.spec.annotations)
+        } else {
+            "untrusted".to_owned()
+        };
         println!(
             "{:width$}  {:<10} {:<22} {}",
             tool.spec.name,
             tool.bundle,
-            annotations(tool.spec.annotations),
+            effects,
             first_line(&tool.spec.description),
         );
     }

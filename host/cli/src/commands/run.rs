@@ -20,6 +20,7 @@ use cordon_wasm::{Plugins, Workspace, WorkspaceOptions, WriteMode};
 use crate::approve::TerminalApprover;
 use crate::args::{AgentArgs, GlobalArgs, ResumeArgs, RunArgs};
 use crate::context;
+use crate::operator::Operator;
 use crate::progress::Printer;
 
 /// The exit code for a run that waits for approval.
@@ -162,7 +163,7 @@ impl Session {
         global: &GlobalArgs,
         args: &AgentArgs,
         launch: Launch,
-        store: &Path,
+        store_path: &Path,
     ) -> anyhow::Result<Self> {
         let mut agent = match &launch.agent {
             Some(file) => AgentDef::load(file)?,
@@ -200,15 +201,17 @@ impl Session {
             ..ModelOptions::default()
         };
         let model = cordon_providers::resolve(spec, base, &options)?;
-        let host = context::host(global)?;
+        let operator = Operator::load(global)?;
+        let host = context::host(global, &operator)?;
         let report = context::load_all(&host, &launch.workspace, &args.plugins.plugins).await?;
         let printer = Arc::new(Printer::new(args.json));
         let events = Arc::new(StepEvents::new(printer.clone()));
+        let store = SqliteCommitStore::open(store_path)
+            .with_context(|| format!("opening the run store {}", store_path.display()))?;
+        let safeguards = context::safeguards(&operator, agent.permissions.files(), store_path);
         let plugins = host
-            .plugins(report.bundles, events.clone())
+            .plugins_with(report.bundles, events.clone(), safeguards)
             .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
-        let store = SqliteCommitStore::open(store)
-            .with_context(|| format!("opening the run store {}", store.display()))?;
         let workspace = launch.bind_workspace(&agent, &plugins)?;
         let plugins = Arc::new(plugins);
         let tools: Arc<dyn ToolSet> = match &workspace {

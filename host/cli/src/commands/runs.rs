@@ -4,7 +4,9 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use cordon_kernel::{CallResult, CommitStore, Disposition, Message, RunRecord, StateOp};
+use cordon_kernel::{
+    CallResult, CommitStore, Disposition, Message, RunRecord, StateOp, ToolRecord,
+};
 use cordon_store::SqliteCommitStore;
 use serde_json::json;
 
@@ -125,16 +127,7 @@ fn print_text(record: &RunRecord) {
             }
         }
         for tool in &commit.tools {
-            let rule = tool
-                .decision
-                .rule
-                .as_deref()
-                .map(|rule| format!(" ({rule})"))
-                .unwrap_or_default();
-            println!(
-                "  verdict {} {}: {}{rule}",
-                tool.call.id, tool.call.name, tool.decision.verdict
-            );
+            print_verdict(tool, 1);
         }
         for write in &commit.state {
             println!("  state {} {}", write.key, operation(&write.op));
@@ -152,5 +145,40 @@ fn print_text(record: &RunRecord) {
             intent.seq,
             intent.calls.len()
         );
+    }
+}
+
+/// A call's verdict, indented `depth` levels, then the calls its tool made,
+/// each with its result, one level deeper.
+fn print_verdict(tool: &ToolRecord, depth: usize) {
+    let indent = "  ".repeat(depth);
+    let rule = tool
+        .decision
+        .rule
+        .as_deref()
+        .map(|rule| format!(" ({rule})"))
+        .unwrap_or_default();
+    // A nested call's arguments appear nowhere else.
+    let args = if depth > 1 {
+        format!(" {}", tool.call.args)
+    } else {
+        String::new()
+    };
+    println!(
+        "{indent}verdict {} {}{args}: {}{rule}",
+        tool.call.id, tool.call.name, tool.decision.verdict
+    );
+    for child in &tool.children {
+        print_verdict(child, depth + 1);
+        match &child.result {
+            Some(CallResult::Output(value)) => {
+                println!("{indent}  tool {}: {value}", child.call.id)
+            }
+            Some(CallResult::Error(error)) => println!(
+                "{indent}  tool {}: {}: {}",
+                child.call.id, error.kind, error.message
+            ),
+            None => {}
+        }
     }
 }

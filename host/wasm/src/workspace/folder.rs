@@ -55,20 +55,24 @@ impl Folder {
         &self.real
     }
 
-    /// What `path` holds now. A path the folder refuses (a symlink leading
-    /// out), cannot read, or that is no regular file or directory counts as
-    /// absent: its contents never leave it.
+    /// What `path` holds now, reached without following any symbolic link.
+    /// A link, a path the folder refuses or cannot read, and anything that is
+    /// no regular file or directory count as absent: nothing is read through
+    /// a link, so no link shows another file's contents.
     pub(crate) fn state(&self, path: &str) -> FileState {
         if path.is_empty() {
             return FileState::Directory;
         }
-        match self.dir.metadata(path) {
+        let (parents, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let Ok(Some(parent)) = self.parent(parents, false) else {
+            return FileState::Absent;
+        };
+        match parent.symlink_metadata(name) {
             Ok(meta) if meta.is_dir() => FileState::Directory,
             // Only regular files are read: opening a FIFO could block forever.
-            Ok(meta) if meta.is_file() => self
-                .dir
-                .read(path)
-                .map_or(FileState::Absent, FileState::File),
+            Ok(meta) if meta.is_file() => {
+                read_nofollow(&parent, name).map_or(FileState::Absent, FileState::File)
+            }
             Ok(_) | Err(_) => FileState::Absent,
         }
     }
@@ -157,6 +161,20 @@ impl Folder {
         }
         Ok(Some(Dir::from_std_file(current)))
     }
+}
+
+/// The contents of the file `name` in `parent`, refusing a symbolic link.
+fn read_nofollow(parent: &Dir, name: &str) -> io::Result<Vec<u8>> {
+    use cap_primitives::fs::OpenOptions;
+    use std::io::Read;
+    let mut options = OpenOptions::new();
+    options.read(true);
+    options._cap_fs_ext_follow(FollowSymlinks::No);
+    let start = parent.try_clone()?.into_std_file();
+    let mut file = cap_primitives::fs::open(&start, Path::new(name), &options)?;
+    let mut contents = Vec::new();
+    file.read_to_end(&mut contents)?;
+    Ok(contents)
 }
 
 fn remove(parent: &Dir, name: &str) -> io::Result<()> {

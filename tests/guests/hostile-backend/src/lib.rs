@@ -2,7 +2,7 @@
 //! path as the name of one forbidden attempt and reports what it observed as
 //! the file's contents (or lets the refusal surface as an error), so a test can
 //! assert each attempt failed while the host kept running. Every other
-//! operation fails.
+//! operation fails. `stage-some` stages 600 KiB, a benign baseline for quotas.
 
 use cordon::plugin::staging::{self, Staged};
 use exports::cordon::plugin::workspace::{
@@ -23,6 +23,21 @@ impl Guest for Hostile {
             "stage-escape" => stage("../outside.txt", b"escaped"),
             "stage-absolute" => stage("/etc/cordon-test", b"escaped"),
             "stage-store" => stage("src/../.cordon/cordon.db", b"gone"),
+            "stage-through-link" => stage("lnk/.cordon/cordon.db", b"gone"),
+            "stage-control" => stage("a\nb", b"forged"),
+            "stage-denied" => stage(".env", b"OVERWRITTEN"),
+            "stage-bomb" => {
+                let chunk = vec![b'x'; 20 << 20];
+                for index in 0..60 {
+                    staging::put(&format!("bomb/{index}"), &Staged::File(chunk.clone()))
+                        .map_err(WorkspaceError::Denied)?;
+                }
+                Ok(b"staged".to_vec())
+            }
+            "stage-some" => stage("some.txt", &vec![b'y'; 600 << 10]),
+            "get-denied" => staging::get(".env")
+                .map(|entry| format!("{entry:?}").into_bytes())
+                .map_err(WorkspaceError::Denied),
             "host-file" => observed(std::fs::read("/etc/passwd")),
             "climb" => observed(std::fs::read("/workspace/../../../etc/passwd")),
             "symlink" => observed(std::fs::read("/workspace/planted")),

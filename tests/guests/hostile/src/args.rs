@@ -75,3 +75,12 @@ pub struct BytesArgs {
     /// Number of bytes.
     pub bytes: usize,
 }
+
+/// Two filesystem paths: a source and a destination.
+#[derive(Deserialize, JsonSchema)]
+pub struct TwoPaths {
+    /// The existing path, or a link's target text.
+    pub from: String,
+    /// The new path.
+    pub to: String,
+}

@@ -26,6 +26,7 @@ mod args;
 mod bombs;
 mod escapes;
 mod grants;
+mod links;
 mod memory;
 mod state_op;
 
@@ -79,6 +80,13 @@ cordon_sdk::export_tools!(
     escapes::ListDir,
     escapes::Env,
     escapes::Connect,
+    links::Symlink,
+    links::HardLink,
+    links::Rename,
+    links::Truncate,
+    links::Remove,
+    links::Stat,
+    links::Walk,
     grants::StateWrite,
     grants::StateRead,
     grants::StateIncrement,

@@ -1,0 +1,124 @@
+//! The operator's configuration: what every run and every single tool call
+//! obeys whatever an agent file says. It lives outside any agent's reach: in
+//! the user's config folder, and in the project's `.cordon/` beside the run
+//! store, which no component can read or write.
+//!
+//! ```toml
+//! trusted = ["weather", "maps@sha256:..."]  # bundles whose tool annotations
+//!                                          # rules and resume believe, besides
+//!                                          # the bundled ones
+//! max-instances = 64                       # the instance pool
+//! [files]                                  # file rules for every run
+//! deny = ["**/.env", "**/*.pem"]
+//! read-only = ["Cargo.lock"]
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use cordon_kernel::FileRules;
+use cordon_wasm::Trust;
+use serde::Deserialize;
+
+use crate::args::GlobalArgs;
+
+/// The file an operator config is read from in the project.
+pub const PROJECT_CONFIG: &str = ".cordon/config.toml";
+
+/// The operator's settings, from every config file read.
+pub struct Operator {
+    /// Whose tool annotations are believed.
+    pub trust: Trust,
+    /// File rules every run obeys, on top of the agent's.
+    pub files: FileRules,
+    /// The instance pool's size, when set.
+    pub max_instances: Option<u32>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ConfigFile {
+    #[serde(default)]
+    trusted: Vec<String>,
+    max_instances: Option<u32>,
+    #[serde(default)]
+    files: FilesTable,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct FilesTable {
+    #[serde(default)]
+    deny: Vec<String>,
+    #[serde(default)]
+    read_only: Vec<String>,
+}
+
+impl Operator {
+    /// The settings `--config` names, or else those of the user's and the
+    /// project's config files, where they exist, the project's last; then
+    /// `--max-instances`.
+    pub fn load(global: &GlobalArgs) -> anyhow::Result<Self> {
+        let mut operator = Self {
+            trust: Trust::bundled(),
+            files: FileRules::new(),
+            max_instances: None,
+        };
+        let files: Vec<PathBuf> = match &global.config {
+            Some(file) => {
+                if !file.is_file() {
+                    bail!("--config {}: no such file", file.display());
+                }
+                vec![file.clone()]
+            }
+            None => [user_config(), Some(PathBuf::from(PROJECT_CONFIG))]
+                .into_iter()
+                .flatten()
+                .filter(|file| file.is_file())
+                .collect(),
+        };
+        for file in &files {
+            operator.read(file)?;
+        }
+        if let Some(max) = global.max_instances {
+            operator.max_instances = Some(max);
+        }
+        Ok(operator)
+    }
+
+    fn read(&mut self, file: &Path) -> anyhow::Result<()> {
+        let shown = file.display();
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading the config {shown}"))?;
+        let config: ConfigFile = toml::from_str(&text)
+            .map_err(|error| anyhow::anyhow!("{shown}: {}", error.to_string().trim_end()))?;
+        for (index, entry) in config.trusted.iter().enumerate() {
+            self.trust =
+                self.trust.clone().with(entry).map_err(|error| {
+                    anyhow::anyhow!("{shown}: field `trusted[{index}]`: {error}")
+                })?;
+        }
+        let deny: Vec<&str> = config.files.deny.iter().map(String::as_str).collect();
+        let read_only: Vec<&str> = config.files.read_only.iter().map(String::as_str).collect();
+        let rules = FileRules::new()
+            .with(&deny, &read_only)
+            .map_err(|reason| anyhow::anyhow!("{shown}: table `files`: {reason}"))?;
+        self.files = std::mem::take(&mut self.files).union(&rules);
+        if let Some(max) = config.max_instances {
+            if max == 0 {
+                bail!("{shown}: field `max-instances` = 0: the pool needs at least one slot");
+            }
+            self.max_instances = Some(max);
+        }
+        Ok(())
+    }
+}
+
+/// `$XDG_CONFIG_HOME/cordon/config.toml`, or `~/.config/cordon/config.toml`.
+fn user_config() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|path| path.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(base.join("cordon").join("config.toml"))
+}
