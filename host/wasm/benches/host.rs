@@ -1,6 +1,8 @@
 //! The hot path, measured: loading bundles cold (compiling) and warm (from the
-//! compiled-component cache), and calling a tool in a fresh instance. Each figure
-//! is reported beside a baseline measured in the same run.
+//! compiled-component cache), calling a tool in a fresh instance, and 512
+//! calls at once against a pool of 64 instances (wall time and the process's
+//! peak memory). Each figure is reported beside a baseline measured in the
+//! same run.
 //!
 //! Run with `cargo bench -p cordon-wasm --bench host`.
 
@@ -89,6 +91,8 @@ async fn run() {
         call.as_secs_f64() / native.as_secs_f64()
     );
 
+    burst(&plugins, &args).await;
+
     let parallel = 8;
     let started = Instant::now();
     let handles: Vec<_> = (0..parallel)
@@ -111,6 +115,53 @@ async fn run() {
         us(per_call),
         per_call.as_secs_f64() / call.as_secs_f64()
     );
+}
+
+/// 512 calls at once against the default pool, each waiting for a slot,
+/// beside the same 512 made one after another.
+async fn burst(plugins: &Plugins, args: &serde_json::Value) {
+    let calls = 512;
+    let before = peak_rss_kib();
+    let started = Instant::now();
+    for _ in 0..calls {
+        echo(plugins, args).await;
+    }
+    let sequential = started.elapsed();
+    let started = Instant::now();
+    let handles: Vec<_> = (0..calls)
+        .map(|_| {
+            let plugins = plugins.clone();
+            let args = args.clone();
+            tokio::spawn(async move { echo(&plugins, &args).await })
+        })
+        .collect();
+    for handle in handles {
+        handle.await.expect("every call of the burst succeeds");
+    }
+    let concurrent = started.elapsed();
+    let after = peak_rss_kib();
+    println!(
+        "{calls} calls at once on a pool of {}: {:.1} ms wall, all succeeded; one after another {:.1} ms; concurrent/sequential = {:.2}; peak memory {:.1} MiB (before the burst {:.1} MiB)",
+        HostConfig::default().max_instances,
+        ms(concurrent),
+        ms(sequential),
+        concurrent.as_secs_f64() / sequential.as_secs_f64(),
+        after as f64 / 1024.0,
+        before as f64 / 1024.0,
+    );
+}
+
+/// The process's peak resident memory so far, in KiB (`VmHWM`).
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmHWM:"))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 async fn echo(plugins: &Plugins, args: &serde_json::Value) {

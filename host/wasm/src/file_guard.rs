@@ -29,6 +29,39 @@ pub(crate) struct FileGuard {
     rules: FileRules,
 }
 
+/// Which file a path names, as the file system identifies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Identity {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    /// How many names the file has.
+    pub(crate) links: u64,
+    pub(crate) is_dir: bool,
+}
+
+impl Identity {
+    /// The identity `meta` describes.
+    pub(crate) fn of(meta: &cap_primitives::fs::Metadata) -> Self {
+        use cap_primitives::fs::MetadataExt;
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            links: meta.nlink(),
+            is_dir: meta.is_dir(),
+        }
+    }
+
+    /// The identity the standard library's `meta` describes.
+    pub(crate) fn of_std(meta: &Metadata) -> Self {
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            links: meta.nlink(),
+            is_dir: meta.is_dir(),
+        }
+    }
+}
+
 /// Why the guard refused an access, for the audit trail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refused(pub(crate) String);
@@ -134,11 +167,11 @@ impl FileGuard {
     /// Whether the file described by `meta` is a file of a reserved folder
     /// under another name: a hard link to the run store. A file with one link
     /// has one name, which [`FileGuard::check`] has judged.
-    pub(crate) fn is_reserved_file(&self, meta: &Metadata) -> bool {
-        if meta.nlink() <= 1 || meta.is_dir() {
+    pub(crate) fn is_reserved_file(&self, identity: Identity) -> bool {
+        if identity.links <= 1 || identity.is_dir {
             return false;
         }
-        self.linked_files().contains(&(meta.dev(), meta.ino()))
+        self.linked_files().contains(&(identity.dev, identity.ino))
     }
 
     /// The device and inode of every file of a reserved folder that has

@@ -42,7 +42,9 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 };
 use wasmtime_wasi::{FsPerms, OpenMode};
 
-use crate::file_guard::{FileGuard, Refused, real_path};
+use cap_primitives::fs::FollowSymlinks;
+
+use crate::file_guard::{FileGuard, Identity, Refused, real_path};
 use crate::sandbox::CallState;
 
 /// The WASI filesystem interface as wasmtime-wasi 48 registers it.
@@ -75,10 +77,26 @@ enum Parent {
     },
 }
 
-/// The listing state of one call: each directory stream's directory (its
-/// real path and its handle), by resource.
+/// What the guard keeps during one call: each directory stream's directory
+/// (its real path and its handle), and the real paths of the directory
+/// descriptors it has looked up, each with the handle it was read from.
+/// The looked-up paths are forgotten when the call renames anything.
 #[derive(Default)]
-pub(crate) struct Listings(HashMap<u32, Listing>);
+pub(crate) struct Listings {
+    streams: HashMap<u32, Listing>,
+    dirs: HashMap<u32, (usize, PathBuf)>,
+}
+
+/// How the guard answers a stat of a path under a directory descriptor.
+enum Lookup {
+    /// Judged as it is: the path names one entry of the directory, not
+    /// through a link. wasmtime-wasi's own operation runs.
+    Direct,
+    /// Located and judged as a path-only handle; stat that handle.
+    Located(StdFile),
+    /// Nothing to judge: the path does not resolve.
+    Pass,
+}
 
 /// A directory being listed.
 #[derive(Clone)]
@@ -91,6 +109,50 @@ struct Listing {
 }
 
 impl CallState {
+    /// The real path of the directory descriptor `fd`, whose handle is `dir`.
+    fn dir_real(&mut self, fd: &Resource<Descriptor>, dir: &DirHandle) -> Result<PathBuf, Refused> {
+        let handle = Arc::as_ptr(&dir.file) as usize;
+        if let Some((seen, real)) = self.listings.dirs.get(&fd.rep())
+            && *seen == handle
+        {
+            return Ok(real.clone());
+        }
+        let real = located(&dir.file)?;
+        self.listings.dirs.insert(fd.rep(), (handle, real.clone()));
+        Ok(real)
+    }
+
+    /// Judge a stat of `path` under directory `fd`: a name of the directory
+    /// itself, not a link to follow, is judged by its path at the cost of one
+    /// `lstat`; anything else is located first.
+    fn lookup(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        follow: bool,
+    ) -> Result<Lookup, Refused> {
+        let Some(dir) = self.dir_handle(fd) else {
+            return Ok(Lookup::Pass);
+        };
+        let single = !path.is_empty() && !path.contains('/') && path != "." && path != "..";
+        if single {
+            let dir_real = self.dir_real(fd, &dir)?;
+            self.guard.check(&dir_real.join(path), FileAccess::Read)?;
+            match cap_primitives::fs::stat(&dir.file, Path::new(path), FollowSymlinks::No) {
+                Ok(meta) if follow && meta.file_type().is_symlink() => {}
+                Ok(meta) => {
+                    self.refuse_store_identity(Identity::of(&meta))?;
+                    return Ok(Lookup::Direct);
+                }
+                Err(_) => return Ok(Lookup::Pass),
+            }
+        }
+        Ok(match self.target(fd, path, follow, FileAccess::Read)? {
+            Some((_, target)) => Lookup::Located(target),
+            None => Lookup::Pass,
+        })
+    }
+
     fn dir_handle(&mut self, fd: &Resource<Descriptor>) -> Option<DirHandle> {
         match self.table().get(fd) {
             Ok(Descriptor::Dir(dir)) => Some(DirHandle {
@@ -122,7 +184,7 @@ impl CallState {
         let Ok(opened) = cap_primitives::fs::open_dir(&dir.file, Path::new(parent)) else {
             return Ok(Parent::Pass);
         };
-        let dir_real = located(&dir.file)?;
+        let dir_real = self.dir_real(fd, &dir)?;
         let real = located(&opened)?.join(name);
         self.guard
             .check_both(&dir_real, path, Some(&real), access)?;
@@ -159,15 +221,16 @@ impl CallState {
             return Ok(None);
         };
         let real = located(&target)?;
+        let dir_real = self.dir_real(fd, &dir)?;
         self.guard
-            .check_both(&located(&dir.file)?, path, Some(&real), access)?;
+            .check_both(&dir_real, path, Some(&real), access)?;
         self.refuse_store_handle(&target)?;
         Ok(Some((dir, target)))
     }
 
     /// Refuse a file that is the run store under another name (a hard link).
-    fn refuse_store_link(&self, meta: &std::fs::Metadata) -> Result<(), Refused> {
-        if self.guard.is_reserved_file(meta) {
+    fn refuse_store_identity(&self, identity: Identity) -> Result<(), Refused> {
+        if self.guard.is_reserved_file(identity) {
             return Err(Refused(
                 "it is a hard link to a file of Cordon's run store".into(),
             ));
@@ -177,8 +240,9 @@ impl CallState {
 
     /// Refuse the open `file` when it is the run store under another name.
     fn refuse_store_handle(&self, file: &StdFile) -> Result<(), Refused> {
-        file.metadata()
-            .map_or(Ok(()), |meta| self.refuse_store_link(&meta))
+        file.metadata().map_or(Ok(()), |meta| {
+            self.refuse_store_identity(Identity::of_std(&meta))
+        })
     }
 
     /// Judge the descriptor `opened` just returned for `access`.
@@ -218,8 +282,8 @@ impl CallState {
                 .open_at(fd, path_flags, path, oflags, flags)
                 .await);
         };
-        self.guard
-            .check_both(&located(&dir.file)?, &path, None, access)?;
+        let dir_real = self.dir_real(&fd, &dir)?;
+        self.guard.check_both(&dir_real, &path, None, access)?;
         // Truncate only once the handle is judged.
         let truncate = oflags.contains(OpenFlags::TRUNCATE);
         let (oflags, flags) = if truncate {
@@ -259,7 +323,7 @@ impl CallState {
         path: String,
     ) -> Guarded<DescriptorStat> {
         let follow = path_flags.contains(PathFlags::SYMLINK_FOLLOW);
-        let Some((_, target)) = self.target(&fd, &path, follow, FileAccess::Read)? else {
+        let Lookup::Located(target) = self.lookup(&fd, &path, follow)? else {
             return Ok(self.filesystem().stat_at(fd, path_flags, path).await);
         };
         let temp = self.hold_target(target)?;
@@ -278,7 +342,7 @@ impl CallState {
         path: String,
     ) -> Guarded<MetadataHashValue> {
         let follow = path_flags.contains(PathFlags::SYMLINK_FOLLOW);
-        let Some((_, target)) = self.target(&fd, &path, follow, FileAccess::Read)? else {
+        let Lookup::Located(target) = self.lookup(&fd, &path, follow)? else {
             return Ok(self
                 .filesystem()
                 .metadata_hash_at(fd, path_flags, path)
@@ -476,6 +540,9 @@ impl CallState {
             .await;
         self.release(from_temp);
         self.release(to_temp);
+        if done.is_ok() {
+            self.listings.dirs.clear();
+        }
         Ok(done)
     }
 
@@ -497,7 +564,7 @@ impl CallState {
             Parent::Ready { temp, name, real } => (temp, name, real),
         };
         if let Ok(meta) = std::fs::symlink_metadata(&from_real)
-            && let Err(refused) = self.refuse_store_link(&meta)
+            && let Err(refused) = self.refuse_store_identity(Identity::of_std(&meta))
         {
             self.release(from_temp);
             return Err(refused);
@@ -534,7 +601,7 @@ impl CallState {
         let Some(dir) = self.dir_handle(&fd) else {
             return Ok(self.filesystem().read_directory(fd).await);
         };
-        let real = located(&dir.file)?;
+        let real = self.dir_real(&fd, &dir)?;
         self.guard.check(&real, FileAccess::Read)?;
         let stream = match self.filesystem().read_directory(fd).await {
             Ok(stream) => stream,
@@ -545,7 +612,7 @@ impl CallState {
             dir: dir.file,
             linked: self.guard.linked_files().into(),
         };
-        self.listings.0.insert(stream.rep(), listing);
+        self.listings.streams.insert(stream.rep(), listing);
         Ok(Ok(stream))
     }
 
@@ -553,7 +620,7 @@ impl CallState {
         &mut self,
         stream: Resource<DirectoryEntryStream>,
     ) -> FsResult<Option<DirectoryEntry>> {
-        let listing = self.listings.0.get(&stream.rep()).cloned();
+        let listing = self.listings.streams.get(&stream.rep()).cloned();
         loop {
             let next = self
                 .filesystem()
@@ -575,13 +642,12 @@ impl CallState {
         if listing.linked.is_empty() {
             return false;
         }
-        use cap_primitives::fs::MetadataExt;
-        cap_primitives::fs::stat(
-            &listing.dir,
-            Path::new(name),
-            cap_primitives::fs::FollowSymlinks::No,
+        cap_primitives::fs::stat(&listing.dir, Path::new(name), FollowSymlinks::No).is_ok_and(
+            |meta| {
+                let identity = Identity::of(&meta);
+                listing.linked.contains(&(identity.dev, identity.ino))
+            },
         )
-        .is_ok_and(|meta| listing.linked.contains(&(meta.dev(), meta.ino())))
     }
 
     /// `result` as the component sees it, recording a denial if it was
@@ -622,7 +688,7 @@ fn located(file: &StdFile) -> Result<PathBuf, Refused> {
 /// Open `path` beneath `dir` as a path-only handle (`O_PATH`), following a
 /// final symbolic link when `follow`; never leaving `dir`.
 fn locate(dir: &StdFile, path: &str, follow: bool) -> std::io::Result<StdFile> {
-    use cap_primitives::fs::{FollowSymlinks, OpenOptions, OpenOptionsExt};
+    use cap_primitives::fs::{OpenOptions, OpenOptionsExt};
     let mut options = OpenOptions::new();
     options.read(true);
     options._cap_fs_ext_follow(if follow {

@@ -22,6 +22,8 @@ const CLEARED: &[&str] = &[
     "CORDON_WORKSPACE",
     "CORDON_THREAD",
     "CORDON_PERMISSIONS",
+    "CORDON_CONFIG",
+    "CORDON_MAX_INSTANCES",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "ANTHROPIC_API_KEY",
@@ -84,6 +86,8 @@ impl Project {
             .args(args)
             .current_dir(self.dir.path())
             .env("CORDON_CACHE_DIR", self.cache.path())
+            // No operator config of the machine's user applies.
+            .env("XDG_CONFIG_HOME", self.cache.path().join("config"))
             .stdin(Stdio::null());
         for name in CLEARED {
             command.env_remove(name);
