@@ -431,6 +431,12 @@ async fn publishing_never_goes_through_a_link() {
     let error = ledger.publish().unwrap_err();
     assert!(error.message.contains("symbolic link"), "{error}");
     assert!(
+        rig.denials()
+            .contains(&(Capability::Filesystem, "src/new.rs".to_owned())),
+        "the refusal is audited: {:?}",
+        rig.denials()
+    );
+    assert!(
         !rig.outside.path().join("new.rs").exists(),
         "nothing was written through the link"
     );

@@ -26,6 +26,14 @@ pub(crate) struct Folder {
     real: PathBuf,
 }
 
+/// Why publishing stopped at a path: the error the loop reports, and
+/// whether it was a link on the way, which the host refuses.
+#[derive(Debug)]
+pub(crate) struct Stopped {
+    pub(crate) error: PublishError,
+    pub(crate) through_link: bool,
+}
+
 /// Why publishing refused a path.
 #[derive(Debug)]
 enum Refusal {
@@ -93,7 +101,7 @@ impl Folder {
     pub(crate) fn publish<'a>(
         &self,
         entries: impl DoubleEndedIterator<Item = (&'a String, &'a Entry)> + Clone,
-    ) -> Result<(), PublishError> {
+    ) -> Result<(), Stopped> {
         for (path, entry) in entries.clone().rev() {
             if matches!(entry, Entry::Removed) {
                 self.apply(path, entry)?;
@@ -107,7 +115,7 @@ impl Folder {
         Ok(())
     }
 
-    fn apply(&self, path: &str, entry: &Entry) -> Result<(), PublishError> {
+    fn apply(&self, path: &str, entry: &Entry) -> Result<(), Stopped> {
         let (parents, name) = match path.rsplit_once('/') {
             Some((parents, name)) => (parents, name),
             None => ("", path),
@@ -122,13 +130,16 @@ impl Folder {
                     write(&parent, name, contents).map_err(Refusal::Io)
                 }
             });
-        done.map_err(|refusal| PublishError {
-            path: path.to_owned(),
-            message: match refusal {
-                Refusal::Link(link) => {
-                    format!("`{link}` is a symbolic link, and publishing never goes through one")
-                }
-                Refusal::Io(error) => error.to_string(),
+        done.map_err(|refusal| Stopped {
+            through_link: matches!(refusal, Refusal::Link(_)),
+            error: PublishError {
+                path: path.to_owned(),
+                message: match refusal {
+                    Refusal::Link(link) => format!(
+                        "`{link}` is a symbolic link, and publishing never goes through one"
+                    ),
+                    Refusal::Io(error) => error.to_string(),
+                },
             },
         })
     }

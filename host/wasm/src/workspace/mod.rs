@@ -172,11 +172,10 @@ impl Plugins {
                         })
                     })
                     .transpose()?;
-                Some(Arc::new(Staging::new(
-                    opened,
-                    publishes,
-                    bundle.manifest.limits.staging,
-                )))
+                Some(Arc::new(
+                    Staging::new(opened, publishes, bundle.manifest.limits.staging)
+                        .audited(Arc::clone(&self.inner.events), &bundle.manifest.name),
+                ))
             }
         };
         let base = folder

@@ -15,7 +15,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use cordon_kernel::{FileChange, FileLedger, FileState, PublishError, StepFiles};
+use cordon_kernel::{
+    Capability, Denial, Event, EventSink, FileChange, FileLedger, FileState, PublishError,
+    StepFiles,
+};
 
 use super::folder::Folder;
 use super::paths::is_under;
@@ -119,6 +122,8 @@ pub struct Staging {
     folder: Option<Folder>,
     publishes: bool,
     limits: StagingLimits,
+    /// Where a refused publication is reported, naming the backend.
+    audit: Option<(Arc<dyn EventSink>, String)>,
 }
 
 /// Why a call's changes were not staged: past a quota.
@@ -135,7 +140,15 @@ impl Staging {
             publishes: publishes && folder.is_some(),
             folder,
             limits,
+            audit: None,
         }
+    }
+
+    /// This staging, reporting a refused publication to `events` as backend
+    /// `bundle`'s.
+    pub(crate) fn audited(mut self, events: Arc<dyn EventSink>, bundle: &str) -> Self {
+        self.audit = Some((events, bundle.to_owned()));
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, Layers> {
@@ -319,7 +332,17 @@ impl FileLedger for Staging {
             return Ok(());
         };
         let mut layers = self.lock();
-        folder.publish(layers.committed.entries.iter())?;
+        if let Err(stopped) = folder.publish(layers.committed.entries.iter()) {
+            if let (true, Some((events, bundle))) = (stopped.through_link, &self.audit) {
+                events.emit(Event::Denied(Denial {
+                    bundle: bundle.clone(),
+                    capability: Capability::Filesystem,
+                    target: stopped.error.path.clone(),
+                    reason: stopped.error.message.clone(),
+                }));
+            }
+            return Err(stopped.error);
+        }
         layers.committed.clear();
         Ok(())
     }
