@@ -853,3 +853,55 @@ async fn paths_with_control_characters_never_cross_the_workspace_boundary() {
         );
     }
 }
+
+/// The README's own words, which the test below holds the code to.
+const README_CLAIMS: [&str; 3] = [
+    "is neither reached nor listed by any component, through any route",
+    "A denied path cannot be read, stat'ed, written, removed, renamed or\n  linked to, and listings, globs and searches leave it out; a read-only path can\n  be read and nothing else.",
+    "even `--direct` (a `rm -rf *`\nleaves it alone)",
+];
+
+#[tokio::test]
+async fn the_readmes_statements_about_the_store_and_file_rules_hold() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    for claim in README_CLAIMS {
+        assert!(readme.contains(claim), "the README no longer says: {claim}");
+    }
+    let rig = rig(Setup::DirDirect, rules()).await;
+    // Neither reached nor listed, even --direct, and `rm -rf *` leaves it.
+    let (_, listed, _) = rig.sh("ls -a . lnk sub/up").await;
+    assert!(!listed.contains(".cordon"), "{listed}");
+    // A denied path: not read, stat'ed, written, removed, renamed, linked to
+    // or listed; a read-only path: read, and nothing else.
+    for line in [
+        "cat .env",
+        "test -e .env",
+        "echo x > .env",
+        "rm .env",
+        "mv .env moved",
+        "cp .env copied",
+        "echo x > Cargo.lock",
+        "rm Cargo.lock",
+        "mv Cargo.lock moved",
+    ] {
+        let (code, out, _) = rig.sh(line).await;
+        assert_ne!(code, 0, "`{line}` succeeded: {out}");
+    }
+    let (code, out, _) = rig.sh("cat Cargo.lock").await;
+    assert_eq!((code, out.as_str()), (0, "lock v1\n"));
+    for pattern in [".*", "**/.env"] {
+        let globbed = rig.ok("glob", json!({ "pattern": pattern })).await;
+        assert!(!globbed.to_string().contains(".env\""), "{globbed}");
+    }
+    let found = rig.ok("grep", json!({"pattern": "API_KEY"})).await;
+    assert_eq!(found["matches"], json!([]));
+    // `rm -rf *` removes what is not protected and says which it could not.
+    let (_, _, err) = rig.sh("rm -rf *").await;
+    assert!(err.contains("Cargo.lock"), "{err}");
+    assert_eq!(rig.on_disk("README.md"), None);
+    store_intact(rig.fixture.workspace.path());
+    assert_eq!(rig.on_disk(".env").as_deref(), Some(SECRET));
+    assert_eq!(rig.on_disk("Cargo.lock").as_deref(), Some("lock v1\n"));
+}

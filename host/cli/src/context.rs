@@ -26,22 +26,45 @@ pub fn host(global: &GlobalArgs, operator: &Operator) -> anyhow::Result<PluginHo
 }
 
 /// What calls obey besides their grants: `files` with the operator's file
-/// rules, the operator's trust, and the folder of the run store at `store`
-/// out of every component's reach.
-pub fn safeguards(operator: &Operator, files: &FileRules, store: &Path) -> Safeguards {
-    let folder = store
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_owned);
-    let folder = if folder.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        folder
-    };
+/// rules, the operator's trust, and the run store at `store` out of every
+/// component's reach ([`store_reach`]).
+pub fn safeguards(
+    operator: &Operator,
+    files: &FileRules,
+    store: &Path,
+    workspace: &Path,
+) -> Safeguards {
     Safeguards {
         files: files.clone().union(&operator.files),
-        reserved: vec![folder.canonicalize().unwrap_or(folder)],
+        reserved: store_reach(store, workspace),
         trust: operator.trust.clone(),
     }
+}
+
+/// What of the run store at `store` a component granted part of `workspace`
+/// could reach, and so must not: its folder, when that lies inside the
+/// workspace; its database files alone, when it sits in the workspace root
+/// itself; nothing, when it lies outside, where no grant reaches.
+pub fn store_reach(store: &Path, workspace: &Path) -> Vec<PathBuf> {
+    let Ok(root) = workspace.canonicalize() else {
+        return Vec::new();
+    };
+    let absolute = std::path::absolute(store).unwrap_or_else(|_| store.to_owned());
+    let (Some(folder), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+        return Vec::new();
+    };
+    let folder = folder.canonicalize().unwrap_or_else(|_| folder.to_owned());
+    if folder == root {
+        let name = name.to_string_lossy();
+        return ["", "-wal", "-shm", "-journal"]
+            .iter()
+            .map(|suffix| folder.join(format!("{name}{suffix}")))
+            .collect();
+    }
+    if folder.starts_with(&root) {
+        return vec![folder];
+    }
+    Vec::new()
 }
 
 fn default_cache_dir() -> Option<PathBuf> {

@@ -248,3 +248,46 @@ text = "Done."
     );
     assert!(!diff.contains("etc/passwd"), "{diff}");
 }
+
+#[test]
+fn the_store_is_out_of_reach_wherever_it_lives_and_the_workspace_stays_usable() {
+    let script = r#"
+[[turn]]
+[[turn.call]]
+tool = "bash"
+args = { command = "ls -a ; cat runs.db ; cat runs.db-wal" }
+[[turn.call]]
+tool = "write"
+args = { path = "notes.txt", content = "written\n" }
+
+[[turn]]
+text = "Done."
+"#;
+    let agent = "name = \"coder\"\nsandbox = \"dir\"\n[permissions]\ndefault = \"allow\"\n";
+    // In the workspace root itself: its files are out of reach, the rest is not.
+    let inside = project();
+    inside.write("agent.toml", agent);
+    inside.write("script.toml", script);
+    let output = inside.run_scripted("r1", &["--store", "runs.db"]);
+    assert!(output.status.success(), "{}", both(&output));
+    assert_eq!(inside.read("notes.txt").unwrap(), "written\n");
+    let shown = inside.cordon(&["runs", "show", "r1", "--store", "runs.db"]);
+    let shown = text(&shown.stdout);
+    assert!(!shown.contains("runs.db\\n"), "listed: {shown}");
+    assert!(!shown.contains("SQLite format"), "read: {shown}");
+
+    // In a folder that holds the workspace: no grant reaches it anyway, and
+    // the workspace works as ever.
+    let outside = project();
+    outside.write("agent.toml", agent);
+    outside.write("script.toml", script);
+    let name = outside.dir.path().file_name().unwrap().to_string_lossy();
+    let store = format!("../{name}.db");
+    let output = outside.run_scripted("r1", &["--store", &store]);
+    let parent = outside.dir.path().parent().unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(parent.join(format!("{name}.db{suffix}")));
+    }
+    assert!(output.status.success(), "{}", both(&output));
+    assert_eq!(outside.read("notes.txt").unwrap(), "written\n");
+}

@@ -23,8 +23,9 @@ use cordon_paths::RESERVED;
 pub(crate) struct FileGuard {
     /// The workspace root, canonical: rules name paths relative to it.
     root: PathBuf,
-    /// Folders no component reaches, canonical: the root's [`RESERVED`]
-    /// folder and the run store's folder wherever it is.
+    /// What no component reaches, canonical, with everything beneath it: the
+    /// root's [`RESERVED`] folder and the run store's folder (or, for a store
+    /// in the root itself, its files).
     reserved: Vec<PathBuf>,
     rules: FileRules,
 }
@@ -68,7 +69,8 @@ pub(crate) struct Refused(pub(crate) String);
 
 impl FileGuard {
     /// A guard for components whose grants lie under `root` (canonical),
-    /// keeping them out of `reserved` besides the root's own `.cordon`.
+    /// keeping them out of `reserved` (folders or files) besides the root's
+    /// own `.cordon`.
     pub(crate) fn new(root: &Path, reserved: &[PathBuf], rules: FileRules) -> Self {
         let own = root.join(RESERVED);
         let mut folders = vec![own.clone()];
@@ -178,11 +180,19 @@ impl FileGuard {
     /// another name somewhere: what a listing must leave out wherever it
     /// meets them. Usually none.
     pub(crate) fn linked_files(&self) -> Vec<(u64, u64)> {
-        self.reserved
-            .iter()
-            .filter_map(|folder| std::fs::read_dir(folder).ok())
-            .flat_map(|entries| entries.filter_map(Result::ok))
-            .filter_map(|entry| entry.metadata().ok())
+        let mut files = Vec::new();
+        for reserved in &self.reserved {
+            match std::fs::read_dir(reserved) {
+                Ok(entries) => files.extend(
+                    entries
+                        .filter_map(Result::ok)
+                        .filter_map(|entry| entry.metadata().ok()),
+                ),
+                Err(_) => files.extend(std::fs::symlink_metadata(reserved).ok()),
+            }
+        }
+        files
+            .into_iter()
             .filter(|meta| meta.is_file() && meta.nlink() > 1)
             .map(|meta| (meta.dev(), meta.ino()))
             .collect()

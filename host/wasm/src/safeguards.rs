@@ -106,8 +106,9 @@ impl Default for Trust {
 pub struct Safeguards {
     /// File rules every component obeys, at the file layer.
     pub files: FileRules,
-    /// Folders no component reaches, besides the workspace root's `.cordon`:
-    /// the run store's folder, wherever it is.
+    /// What no component reaches, with everything beneath it, besides the
+    /// workspace root's `.cordon`: the run store's folder when it lies in the
+    /// workspace, or its files when it sits in the root itself.
     pub reserved: Vec<PathBuf>,
     /// Whose tool annotations are believed.
     pub trust: Trust,

@@ -34,7 +34,12 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode
     let store = SqliteCommitStore::open(&args.store.store)
         .with_context(|| format!("opening the store {}", args.store.store.display()))?;
     let state: Arc<dyn StateStore> = Arc::new(ThreadState::new(Arc::new(store), &args.thread));
-    let safeguards = context::safeguards(&operator, &FileRules::new(), &args.store.store);
+    let safeguards = context::safeguards(
+        &operator,
+        &FileRules::new(),
+        &args.store.store,
+        &global.workspace,
+    );
     let plugins = host
         .plugins_with(report.bundles, events.clone(), safeguards)
         .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;

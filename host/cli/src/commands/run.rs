@@ -208,7 +208,12 @@ impl Session {
         let events = Arc::new(StepEvents::new(printer.clone()));
         let store = SqliteCommitStore::open(store_path)
             .with_context(|| format!("opening the run store {}", store_path.display()))?;
-        let safeguards = context::safeguards(&operator, agent.permissions.files(), store_path);
+        let safeguards = context::safeguards(
+            &operator,
+            agent.permissions.files(),
+            store_path,
+            &launch.workspace,
+        );
         let plugins = host
             .plugins_with(report.bundles, events.clone(), safeguards)
             .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
