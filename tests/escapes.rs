@@ -516,6 +516,9 @@ async fn file_rules_hold_for_every_workspace_tool_on_every_backend() {
             rig.ok("read", json!({"path": "Cargo.lock"})).await["content"],
             "lock v1\n"
         );
+        let (code, out, err) = rig.sh("ls vendor && cat vendor/lib.rs Cargo.lock").await;
+        assert_eq!(code, 0, "{setup:?}: {err}");
+        assert_eq!(out, "lib.rs\n// vendored\nlock v1\n", "{setup:?}");
         for (tool, args) in [
             ("write", json!({"path": "Cargo.lock", "content": "x"})),
             (

@@ -776,7 +776,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         target = format!("{from} -> {to}"));
     guarded!(types, "[method]descriptor.read-directory", "list", read_directory,
         (fd: Resource<Descriptor>),
-        target = String::new());
+        target = "(a directory listing)".to_owned());
     types.func_wrap_async(
         "[method]directory-entry-stream.read-directory-entry",
         |mut store: wasmtime::StoreContextMut<'_, CallState>,

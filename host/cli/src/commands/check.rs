@@ -47,16 +47,36 @@ struct LimitsReport {
     fuel: u64,
     output_kib: usize,
     log_kib: usize,
+    /// What a sandbox backend may stage; absent for other kinds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    staging: Option<StagingReport>,
 }
 
-impl From<Limits> for LimitsReport {
-    fn from(limits: Limits) -> Self {
+#[derive(Serialize)]
+struct StagingReport {
+    staged_mib: u64,
+    staged_entries: usize,
+    step_staged_mib: u64,
+    step_staged_entries: usize,
+    run_staged_mib: u64,
+}
+
+impl LimitsReport {
+    fn of(limits: Limits, kind: BundleKind) -> Self {
+        let staging = limits.staging;
         Self {
             memory_mib: limits.memory_bytes >> 20,
             timeout_ms: limits.timeout.as_millis(),
             fuel: limits.fuel,
             output_kib: limits.output_bytes >> 10,
             log_kib: limits.log_bytes >> 10,
+            staging: (kind == BundleKind::Sandbox).then_some(StagingReport {
+                staged_mib: staging.call_bytes >> 20,
+                staged_entries: staging.call_entries,
+                step_staged_mib: staging.step_bytes >> 20,
+                step_staged_entries: staging.step_entries,
+                run_staged_mib: staging.run_bytes >> 20,
+            }),
         }
     }
 }
@@ -87,7 +107,7 @@ fn bundle_report<'a>(loaded: &'a LoadedBundle, trust: &Trust) -> BundleReport<'a
         trusted: trust.trusts(&loaded.bundle),
         grants: &manifest.grants,
         config: &manifest.config,
-        limits: manifest.limits.into(),
+        limits: LimitsReport::of(manifest.limits, manifest.kind),
     }
 }
 
@@ -157,6 +177,16 @@ fn print_text(report: &Report<'_>) {
             "       limits: memory {} MiB, timeout {} ms, fuel {}, output {} KiB, log {} KiB",
             limits.memory_mib, limits.timeout_ms, limits.fuel, limits.output_kib, limits.log_kib
         );
+        if let Some(staging) = &limits.staging {
+            println!(
+                "       staging: {} MiB in {} paths a call, {} MiB in {} paths a step, {} MiB a run when never published",
+                staging.staged_mib,
+                staging.staged_entries,
+                staging.step_staged_mib,
+                staging.step_staged_entries,
+                staging.run_staged_mib
+            );
+        }
         println!(
             "       component: {} sha256:{} ({}, {} ms)",
             bundle.component, bundle.sha256, bundle.cache, bundle.load_ms
