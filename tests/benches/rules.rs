@@ -6,13 +6,15 @@
 //!
 //! Run with `cargo bench -p cordon-tests --bench rules`.
 
+mod calls;
+
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use cordon_kernel::{CallContext, EventLog, FileRules, StateSnapshot, ToolSet};
+use calls::{call, median, timed};
+use cordon_kernel::{EventLog, FileRules};
 use cordon_wasm::{HostConfig, PluginHost, Safeguards, WorkspaceOptions};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const ROUNDS: usize = 15;
 /// The tree: 20 folders of 50 files, 4 KiB each.
@@ -123,29 +125,4 @@ fn build_tree(root: &Path) {
             std::fs::write(folder.join(format!("f{index:04}.rs")), text).expect("tree file");
         }
     }
-}
-
-async fn call(tools: &dyn ToolSet, name: &str, args: Value) -> Value {
-    tools
-        .call(
-            name,
-            args,
-            CallContext::outside_run(Arc::new(StateSnapshot::default())),
-        )
-        .await
-        .result
-        .unwrap_or_else(|error| panic!("{name}: {error}"))
-        .content
-}
-
-async fn timed(work: impl std::future::Future<Output = Value>) -> Duration {
-    let started = Instant::now();
-    std::hint::black_box(work.await);
-    started.elapsed()
-}
-
-fn median(times: &[Duration]) -> Duration {
-    let mut sorted = times.to_vec();
-    sorted.sort();
-    sorted[sorted.len() / 2]
 }

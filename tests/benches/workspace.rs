@@ -7,14 +7,17 @@
 //!
 //! Run with `cargo bench -p cordon-tests --bench workspace`.
 
+mod calls;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cordon_kernel::{CallContext, EventLog, StateSnapshot, ToolSet};
+use calls::{call, median, timed};
+use cordon_kernel::EventLog;
 use cordon_wasm::{HostConfig, PluginHost, WorkspaceOptions};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const ROUNDS: usize = 7;
 /// Files in the tree, and bytes in each: 500 x 100 KiB = 50 MiB (51.2 MB).
@@ -122,25 +125,6 @@ fn build_tree(root: &Path) -> usize {
     needles
 }
 
-async fn call(tools: &dyn ToolSet, name: &str, args: Value) -> Value {
-    tools
-        .call(
-            name,
-            args,
-            CallContext::outside_run(Arc::new(StateSnapshot::default())),
-        )
-        .await
-        .result
-        .unwrap_or_else(|error| panic!("{name}: {error}"))
-        .content
-}
-
-async fn timed(work: impl std::future::Future<Output = Value>) -> Duration {
-    let started = Instant::now();
-    std::hint::black_box(work.await);
-    started.elapsed()
-}
-
 /// Run `program args` in `dir`, collecting its output; at least `lines` lines
 /// must come back.
 fn time_program(dir: &Path, program: &str, args: &[&str], lines: usize) -> Duration {
@@ -156,12 +140,6 @@ fn time_program(dir: &Path, program: &str, args: &[&str], lines: usize) -> Durat
     assert!(output.status.success(), "{program} failed");
     assert!(output.stdout.iter().filter(|&&b| b == b'\n').count() >= lines);
     elapsed
-}
-
-fn median(times: &[Duration]) -> Duration {
-    let mut sorted = times.to_vec();
-    sorted.sort();
-    sorted[sorted.len() / 2]
 }
 
 fn report_pair(

@@ -108,6 +108,31 @@ struct Listing {
     linked: Arc<[(u64, u64)]>,
 }
 
+/// Run wasmtime-wasi's `$method` on the final name of `$path` inside its
+/// parent, opened and judged for `$access` first: the arguments before `;`
+/// go between the directory and the name, those after it follow the name.
+/// `$invalid` answers a final `.` or `..`.
+macro_rules! by_name {
+    ($state:ident, $fd:ident, $path:ident, $access:expr, $invalid:expr,
+     $method:ident($($before:expr),* $(; $($after:expr),*)?)) => {
+        match $state.parent(&$fd, &$path, $access)? {
+            Parent::Pass => Ok($state
+                .filesystem()
+                .$method($fd, $($before,)* $path $($(, $after)*)?)
+                .await),
+            Parent::Invalid => Ok(Err($invalid.into())),
+            Parent::Ready { temp, name, .. } => {
+                let done = $state
+                    .filesystem()
+                    .$method(Resource::new_borrow(temp.rep()), $($before,)* name $($(, $after)*)?)
+                    .await;
+                $state.release(temp);
+                Ok(done)
+            }
+        }
+    };
+}
+
 impl CallState {
     /// The real path of the directory descriptor `fd`, whose handle is `dir`.
     fn dir_real(&mut self, fd: &Resource<Descriptor>, dir: &DirHandle) -> Result<PathBuf, Refused> {
@@ -371,63 +396,47 @@ impl CallState {
     }
 
     async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> Guarded<String> {
-        match self.parent(&fd, &path, FileAccess::Read)? {
-            Parent::Pass => Ok(self.filesystem().readlink_at(fd, path).await),
-            Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
-            Parent::Ready { temp, name, .. } => {
-                let read = self
-                    .filesystem()
-                    .readlink_at(Resource::new_borrow(temp.rep()), name)
-                    .await;
-                self.release(temp);
-                Ok(read)
-            }
-        }
+        by_name!(
+            self,
+            fd,
+            path,
+            FileAccess::Read,
+            ErrorCode::Invalid,
+            readlink_at()
+        )
     }
 
     async fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> Guarded<()> {
-        match self.parent(&fd, &path, FileAccess::Write)? {
-            Parent::Pass => Ok(self.filesystem().create_directory_at(fd, path).await),
-            Parent::Invalid => Ok(Err(ErrorCode::Exist.into())),
-            Parent::Ready { temp, name, .. } => {
-                let done = self
-                    .filesystem()
-                    .create_directory_at(Resource::new_borrow(temp.rep()), name)
-                    .await;
-                self.release(temp);
-                Ok(done)
-            }
-        }
+        by_name!(
+            self,
+            fd,
+            path,
+            FileAccess::Write,
+            ErrorCode::Exist,
+            create_directory_at()
+        )
     }
 
     async fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> Guarded<()> {
-        match self.parent(&fd, &path, FileAccess::Write)? {
-            Parent::Pass => Ok(self.filesystem().remove_directory_at(fd, path).await),
-            Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
-            Parent::Ready { temp, name, .. } => {
-                let done = self
-                    .filesystem()
-                    .remove_directory_at(Resource::new_borrow(temp.rep()), name)
-                    .await;
-                self.release(temp);
-                Ok(done)
-            }
-        }
+        by_name!(
+            self,
+            fd,
+            path,
+            FileAccess::Write,
+            ErrorCode::Invalid,
+            remove_directory_at()
+        )
     }
 
     async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> Guarded<()> {
-        match self.parent(&fd, &path, FileAccess::Write)? {
-            Parent::Pass => Ok(self.filesystem().unlink_file_at(fd, path).await),
-            Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
-            Parent::Ready { temp, name, .. } => {
-                let done = self
-                    .filesystem()
-                    .unlink_file_at(Resource::new_borrow(temp.rep()), name)
-                    .await;
-                self.release(temp);
-                Ok(done)
-            }
-        }
+        by_name!(
+            self,
+            fd,
+            path,
+            FileAccess::Write,
+            ErrorCode::Invalid,
+            unlink_file_at()
+        )
     }
 
     async fn set_times_at(
@@ -442,27 +451,14 @@ impl CallState {
             // Where a final link leads is judged too.
             self.target(&fd, &path, true, FileAccess::Write)?;
         }
-        match self.parent(&fd, &path, FileAccess::Write)? {
-            Parent::Pass => Ok(self
-                .filesystem()
-                .set_times_at(fd, path_flags, path, atim, mtim)
-                .await),
-            Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
-            Parent::Ready { temp, name, .. } => {
-                let done = self
-                    .filesystem()
-                    .set_times_at(
-                        Resource::new_borrow(temp.rep()),
-                        path_flags,
-                        name,
-                        atim,
-                        mtim,
-                    )
-                    .await;
-                self.release(temp);
-                Ok(done)
-            }
-        }
+        by_name!(
+            self,
+            fd,
+            path,
+            FileAccess::Write,
+            ErrorCode::Invalid,
+            set_times_at(path_flags; atim, mtim)
+        )
     }
 
     async fn symlink_at(
