@@ -316,6 +316,18 @@ async fn a_tool_with_a_directory_grant_cannot_reach_the_store_by_any_route() {
         walked.content
     );
 
+    // A link someone planted that leads nowhere yet creates nothing in the
+    // store's folder.
+    std::os::unix::fs::symlink(".cordon/new.db", fixture.workspace.path().join("dangling"))
+        .unwrap();
+    refused(
+        &loaded,
+        "hostile.write-file",
+        json!({"path": "/w/dangling", "content": "x"}),
+    )
+    .await;
+    assert!(!fixture.workspace.path().join(".cordon/new.db").exists());
+
     // A component may plant a link to the root, but reaching the store
     // through it later still fails.
     loaded

@@ -11,9 +11,11 @@
 //! - **Opening** is judged on the path as written and, once the kernel has
 //!   opened it, on the handle's real path; a handle that lands somewhere
 //!   refused is closed before the component sees it. Truncation waits until
-//!   the handle is judged, so a refused open changes nothing.
-//! - **Stat and metadata hashes** open the target as a path-only handle,
-//!   judge it, and stat that very handle.
+//!   the handle is judged, so a refused open changes nothing, and no file
+//!   is created through a link that leads nowhere yet.
+//! - **Stat and metadata hashes** of a name in a directory are judged by the
+//!   path at the cost of one `lstat`; any other path is opened as a path-only
+//!   handle, judged, and that very handle is stat'ed.
 //! - **Changes** (create, remove, rename, link, symlink, set times) open the
 //!   target's parent, judge it, and act on the one name inside that fixed
 //!   parent, so a link swapped in between cannot redirect them. A symbolic
@@ -31,6 +33,7 @@ use std::fs::File as StdFile;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cap_primitives::fs::FollowSymlinks;
 use cordon_kernel::{Capability, FileAccess};
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, Dir, File, WasiFilesystemView};
@@ -41,8 +44,6 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
     PathFlags,
 };
 use wasmtime_wasi::{FsPerms, OpenMode};
-
-use cap_primitives::fs::FollowSymlinks;
 
 use crate::file_guard::{FileGuard, Identity, Refused, real_path};
 use crate::sandbox::CallState;
@@ -309,6 +310,9 @@ impl CallState {
         };
         let dir_real = self.dir_real(&fd, &dir)?;
         self.guard.check_both(&dir_real, &path, None, access)?;
+        if oflags.contains(OpenFlags::CREATE) && path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
+            refuse_dangling_link(&dir.file, &path)?;
+        }
         // Truncate only once the handle is judged.
         let truncate = oflags.contains(OpenFlags::TRUNCATE);
         let (oflags, flags) = if truncate {
@@ -679,6 +683,20 @@ impl CallState {
 /// place cannot be told is refused.
 fn located(file: &StdFile) -> Result<PathBuf, Refused> {
     real_path(file).map_err(|error| Refused(format!("cannot tell where the file is: {error}")))
+}
+
+/// Refuse creating a file through a final symbolic link that leads nowhere
+/// yet: the file would appear where the link points, a place no check has
+/// seen. A link to an existing file is judged once that file is opened.
+fn refuse_dangling_link(dir: &StdFile, path: &str) -> Result<(), Refused> {
+    let is_link = cap_primitives::fs::stat(dir, Path::new(path), FollowSymlinks::No)
+        .is_ok_and(|meta| meta.file_type().is_symlink());
+    if is_link && locate(dir, path, true).is_err() {
+        return Err(Refused(format!(
+            "{path:?} is a link to nothing yet; no file is created through it"
+        )));
+    }
+    Ok(())
 }
 
 /// Open `path` beneath `dir` as a path-only handle (`O_PATH`), following a
