@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
 /// What a component asks to do with a path.
@@ -55,11 +55,11 @@ pub struct FileRefusal {
     pub path: String,
 }
 
-/// One rule as written, with its matcher.
+/// One rule as written, with its glob.
 #[derive(Debug, Clone)]
 struct FileRule {
     text: String,
-    glob: GlobMatcher,
+    glob: Glob,
 }
 
 impl FileRule {
@@ -74,31 +74,76 @@ impl FileRule {
         let glob = GlobBuilder::new(trimmed.trim_end_matches('/'))
             .literal_separator(true)
             .build()
-            .map_err(|error| error.to_string())?
-            .compile_matcher();
+            .map_err(|error| error.to_string())?;
         Ok(Self {
             text: text.trim().to_owned(),
             glob,
         })
     }
+}
 
-    /// Whether the rule covers `path`: matches it or one of its ancestors.
-    fn covers(&self, path: &str) -> bool {
-        if path.is_empty() {
-            return false;
+/// Rules of one kind, matched together: the guard asks on every file
+/// operation, so one automaton answers for all of them. Should the set of
+/// them not compile (each one does), each rule is matched on its own.
+#[derive(Debug, Clone, Default)]
+struct RuleList {
+    rules: Vec<FileRule>,
+    set: Option<GlobSet>,
+    each: Vec<GlobMatcher>,
+}
+
+impl RuleList {
+    fn new(rules: Vec<FileRule>) -> Self {
+        let mut builder = GlobSetBuilder::new();
+        for rule in &rules {
+            builder.add(rule.glob.clone());
+        }
+        let set = builder.build().ok();
+        let each = match set {
+            Some(_) => Vec::new(),
+            None => rules
+                .iter()
+                .map(|rule| rule.glob.compile_matcher())
+                .collect(),
+        };
+        Self { rules, set, each }
+    }
+
+    /// The first rule, in written order, matching `path` itself.
+    fn first_match(&self, path: &str) -> Option<usize> {
+        match &self.set {
+            Some(set) if !set.is_match(path) => None,
+            Some(set) => set.matches(path).into_iter().min(),
+            None => self.each.iter().position(|glob| glob.is_match(path)),
+        }
+    }
+
+    fn extended(&self, more: impl IntoIterator<Item = FileRule>) -> Self {
+        let mut rules = self.rules.clone();
+        rules.extend(more);
+        Self::new(rules)
+    }
+
+    /// The first rule, in written order, covering `path`: matching it or one
+    /// of its ancestors.
+    fn covering(&self, path: &str) -> Option<&FileRule> {
+        if path.is_empty() || self.rules.is_empty() {
+            return None;
         }
         path.match_indices('/')
             .map(|(slash, _)| &path[..slash])
             .chain(std::iter::once(path))
-            .any(|prefix| self.glob.is_match(prefix))
+            .filter_map(|prefix| self.first_match(prefix))
+            .min()
+            .map(|index| &self.rules[index])
     }
 }
 
 /// The file rules of a run: the agent's and the operator's together.
 #[derive(Debug, Clone, Default)]
 pub struct FileRules {
-    deny: Vec<FileRule>,
-    read_only: Vec<FileRule>,
+    deny: RuleList,
+    read_only: RuleList,
 }
 
 /// `[files]` of a policy, as written.
@@ -126,8 +171,8 @@ impl FileRulesTable {
                 .collect::<Result<Vec<_>, _>>()
         };
         Ok(FileRules {
-            deny: parse("deny", self.deny)?,
-            read_only: parse("read-only", self.read_only)?,
+            deny: RuleList::new(parse("deny", self.deny)?),
+            read_only: RuleList::new(parse("read-only", self.read_only)?),
         })
     }
 }
@@ -139,33 +184,32 @@ impl FileRules {
     }
 
     /// These rules with `deny` and `read_only` added.
-    pub fn with(mut self, deny: &[&str], read_only: &[&str]) -> Result<Self, String> {
-        for (list, texts) in [(&mut self.deny, deny), (&mut self.read_only, read_only)] {
-            for text in texts {
-                list.push(FileRule::parse(text).map_err(|reason| format!("{text:?}: {reason}"))?);
-            }
-        }
-        Ok(self)
+    pub fn with(self, deny: &[&str], read_only: &[&str]) -> Result<Self, String> {
+        let parse = |texts: &[&str]| {
+            texts
+                .iter()
+                .map(|text| FileRule::parse(text).map_err(|reason| format!("{text:?}: {reason}")))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(Self {
+            deny: self.deny.extended(parse(deny)?),
+            read_only: self.read_only.extended(parse(read_only)?),
+        })
     }
 
     /// These rules and `other`'s together.
-    pub fn union(mut self, other: &FileRules) -> Self {
-        self.deny.extend(other.deny.iter().cloned());
-        self.read_only.extend(other.read_only.iter().cloned());
-        self
+    pub fn union(self, other: &FileRules) -> Self {
+        Self {
+            deny: self.deny.extended(other.deny.rules.iter().cloned()),
+            read_only: self
+                .read_only
+                .extended(other.read_only.rules.iter().cloned()),
+        }
     }
 
     /// Whether there are no rules.
     pub fn is_empty(&self) -> bool {
-        self.deny.is_empty() && self.read_only.is_empty()
-    }
-
-    /// The rules as written: deny rules, then read-only rules.
-    pub fn texts(&self) -> (Vec<&str>, Vec<&str>) {
-        fn texts(rules: &[FileRule]) -> Vec<&str> {
-            rules.iter().map(|rule| rule.text.as_str()).collect()
-        }
-        (texts(&self.deny), texts(&self.read_only))
+        self.deny.rules.is_empty() && self.read_only.rules.is_empty()
     }
 
     /// Whether `access` to the workspace path `path` (normalized) is allowed,
@@ -176,11 +220,11 @@ impl FileRules {
             rule: rule.text.clone(),
             path: path.to_owned(),
         };
-        if let Some(rule) = self.deny.iter().find(|rule| rule.covers(path)) {
+        if let Some(rule) = self.deny.covering(path) {
             return Err(refuse(FileRuleKind::Deny, rule));
         }
         if access == FileAccess::Write
-            && let Some(rule) = self.read_only.iter().find(|rule| rule.covers(path))
+            && let Some(rule) = self.read_only.covering(path)
         {
             return Err(refuse(FileRuleKind::ReadOnly, rule));
         }
@@ -189,7 +233,7 @@ impl FileRules {
 
     /// Whether listings leave `path` out.
     pub fn hides(&self, path: &str) -> bool {
-        self.deny.iter().any(|rule| rule.covers(path))
+        self.deny.covering(path).is_some()
     }
 }
 

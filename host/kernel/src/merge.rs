@@ -167,19 +167,17 @@ impl StepState {
         }
     }
 
-    /// The state as the writes admitted so far leave it, as one map.
-    pub fn snapshot(&self) -> Arc<BTreeMap<String, Value>> {
-        if self.changed.is_empty() {
-            return Arc::clone(&self.base);
+    /// A step that starts where this one stands: the same committed state
+    /// with this step's admitted values on top, and no writer yet.
+    pub(crate) fn fork(&self) -> Self {
+        Self {
+            agent: Arc::clone(&self.agent),
+            base: Arc::clone(&self.base),
+            changed: self.changed.clone(),
+            touched: BTreeMap::new(),
+            writers: Vec::new(),
+            writes: Vec::new(),
         }
-        let mut values = self.base.as_ref().clone();
-        for (key, value) in &self.changed {
-            match value {
-                Some(value) => values.insert(key.clone(), value.clone()),
-                None => values.remove(key),
-            };
-        }
-        Arc::new(values)
     }
 
     /// The agent whose declarations the step's writes must fit.

@@ -77,7 +77,7 @@ impl StepCalls {
     pub(crate) fn new(ports: StepPorts, step: &StepState) -> Arc<Self> {
         Arc::new(Self {
             admitted: Mutex::new(Admitted {
-                state: StepState::new(&ports.agent, step.snapshot()),
+                state: step.fork(),
                 batches: Vec::new(),
             }),
             ports,

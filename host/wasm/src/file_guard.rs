@@ -107,9 +107,8 @@ impl FileGuard {
                 self.root.display()
             )));
         };
-        let path = relative.to_string_lossy();
         self.rules
-            .check(&path, access)
+            .check(&relative.to_string_lossy(), access)
             .map_err(|refusal| Refused(refusal.to_string()))
     }
 
@@ -128,8 +127,12 @@ impl FileGuard {
                 "{written:?} holds a control character; no file is created or changed under such a name"
             )));
         }
-        self.check(&lexical(dir, written), access)?;
-        real.map_or(Ok(()), |real| self.check(real, access))
+        let as_written = lexical(dir, written);
+        self.check(&as_written, access)?;
+        match real {
+            Some(real) if real != as_written => self.check(real, access),
+            _ => Ok(()),
+        }
     }
 
     /// The workspace root.
@@ -164,16 +167,6 @@ impl FileGuard {
                 && path
                     .strip_prefix(&self.root)
                     .is_ok_and(|relative| self.rules.hides(&relative.to_string_lossy())))
-    }
-
-    /// Whether the file described by `meta` is a file of a reserved folder
-    /// under another name: a hard link to the run store. A file with one link
-    /// has one name, which [`FileGuard::check`] has judged.
-    pub(crate) fn is_reserved_file(&self, identity: Identity) -> bool {
-        if identity.links <= 1 || identity.is_dir {
-            return false;
-        }
-        self.linked_files().contains(&(identity.dev, identity.ino))
     }
 
     /// The device and inode of every file of a reserved folder that has

@@ -79,13 +79,18 @@ enum Parent {
 }
 
 /// What the guard keeps during one call: each directory stream's directory
-/// (its real path and its handle), and the real paths of the directory
-/// descriptors it has looked up, each with the handle it was read from.
-/// The looked-up paths are forgotten when the call renames anything.
+/// (its real path and its handle), and the real paths of the directories it
+/// has looked up, which it forgets when the call renames, removes or links
+/// anything.
 #[derive(Default)]
 pub(crate) struct Listings {
     streams: HashMap<u32, Listing>,
     dirs: HashMap<u32, (usize, PathBuf)>,
+    /// Real paths of parents of stat'ed paths, by descriptor and path.
+    parents: HashMap<(u32, String), PathBuf>,
+    /// The files of the run store that have other names, looked up at the
+    /// call's first need: a file with one name was judged by its path.
+    linked: Option<Arc<[(u64, u64)]>>,
 }
 
 /// How the guard answers a stat of a path under a directory descriptor.
@@ -148,9 +153,13 @@ impl CallState {
         Ok(real)
     }
 
-    /// Judge a stat of `path` under directory `fd`: a name of the directory
-    /// itself, not a link to follow, is judged by its path at the cost of one
-    /// `lstat`; anything else is located first.
+    /// Judge a stat of `path` under directory `fd`. The path's parent is
+    /// resolved once per call and remembered; the final name is then judged
+    /// by its path (at the cost of one `lstat` when it might be a link to
+    /// follow or a second name of the run store). A final link to follow is
+    /// located and judged where it leads. Stats reveal metadata only, so a
+    /// parent changed by another process during the call can mislead no more
+    /// than a stat; opening is judged on the opened handle itself.
     fn lookup(
         &mut self,
         fd: &Resource<Descriptor>,
@@ -160,23 +169,75 @@ impl CallState {
         let Some(dir) = self.dir_handle(fd) else {
             return Ok(Lookup::Pass);
         };
-        let single = !path.is_empty() && !path.contains('/') && path != "." && path != "..";
-        if single {
-            let dir_real = self.dir_real(fd, &dir)?;
-            self.guard.check(&dir_real.join(path), FileAccess::Read)?;
-            match cap_primitives::fs::stat(&dir.file, Path::new(path), FollowSymlinks::No) {
-                Ok(meta) if follow && meta.file_type().is_symlink() => {}
-                Ok(meta) => {
-                    self.refuse_store_identity(Identity::of(&meta))?;
-                    return Ok(Lookup::Direct);
-                }
-                Err(_) => return Ok(Lookup::Pass),
-            }
+        let Some((parent, name)) = split(path).filter(|(_, name)| *name != "." && *name != "..")
+        else {
+            return self.located(fd, path, follow);
+        };
+        let dir_real = self.dir_real(fd, &dir)?;
+        let Some(parent_real) = self.parent_real(fd, &dir, &dir_real, parent)? else {
+            return Ok(Lookup::Pass);
+        };
+        self.guard.check_both(
+            &dir_real,
+            path,
+            Some(&parent_real.join(name)),
+            FileAccess::Read,
+        )?;
+        if !follow && self.store_links().is_empty() {
+            return Ok(Lookup::Direct);
         }
+        match cap_primitives::fs::stat(&dir.file, Path::new(path), FollowSymlinks::No) {
+            Ok(meta) if follow && meta.file_type().is_symlink() => self.located(fd, path, follow),
+            Ok(meta) => {
+                self.refuse_store_identity(Identity::of(&meta))?;
+                Ok(Lookup::Direct)
+            }
+            Err(_) => Ok(Lookup::Pass),
+        }
+    }
+
+    /// Judge a stat of `path` by locating it.
+    fn located(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        follow: bool,
+    ) -> Result<Lookup, Refused> {
         Ok(match self.target(fd, path, follow, FileAccess::Read)? {
             Some((_, target)) => Lookup::Located(target),
             None => Lookup::Pass,
         })
+    }
+
+    /// The real path of the directory `parent` names under the directory
+    /// `dir` (descriptor `fd`, real path `dir_real`), remembered for the
+    /// call; `None` when it does not resolve.
+    fn parent_real(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        dir: &DirHandle,
+        dir_real: &Path,
+        parent: &str,
+    ) -> Result<Option<PathBuf>, Refused> {
+        if parent == "." {
+            return Ok(Some(dir_real.to_owned()));
+        }
+        let key = (fd.rep(), parent.to_owned());
+        if let Some(real) = self.listings.parents.get(&key) {
+            return Ok(Some(real.clone()));
+        }
+        let Ok(opened) = cap_primitives::fs::open_dir(&dir.file, Path::new(parent)) else {
+            return Ok(None);
+        };
+        let real = located(&opened)?;
+        self.listings.parents.insert(key, real.clone());
+        Ok(Some(real))
+    }
+
+    /// Forget the directories looked up so far: the call changed the tree.
+    fn forget_paths(&mut self) {
+        self.listings.dirs.clear();
+        self.listings.parents.clear();
     }
 
     fn dir_handle(&mut self, fd: &Resource<Descriptor>) -> Option<DirHandle> {
@@ -254,9 +315,22 @@ impl CallState {
         Ok(Some((dir, target)))
     }
 
+    /// The files of the run store that have other names (usually none).
+    fn store_links(&mut self) -> Arc<[(u64, u64)]> {
+        if let Some(linked) = &self.listings.linked {
+            return Arc::clone(linked);
+        }
+        let linked: Arc<[(u64, u64)]> = self.guard.linked_files().into();
+        self.listings.linked = Some(Arc::clone(&linked));
+        linked
+    }
+
     /// Refuse a file that is the run store under another name (a hard link).
-    fn refuse_store_identity(&self, identity: Identity) -> Result<(), Refused> {
-        if self.guard.is_reserved_file(identity) {
+    fn refuse_store_identity(&mut self, identity: Identity) -> Result<(), Refused> {
+        if identity.links > 1
+            && !identity.is_dir
+            && self.store_links().contains(&(identity.dev, identity.ino))
+        {
             return Err(Refused(
                 "it is a hard link to a file of Cordon's run store".into(),
             ));
@@ -264,8 +338,12 @@ impl CallState {
         Ok(())
     }
 
-    /// Refuse the open `file` when it is the run store under another name.
-    fn refuse_store_handle(&self, file: &StdFile) -> Result<(), Refused> {
+    /// Refuse the open `file` when it is the run store under another name;
+    /// when no file of the store has another name, there is nothing to ask.
+    fn refuse_store_handle(&mut self, file: &StdFile) -> Result<(), Refused> {
+        if self.store_links().is_empty() {
+            return Ok(());
+        }
         file.metadata().map_or(Ok(()), |meta| {
             self.refuse_store_identity(Identity::of_std(&meta))
         })
@@ -422,25 +500,33 @@ impl CallState {
     }
 
     async fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> Guarded<()> {
-        by_name!(
+        let done = by_name!(
             self,
             fd,
             path,
             FileAccess::Write,
             ErrorCode::Invalid,
             remove_directory_at()
-        )
+        );
+        if matches!(done, Ok(Ok(()))) {
+            self.forget_paths();
+        }
+        done
     }
 
     async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> Guarded<()> {
-        by_name!(
+        let done = by_name!(
             self,
             fd,
             path,
             FileAccess::Write,
             ErrorCode::Invalid,
             unlink_file_at()
-        )
+        );
+        if matches!(done, Ok(Ok(()))) {
+            self.forget_paths();
+        }
+        done
     }
 
     async fn set_times_at(
@@ -498,6 +584,9 @@ impl CallState {
                     .symlink_at(Resource::new_borrow(temp.rep()), target, name)
                     .await;
                 self.release(temp);
+                if done.is_ok() {
+                    self.forget_paths();
+                }
                 Ok(done)
             }
         }
@@ -541,7 +630,7 @@ impl CallState {
         self.release(from_temp);
         self.release(to_temp);
         if done.is_ok() {
-            self.listings.dirs.clear();
+            self.forget_paths();
         }
         Ok(done)
     }
@@ -610,7 +699,7 @@ impl CallState {
         let listing = Listing {
             real,
             dir: dir.file,
-            linked: self.guard.linked_files().into(),
+            linked: self.store_links(),
         };
         self.listings.streams.insert(stream.rep(), listing);
         Ok(Ok(stream))
