@@ -78,6 +78,19 @@ enum Parent {
     },
 }
 
+/// Both parents of a rename or a link, opened and judged.
+enum Pair {
+    /// Nothing to judge: wasmtime-wasi runs the operation as asked.
+    Pass,
+    /// A final `.` or `..`.
+    Invalid,
+    /// Temporary descriptors of both parents, each with its final name.
+    Ready {
+        from: (Resource<Descriptor>, String),
+        to: (Resource<Descriptor>, String),
+    },
+}
+
 /// What the guard keeps during one call: each directory stream's directory
 /// (its real path and its handle), and the real paths of the directories it
 /// has looked up, which it forgets when the call renames, removes or links
@@ -592,6 +605,35 @@ impl CallState {
         }
     }
 
+    /// Open and judge, for writing, the parents of both names of a rename
+    /// or a link, and judge the source's real path by `source` too.
+    fn pair(
+        &mut self,
+        (fd, from): (&Resource<Descriptor>, &str),
+        (to_fd, to): (&Resource<Descriptor>, &str),
+        source: impl FnOnce(&mut Self, &Path) -> Result<(), Refused>,
+    ) -> Result<Pair, Refused> {
+        let (from_temp, from_name, from_real) = match self.parent(fd, from, FileAccess::Write)? {
+            Parent::Pass => return Ok(Pair::Pass),
+            Parent::Invalid => return Ok(Pair::Invalid),
+            Parent::Ready { temp, name, real } => (temp, name, real),
+        };
+        let to = source(self, &from_real).and_then(|()| self.parent(to_fd, to, FileAccess::Write));
+        match to {
+            Ok(Parent::Ready { temp, name, .. }) => Ok(Pair::Ready {
+                from: (from_temp, from_name),
+                to: (temp, name),
+            }),
+            other => {
+                self.release(from_temp);
+                match other? {
+                    Parent::Invalid => Ok(Pair::Invalid),
+                    _ => Ok(Pair::Pass),
+                }
+            }
+        }
+    }
+
     async fn rename_at(
         &mut self,
         fd: Resource<Descriptor>,
@@ -599,40 +641,32 @@ impl CallState {
         to_fd: Resource<Descriptor>,
         to: String,
     ) -> Guarded<()> {
-        let (from_temp, from_name, from_real) = match self.parent(&fd, &from, FileAccess::Write)? {
-            Parent::Pass => return Ok(self.filesystem().rename_at(fd, from, to_fd, to).await),
-            Parent::Invalid => return Ok(Err(ErrorCode::Invalid.into())),
-            Parent::Ready { temp, name, real } => (temp, name, real),
-        };
-        if let Err(refused) = self.guard.check_tree(&from_real, FileAccess::Write) {
-            self.release(from_temp);
-            return Err(refused);
-        }
-        let (to_temp, to_name) = match self.parent(&to_fd, &to, FileAccess::Write) {
-            Ok(Parent::Ready { temp, name, .. }) => (temp, name),
-            other => {
+        // A directory moved carries everything beneath it along.
+        let moved = |state: &mut Self, real: &Path| state.guard.check_tree(real, FileAccess::Write);
+        match self.pair((&fd, &from), (&to_fd, &to), moved)? {
+            Pair::Pass => Ok(self.filesystem().rename_at(fd, from, to_fd, to).await),
+            Pair::Invalid => Ok(Err(ErrorCode::Invalid.into())),
+            Pair::Ready {
+                from: (from_temp, from_name),
+                to: (to_temp, to_name),
+            } => {
+                let done = self
+                    .filesystem()
+                    .rename_at(
+                        Resource::new_borrow(from_temp.rep()),
+                        from_name,
+                        Resource::new_borrow(to_temp.rep()),
+                        to_name,
+                    )
+                    .await;
                 self.release(from_temp);
-                return match other? {
-                    Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
-                    _ => Ok(self.filesystem().rename_at(fd, from, to_fd, to).await),
-                };
+                self.release(to_temp);
+                if done.is_ok() {
+                    self.forget_paths();
+                }
+                Ok(done)
             }
-        };
-        let done = self
-            .filesystem()
-            .rename_at(
-                Resource::new_borrow(from_temp.rep()),
-                from_name,
-                Resource::new_borrow(to_temp.rep()),
-                to_name,
-            )
-            .await;
-        self.release(from_temp);
-        self.release(to_temp);
-        if done.is_ok() {
-            self.forget_paths();
         }
-        Ok(done)
     }
 
     async fn link_at(
@@ -644,43 +678,34 @@ impl CallState {
         to: String,
     ) -> Guarded<()> {
         // A second name for a file may not open a way to what the first is
-        // protected from: the source must be writable too.
-        let (from_temp, from_name, from_real) = match self.parent(&fd, &from, FileAccess::Write)? {
-            Parent::Pass => {
-                return Ok(self.filesystem().link_at(fd, flags, from, to_fd, to).await);
-            }
-            Parent::Invalid => return Ok(Err(ErrorCode::Invalid.into())),
-            Parent::Ready { temp, name, real } => (temp, name, real),
+        // protected from: the source must be writable too, and no file of the
+        // run store.
+        let store_file = |state: &mut Self, real: &Path| match std::fs::symlink_metadata(real) {
+            Ok(meta) => state.refuse_store_identity(Identity::of_std(&meta)),
+            Err(_) => Ok(()),
         };
-        if let Ok(meta) = std::fs::symlink_metadata(&from_real)
-            && let Err(refused) = self.refuse_store_identity(Identity::of_std(&meta))
-        {
-            self.release(from_temp);
-            return Err(refused);
-        }
-        let (to_temp, to_name) = match self.parent(&to_fd, &to, FileAccess::Write) {
-            Ok(Parent::Ready { temp, name, .. }) => (temp, name),
-            other => {
+        match self.pair((&fd, &from), (&to_fd, &to), store_file)? {
+            Pair::Pass => Ok(self.filesystem().link_at(fd, flags, from, to_fd, to).await),
+            Pair::Invalid => Ok(Err(ErrorCode::Invalid.into())),
+            Pair::Ready {
+                from: (from_temp, from_name),
+                to: (to_temp, to_name),
+            } => {
+                let done = self
+                    .filesystem()
+                    .link_at(
+                        Resource::new_borrow(from_temp.rep()),
+                        flags,
+                        from_name,
+                        Resource::new_borrow(to_temp.rep()),
+                        to_name,
+                    )
+                    .await;
                 self.release(from_temp);
-                return match other? {
-                    Parent::Invalid => Ok(Err(ErrorCode::Invalid.into())),
-                    _ => Ok(self.filesystem().link_at(fd, flags, from, to_fd, to).await),
-                };
+                self.release(to_temp);
+                Ok(done)
             }
-        };
-        let done = self
-            .filesystem()
-            .link_at(
-                Resource::new_borrow(from_temp.rep()),
-                flags,
-                from_name,
-                Resource::new_borrow(to_temp.rep()),
-                to_name,
-            )
-            .await;
-        self.release(from_temp);
-        self.release(to_temp);
-        Ok(done)
+        }
     }
 
     async fn read_directory(
