@@ -113,15 +113,6 @@ fn leaks(text: &str) -> bool {
     text.contains("STORE-BYTES") || text.contains("sk-SECRET")
 }
 
-/// Commit as the loop does, tolerating a refused publish.
-fn commit(rig: &Rig) {
-    if let Some(ledger) = rig.workspace.ledger() {
-        ledger.staged();
-        ledger.confirm();
-        ledger.publish().unwrap();
-    }
-}
-
 #[tokio::test]
 async fn the_store_is_out_of_reach_of_the_workspace_tools_on_every_backend() {
     for setup in SETUPS {
@@ -203,7 +194,7 @@ async fn the_store_is_out_of_reach_of_the_workspace_tools_on_every_backend() {
             let (code, _, _) = rig.sh(line).await;
             assert_ne!(code, 0, "{setup:?} `{line}` succeeded");
         }
-        commit(&rig);
+        rig.commit();
         store_intact(rig.fixture.workspace.path());
         assert_eq!(rig.on_disk("hl.db").as_deref(), Some(STORE), "{setup:?}");
         assert!(
@@ -437,10 +428,8 @@ async fn publishing_never_goes_through_a_link() {
     let root = rig.fixture.workspace.path();
     std::fs::remove_dir_all(root.join("src")).unwrap();
     std::os::unix::fs::symlink(rig.outside.path(), root.join("src")).unwrap();
-    let ledger = rig.workspace.ledger().unwrap();
-    ledger.staged();
-    ledger.confirm();
-    let error = ledger.publish().unwrap_err();
+    rig.confirm();
+    let error = rig.workspace.ledger().unwrap().publish().unwrap_err();
     assert!(error.message.contains("symbolic link"), "{error}");
     assert!(
         rig.denials()
@@ -457,7 +446,7 @@ async fn publishing_never_goes_through_a_link() {
     let rig = rig_with_link_to_outside().await;
     rig.ok("write", json!({"path": "exit", "content": "replaced"}))
         .await;
-    commit(&rig);
+    rig.commit();
     assert_eq!(
         std::fs::read_to_string(rig.outside.path().join("target.txt")).unwrap(),
         "outside"
@@ -559,7 +548,7 @@ async fn file_rules_hold_for_every_workspace_tool_on_every_backend() {
             let (code, _, _) = rig.sh(line).await;
             assert_ne!(code, 0, "{setup:?} `{line}` succeeded");
         }
-        commit(&rig);
+        rig.commit();
         assert_eq!(rig.on_disk("Cargo.lock").as_deref(), Some("lock v1\n"));
         assert_eq!(
             rig.on_disk("vendor/lib.rs").as_deref(),
@@ -726,7 +715,7 @@ async fn a_backend_staging_what_the_rules_refuse_is_denied_and_stages_nothing() 
             .expect_err(name);
         assert_eq!(error.kind, ToolErrorKind::Denied, "{name}: {error}");
     }
-    assert!(rig.workspace.ledger().unwrap().staged().is_empty());
+    assert!(rig.staged().is_empty());
     let targets: Vec<String> = rig
         .denials()
         .into_iter()
@@ -760,7 +749,7 @@ async fn staging_past_a_calls_quota_stops_the_call_and_keeps_nothing_of_it() {
         .unwrap_err();
     assert_eq!(error.kind, ToolErrorKind::Limit, "{error}");
     assert!(error.message.contains("staged-mib"), "{error}");
-    assert!(rig.workspace.ledger().unwrap().staged().is_empty());
+    assert!(rig.staged().is_empty());
     let limits: Vec<_> = rig
         .loaded
         .events
@@ -780,7 +769,7 @@ async fn staging_past_a_calls_quota_stops_the_call_and_keeps_nothing_of_it() {
     rig.call("read", json!({"path": "stage-some"}))
         .await
         .expect("still serving, within the quota");
-    assert_eq!(rig.workspace.ledger().unwrap().staged().len(), 1);
+    assert_eq!(rig.staged().len(), 1);
 }
 
 fn big(bytes: usize) -> String {
@@ -809,14 +798,7 @@ async fn a_step_and_a_never_publishing_run_have_staging_quotas_too() {
         .unwrap_err();
     assert_eq!(error.kind, ToolErrorKind::Limit, "{error}");
     assert!(error.message.contains("step-staged-mib"), "{error}");
-    let staged: Vec<String> = rig
-        .workspace
-        .ledger()
-        .unwrap()
-        .staged()
-        .into_iter()
-        .map(|change| change.path)
-        .collect();
+    let staged: Vec<String> = rig.staged().into_iter().map(|change| change.path).collect();
     assert_eq!(staged, ["a.txt"]);
 
     // Like `memory`: seeded read-only, staged always, never published.
@@ -831,7 +813,7 @@ async fn a_step_and_a_never_publishing_run_have_staging_quotas_too() {
     always
         .ok("write", json!({"path": "a.txt", "content": big(600 << 10)}))
         .await;
-    commit(&always);
+    always.commit();
     let error = always
         .call("write", json!({"path": "b.txt", "content": big(600 << 10)}))
         .await
@@ -857,7 +839,7 @@ async fn paths_with_control_characters_never_cross_the_workspace_boundary() {
         }
         let (code, _, _) = rig.sh("echo forged > 'a\nb'").await;
         assert_ne!(code, 0, "{setup:?}");
-        commit(&rig);
+        rig.commit();
         let names: Vec<String> = std::fs::read_dir(rig.fixture.workspace.path())
             .unwrap()
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())

@@ -3,16 +3,16 @@
 //! reach for what they were not granted, all failing closed; hooks a manifest
 //! does not list, never called; and the merge policies under parallel calls.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cordon_kernel::{
     AgentDef, CallResult, Capability, CommitStore, EndCause, Event, HookPhase, MemoryCommitStore,
-    MergePolicy, Message, ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest,
-    ModelResponse, PermissionPolicy, Rule, RunError, RunOutcome, Runtime, Scope, StateKey,
-    StepEvents, StopReason, ToolCall, ToolErrorKind, Usage, Verdict,
+    MergePolicy, Message, ModelResponse, PermissionPolicy, Rule, RunError, RunOutcome, Runtime,
+    Scope, StateKey, ToolErrorKind, Verdict,
 };
+use cordon_tests::script::{Script, answer, calls};
 use cordon_tests::{Fixture, artifacts, hook_manifest, host, manifest};
 use cordon_wasm::{Safeguards, Trust};
 use serde_json::{Value, json};
@@ -20,61 +20,9 @@ use serde_json::{Value, json};
 /// The state keys the hostile tools may read and write in these tests.
 const STATE_GRANTS: &str = "[grants.state]\nread = [\"n\", \"owner\", \"owners\"]\nwrite = [\"n\", \"owner\", \"owners\"]\n";
 
-/// Replays turns and keeps every request it was sent, as JSON text.
-struct Recording {
-    turns: Mutex<VecDeque<ModelResponse>>,
-    requests: Mutex<Vec<String>>,
-}
-
-impl ModelProvider for Recording {
-    fn complete<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-        _deltas: &'a (dyn Fn(ModelDelta) + Send + Sync),
-    ) -> ModelFuture<'a> {
-        Box::pin(async move {
-            self.requests.lock().unwrap().push(format!(
-                "{}\n{}",
-                request.instructions,
-                serde_json::to_string(request.messages).unwrap()
-            ));
-            self.turns
-                .lock()
-                .unwrap()
-                .pop_front()
-                .ok_or_else(|| ModelError::Exhausted("no turn left".into()))
-        })
-    }
-}
-
-fn calls(calls: &[(&str, &str, Value)]) -> ModelResponse {
-    ModelResponse {
-        text: String::new(),
-        tool_calls: calls
-            .iter()
-            .map(|(id, name, args)| ToolCall {
-                id: (*id).into(),
-                name: (*name).into(),
-                args: args.clone(),
-            })
-            .collect(),
-        usage: Usage::default(),
-        stop: StopReason::ToolUse,
-    }
-}
-
-fn answer() -> ModelResponse {
-    ModelResponse {
-        text: "done".into(),
-        tool_calls: Vec::new(),
-        usage: Usage::default(),
-        stop: StopReason::EndTurn,
-    }
-}
-
 /// One run of `agent` over the bundles of `fixture`, with the model's `turns`.
 struct Run {
-    model: Arc<Recording>,
+    model: Arc<Script>,
     store: Arc<MemoryCommitStore>,
     result: Result<RunOutcome, RunError>,
 }
@@ -94,15 +42,12 @@ impl Run {
         let report = fixture.report(&host).await;
         let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
         assert!(errors.is_empty(), "bundles failed to load: {errors:#?}");
-        let events = Arc::new(StepEvents::new(Arc::new(cordon_kernel::EventLog::new())));
+        let events = Arc::new(cordon_kernel::EventLog::new());
         let plugins = Arc::new(
             host.plugins_with(report.bundles, events.clone(), safeguards)
                 .unwrap_or_else(|errors| panic!("{}", errors[0])),
         );
-        let model = Arc::new(Recording {
-            turns: Mutex::new(turns.into()),
-            requests: Mutex::default(),
-        });
+        let model = Arc::new(Script::new(turns));
         let store = Arc::new(MemoryCommitStore::new());
         let runtime =
             Runtime::new(model.clone(), plugins.clone(), store.clone(), events).with_hooks(plugins);
@@ -259,7 +204,7 @@ async fn hostile_observation_filters_withhold_the_result() {
         let run = Run::of(&fixture, &allow_all(), vec![calls(&[echo("c1")]), answer()]).await;
         let (_, message) = error_of(&run.results()[0]);
         assert!(message.contains("withheld"), "{mode}: {message}");
-        let next = &run.model.requests.lock().unwrap()[1];
+        let next = &run.model.requests()[1];
         assert!(!next.contains("docs/a\"}\"}"), "{mode}");
     }
 }
@@ -281,7 +226,7 @@ async fn oversized_context_or_a_refusal_ends_the_run_before_the_model_is_asked()
         };
         assert_eq!(hook, "hooks");
         assert!(reason.contains(needle), "{mode}: {reason}");
-        assert!(run.model.requests.lock().unwrap().is_empty());
+        assert!(run.model.requests().is_empty());
     }
 }
 
@@ -357,7 +302,7 @@ async fn the_redactor_hides_secrets_from_the_models_next_request() {
         vec![calls(&[("c1", "hostile.secret", json!({}))]), answer()],
     )
     .await;
-    let next = run.model.requests.lock().unwrap()[1].clone();
+    let next = run.model.requests()[1].clone();
     for secret in [
         "AKIAIOSFODNN7EXAMPLE",
         "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use cordon_kernel::{
     AgentDef, CallContext, CommitStore, Disposition, EventLog, MemoryCommitStore, Message,
-    PermissionPolicy, RunHeader, Runtime, StateSnapshot, StepCommit, StepEvents, ToolSet, Verdict,
+    PermissionPolicy, RunHeader, Runtime, StateSnapshot, StepCommit, ToolSet, Verdict,
 };
 use cordon_providers::ScriptedModel;
 use cordon_store::SqliteCommitStore;
@@ -32,7 +32,7 @@ fn main() {
         .expect("runtime");
     runtime.block_on(async {
         let host = PluginHost::new(HostConfig::default()).expect("host");
-        let events = Arc::new(StepEvents::new(Arc::new(EventLog::new())));
+        let events = Arc::new(EventLog::new());
         let (_dir, plugins) = load(&host, &events, &[]).await;
         loop_overhead(&plugins, &events).await;
         hook_overhead(&host, &events).await;
@@ -44,7 +44,7 @@ fn main() {
 /// loaded onto `host`.
 async fn load(
     host: &PluginHost,
-    events: &Arc<StepEvents>,
+    events: &Arc<EventLog>,
     extra: &[(&str, &str, &str)],
 ) -> (tempfile::TempDir, Arc<Plugins>) {
     let plugins_dir = tempfile::tempdir().expect("plugins dir");
@@ -85,7 +85,7 @@ fn bench_agent() -> AgentDef {
 
 /// Median time per step of a run of [`STEPS`] steps over `plugins`, with
 /// hooks when `hooked`.
-async fn step_time(plugins: &Arc<Plugins>, events: &Arc<StepEvents>, hooked: bool) -> Duration {
+async fn step_time(plugins: &Arc<Plugins>, events: &Arc<EventLog>, hooked: bool) -> Duration {
     let agent = bench_agent();
     let mut times = Vec::new();
     for round in 0..7 {
@@ -108,7 +108,7 @@ async fn step_time(plugins: &Arc<Plugins>, events: &Arc<StepEvents>, hooked: boo
     median(times)
 }
 
-async fn hook_overhead(host: &PluginHost, events: &Arc<StepEvents>) {
+async fn hook_overhead(host: &PluginHost, events: &Arc<EventLog>) {
     let guard_manifest = std::fs::read_to_string(
         Path::new(cordon_test_artifacts::PLUGINS_DIR).join("guard/plugin.toml"),
     )
@@ -154,7 +154,7 @@ fn script(steps: usize) -> ScriptedModel {
     ScriptedModel::parse(Path::new("bench.toml"), &text).expect("script")
 }
 
-async fn loop_overhead(plugins: &Arc<Plugins>, events: &Arc<StepEvents>) {
+async fn loop_overhead(plugins: &Arc<Plugins>, events: &Arc<EventLog>) {
     let agent = bench_agent();
     let mut loop_times = Vec::new();
     let mut direct_times = Vec::new();

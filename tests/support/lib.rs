@@ -13,6 +13,7 @@ pub use cordon_test_artifacts as artifacts;
 
 pub mod replay;
 mod rig;
+pub mod script;
 
 pub use rig::Rig;
 

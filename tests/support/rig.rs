@@ -1,10 +1,14 @@
 //! A workspace bound to a sandbox backend, with the calls tests make of it:
-//! the built-in tools, a shell line, and what the loop does at a commit.
+//! the built-in tools, a shell line, and what the loop does with a call's
+//! file changes and at a commit. The rig's calls follow one another in one
+//! step, each seeing the changes of those before it.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use cordon_kernel::{CallContext, Capability, FileChange, StateSnapshot, ToolError};
+use cordon_kernel::{
+    CallContext, Capability, FileChange, FileWrites, StateSnapshot, ToolError, ToolErrorKind,
+};
 use cordon_wasm::{Safeguards, Workspace, WorkspaceOptions};
 use serde_json::{Value, json};
 
@@ -17,6 +21,8 @@ pub struct Rig {
     pub workspace: Workspace,
     /// A folder outside the workspace holding a secret the symlinks point at.
     pub outside: tempfile::TempDir,
+    /// The file changes of this step's calls so far.
+    step: Mutex<FileWrites>,
 }
 
 impl Rig {
@@ -39,21 +45,25 @@ impl Rig {
             loaded,
             workspace,
             outside,
+            step: Mutex::default(),
         }
     }
 
-    /// Call the built-in tool `tool` with `args`.
+    /// Call the built-in tool `tool` with `args`, seeing the step's changes
+    /// so far; what it changes joins them, as the loop admits it.
     pub async fn call(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
-        self.workspace
-            .tools()
-            .call(
-                tool,
-                args,
-                CallContext::outside_run(Arc::new(StateSnapshot::default())),
-            )
-            .await
-            .result
-            .map(|output| output.content)
+        let mut context = CallContext::outside_run(Arc::new(StateSnapshot::default()));
+        context.files = Arc::new(self.step.lock().unwrap().clone());
+        let outcome = self.workspace.tools().call(tool, args, context).await;
+        let output = outcome.result?;
+        let mut step = self.step.lock().unwrap();
+        if let Some(ledger) = self.workspace.ledger() {
+            ledger
+                .fits(&step, &outcome.files)
+                .map_err(|quota| ToolError::new(ToolErrorKind::Limit, quota.detail))?;
+        }
+        step.extend(outcome.files);
+        Ok(output.content)
     }
 
     /// Call `tool`, which must succeed.
@@ -74,15 +84,33 @@ impl Rig {
         )
     }
 
-    /// What the loop does at a step's commit: take the staged changes, confirm
-    /// them and publish them.
-    pub fn commit(&self) -> Vec<FileChange> {
+    /// The changes the step's calls made so far, as its commit would take them.
+    pub fn staged(&self) -> Vec<FileChange> {
+        self.workspace
+            .ledger()
+            .map(|ledger| ledger.changes(&self.step.lock().unwrap()))
+            .unwrap_or_default()
+    }
+
+    /// What the loop does once a step's commit is durable: take the step's
+    /// changes and confirm them.
+    pub fn confirm(&self) -> Vec<FileChange> {
+        let step = std::mem::take(&mut *self.step.lock().unwrap());
         let Some(ledger) = self.workspace.ledger() else {
             return Vec::new();
         };
-        let changes = ledger.staged();
-        ledger.confirm();
-        ledger.publish().unwrap();
+        let changes = ledger.changes(&step);
+        ledger.confirm(&changes);
+        changes
+    }
+
+    /// What the loop does at a step's commit: confirm the step's changes
+    /// and publish them.
+    pub fn commit(&self) -> Vec<FileChange> {
+        let changes = self.confirm();
+        if let Some(ledger) = self.workspace.ledger() {
+            ledger.publish().unwrap();
+        }
         changes
     }
 

@@ -1,11 +1,20 @@
 //! The agent's file changes as the loop sees them. When a run's workspace is
-//! transactional, the tools' file writes are staged rather than made; the loop
-//! takes a step's staged changes into the step's commit and publishes them to
-//! the real folder only after the commit's receipt, so a crash before the
-//! commit leaves the folder untouched. A run that waits for a person holds its
-//! committed changes unpublished until it goes on.
+//! transactional, the tools' file writes are staged rather than made: each
+//! call's changes come back with its outcome ([`FileWrites`]), the loop admits
+//! them into the step in the model's call order (two calls changing one path
+//! is a [`FileConflict`]), takes the step's changes into its commit, and
+//! publishes them to the real folder only after the commit's receipt, so a
+//! crash before the commit leaves the folder untouched. A call that fails
+//! contributes no change. A run that waits for a person holds its committed
+//! changes unpublished until it goes on.
 
+use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::merge::Writer;
 
 /// What a path holds on one side of a change.
 #[derive(Clone, PartialEq, Eq)]
@@ -14,8 +23,9 @@ pub enum FileState {
     Absent,
     /// A directory.
     Directory,
-    /// A file with these contents.
-    File(Vec<u8>),
+    /// A file with these contents, shared: a change travels from the call
+    /// that made it to the commit and the folder without being copied.
+    File(Arc<[u8]>),
 }
 
 impl fmt::Debug for FileState {
@@ -26,6 +36,34 @@ impl fmt::Debug for FileState {
             Self::File(contents) => write!(f, "File({} bytes)", contents.len()),
         }
     }
+}
+
+/// The file changes of a call or a step: each path and what it holds after
+/// them, in path order.
+pub type FileWrites = BTreeMap<String, FileState>;
+
+/// Two writers of one step changed one path: the step fails and commits
+/// nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error(
+    "file conflict on `{path}`: a path takes one writer per step; writers: {}",
+    writers.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+)]
+pub struct FileConflict {
+    /// The path.
+    pub path: String,
+    /// Every writer that changed it, in admission order.
+    pub writers: Vec<Writer>,
+}
+
+/// A step's file changes would outgrow what the workspace may stage.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{detail}")]
+pub struct QuotaExceeded {
+    /// The sandbox backend whose quota it is.
+    pub bundle: String,
+    /// Which quota, and by how much.
+    pub detail: String,
 }
 
 /// One path's change in a step.
@@ -60,19 +98,22 @@ pub struct PublishError {
 }
 
 /// The port through which the loop commits and publishes staged file changes.
-/// A workspace that writes straight through stages nothing.
+/// It holds what earlier steps committed; a step's own changes travel with
+/// its calls' outcomes until its commit. A workspace that writes straight
+/// through stages nothing.
 pub trait FileLedger: Send + Sync {
-    /// Every change staged since the last confirmed commit, each with what its
-    /// path held before, in path order.
-    fn staged(&self) -> Vec<FileChange>;
+    /// Whether a step whose admitted changes are `step` may take a call's
+    /// changes `call` too and stay within the workspace's staging quotas.
+    fn fits(&self, step: &FileWrites, call: &FileWrites) -> Result<(), QuotaExceeded>;
 
-    /// The commit carrying [`FileLedger::staged`] is durable.
-    fn confirm(&self);
+    /// The changes `files` (a step's admitted file writes) make, each with
+    /// what its path held before; paths they leave as they were are left out.
+    fn changes(&self, files: &FileWrites) -> Vec<FileChange>;
 
-    /// The step will not commit: forget what it staged.
-    fn abandon(&self);
+    /// The commit carrying `changes` is durable: they are committed.
+    fn confirm(&self, changes: &[FileChange]);
 
-    /// Write every confirmed change not yet published to the real folder.
+    /// Write every committed change not yet published to the real folder.
     fn publish(&self) -> Result<(), PublishError>;
 
     /// Reload a run's committed changes in a new process: `steps` in order,
@@ -85,13 +126,15 @@ pub trait FileLedger: Send + Sync {
 pub struct NoFiles;
 
 impl FileLedger for NoFiles {
-    fn staged(&self) -> Vec<FileChange> {
+    fn fits(&self, _step: &FileWrites, _call: &FileWrites) -> Result<(), QuotaExceeded> {
+        Ok(())
+    }
+
+    fn changes(&self, _files: &FileWrites) -> Vec<FileChange> {
         Vec::new()
     }
 
-    fn confirm(&self) {}
-
-    fn abandon(&self) {}
+    fn confirm(&self, _changes: &[FileChange]) {}
 
     fn publish(&self) -> Result<(), PublishError> {
         Ok(())

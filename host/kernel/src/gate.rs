@@ -5,11 +5,12 @@
 //! no hook can turn the policy's deny into an allow.
 
 use crate::agent::AgentDef;
-use crate::event::{Event, EventSink};
+use crate::event::Event;
 use crate::hooks::{GateVerdict, HookPhase, HookSet};
 use crate::merge::{Admit, Refusal, StateConflict, Writer};
 use crate::message::ToolCall;
 use crate::policy::{Decision, Verdict};
+use crate::progress::Trail;
 use crate::state::json_kind;
 use crate::tool::{ToolAnnotations, ToolError, ToolErrorKind};
 
@@ -46,7 +47,7 @@ enum Step {
 pub(crate) async fn judge(
     agent: &AgentDef,
     hooks: &dyn HookSet,
-    events: &dyn EventSink,
+    events: &dyn Trail,
     step: &mut dyn Admit,
     annotations: ToolAnnotations,
     mut call: ToolCall,
@@ -58,6 +59,7 @@ pub(crate) async fn judge(
     let mut rewritten = false;
     for hook in hooks.handlers(HookPhase::BeforeToolCall) {
         let outcome = hooks.before_tool_call(&hook, &call, step.view()).await;
+        events.record(outcome.events);
         let next = match outcome.result {
             Err(error) => {
                 decision = failed(events, &hook, &call.id, error);
@@ -139,7 +141,7 @@ pub(crate) async fn judge(
 }
 
 /// Record that `hook` failed on call `call_id` and deny the call.
-fn failed(events: &dyn EventSink, hook: &str, call_id: &str, error: ToolError) -> Decision {
+fn failed(events: &dyn Trail, hook: &str, call_id: &str, error: ToolError) -> Decision {
     let rule = format!("hook `{hook}` failed, so the call is denied: {error}");
     events.emit(Event::HookFailed {
         bundle: hook.to_owned(),

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::event::Event;
 use crate::message::{CallResult, ToolCall};
 use crate::state::{StateReader, StateWrite};
 use crate::tool::ToolError;
@@ -127,21 +128,34 @@ pub struct StepSummary {
     pub answer: Option<String>,
 }
 
-/// What one hook call produced.
+/// What one hook call produced, and everything it changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookOutcome<T> {
     /// The answer, or why there is none.
     pub result: Result<T, ToolError>,
     /// State writes the hook staged; empty unless `result` is `Ok`.
     pub writes: Vec<StateWrite>,
+    /// What the hook said and what was refused or stopped, in order; kept
+    /// whether or not the hook answered.
+    pub events: Vec<Event>,
 }
 
 impl<T> HookOutcome<T> {
+    /// A hook call that answered `value` and changed nothing.
+    pub fn answered(value: T) -> Self {
+        Self {
+            result: Ok(value),
+            writes: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
     /// A hook call that produced no answer, for `error`.
     pub fn failed(error: ToolError) -> Self {
         Self {
             result: Err(error),
             writes: Vec::new(),
+            events: Vec::new(),
         }
     }
 }

@@ -34,19 +34,22 @@ pub use commit::{
 };
 pub use event::{Capability, Denial, Event, EventLog, EventSink, LimitKind, LogLevel};
 pub use file_rules::{FileAccess, FileRefusal, FileRuleKind, FileRules};
-pub use files::{FileChange, FileLedger, FileState, NoFiles, PublishError, StepFiles};
+pub use files::{
+    FileChange, FileConflict, FileLedger, FileState, FileWrites, NoFiles, PublishError,
+    QuotaExceeded, StepFiles,
+};
 pub use hooks::{
     CallStatus, GateVerdict, HookFuture, HookOutcome, HookPhase, HookSet, InferenceRequest,
     InferenceVerdict, NoHooks, Observation, StepSummary,
 };
-pub use merge::{Refusal, StateConflict, StepState, Writer};
+pub use merge::{Refusal, StateConflict, StepEffects, StepState, Writer};
 pub use message::{CallResult, Message, Role, ToolCall};
 pub use model::{
     ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, StopReason,
     Usage,
 };
 pub use policy::{Decision, PermissionPolicy, PolicyError, Rule, Verdict};
-pub use progress::{Observer, Progress, StepEvents, Unobserved};
+pub use progress::{Observer, Progress, Unobserved};
 pub use run::{RunError, RunOutcome, Runtime};
 pub use state::{
     MemoryStateStore, StagedState, StateError, StateOp, StateReader, StateSnapshot, StateStore,

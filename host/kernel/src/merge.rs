@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::AgentDef;
+use crate::files::{FileConflict, FileWrites};
 use crate::hooks::HookPhase;
 use crate::state::{StateReader, StateStoreError, StateWrite, Touch};
 use crate::typed_state::{MergePolicy, Scope};
@@ -108,7 +109,7 @@ struct KeyTouch {
     fields: BTreeSet<String>,
 }
 
-/// One step's state as its admitted writes leave it.
+/// One step's state and files as its admitted writes leave them.
 pub struct StepState {
     agent: Arc<AgentDef>,
     base: Arc<BTreeMap<String, Value>>,
@@ -116,6 +117,20 @@ pub struct StepState {
     touched: BTreeMap<String, Vec<(usize, KeyTouch)>>,
     writers: Vec<Writer>,
     writes: Vec<StateWrite>,
+    /// The file changes admitted, and who made each.
+    files: FileWrites,
+    file_writers: BTreeMap<String, Writer>,
+}
+
+/// Everything a step admitted, as its commit takes it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StepEffects {
+    /// Run-scoped state writes, in admission order.
+    pub state: Vec<StateWrite>,
+    /// Thread-scoped state writes, in admission order.
+    pub thread_state: Vec<StateWrite>,
+    /// File changes, by path.
+    pub files: FileWrites,
 }
 
 /// The state a step's calls read: the committed state with the writes admitted
@@ -152,6 +167,8 @@ impl StepState {
             touched: BTreeMap::new(),
             writers: Vec::new(),
             writes: Vec::new(),
+            files: FileWrites::new(),
+            file_writers: BTreeMap::new(),
         }
     }
 
@@ -177,6 +194,8 @@ impl StepState {
             touched: BTreeMap::new(),
             writers: Vec::new(),
             writes: Vec::new(),
+            files: FileWrites::new(),
+            file_writers: BTreeMap::new(),
         }
     }
 
@@ -187,7 +206,31 @@ impl StepState {
 
     /// Whether no write has been admitted.
     pub fn is_empty(&self) -> bool {
-        self.writes.is_empty()
+        self.writes.is_empty() && self.files.is_empty()
+    }
+
+    /// The file changes admitted so far.
+    pub fn files(&self) -> &FileWrites {
+        &self.files
+    }
+
+    /// Admit the file changes `files` by `writer`, or name the path another
+    /// writer of the step changed already. Nothing changes on refusal.
+    pub fn admit_files(&mut self, writer: Writer, files: FileWrites) -> Result<(), FileConflict> {
+        if let Some((path, earlier)) = files
+            .keys()
+            .find_map(|path| self.file_writers.get(path).map(|earlier| (path, earlier)))
+        {
+            return Err(FileConflict {
+                path: path.clone(),
+                writers: vec![earlier.clone(), writer],
+            });
+        }
+        for path in files.keys() {
+            self.file_writers.insert(path.clone(), writer.clone());
+        }
+        self.files.extend(files);
+        Ok(())
     }
 
     /// Admit `writes` by `writer`, or say why not. Nothing changes on refusal.
@@ -305,12 +348,19 @@ impl StepState {
         }
     }
 
-    /// The admitted writes, split by scope: run-scoped first, thread-scoped second.
-    pub fn into_writes(self) -> (Vec<StateWrite>, Vec<StateWrite>) {
+    /// What the step admitted: its state writes split by scope, and its
+    /// file changes.
+    pub fn into_effects(self) -> StepEffects {
         let agent = &self.agent;
-        self.writes
+        let (state, thread_state) = self
+            .writes
             .into_iter()
-            .partition(|write| agent.scope_of(&write.key) == Scope::Run)
+            .partition(|write| agent.scope_of(&write.key) == Scope::Run);
+        StepEffects {
+            state,
+            thread_state,
+            files: self.files,
+        }
     }
 }
 
@@ -383,8 +433,8 @@ mod tests {
         }
         assert_eq!(step.view().get("n").unwrap(), Some(json!(7)));
         conflict(step.admit(tool("c4"), op("n", StateOp::Set { value: json!(0) })));
-        let (run, thread) = step.into_writes();
-        assert_eq!((run.len(), thread.len()), (3, 0));
+        let effects = step.into_effects();
+        assert_eq!((effects.state.len(), effects.thread_state.len()), (3, 0));
     }
 
     #[test]
@@ -439,5 +489,28 @@ mod tests {
         step.admit(tool("c3"), op("typed", StateOp::Set { value: json!(3) }))
             .unwrap();
         assert!(!step.is_empty());
+    }
+
+    #[test]
+    fn two_writers_of_one_path_conflict_and_different_paths_merge() {
+        use crate::files::FileState;
+        let agent = agent(&[]);
+        let mut step = StepState::new(&agent, Arc::default());
+        let file = |text: &str| FileState::File(text.as_bytes().into());
+        step.admit_files(tool("c1"), [("a".to_owned(), file("1"))].into())
+            .unwrap();
+        step.admit_files(tool("c2"), [("b".to_owned(), FileState::Absent)].into())
+            .unwrap();
+        let conflict = step
+            .admit_files(
+                tool("c3"),
+                [("c".to_owned(), file("3")), ("a".to_owned(), file("3"))].into(),
+            )
+            .unwrap_err();
+        assert_eq!(conflict.path, "a");
+        assert_eq!(conflict.writers, vec![tool("c1"), tool("c3")]);
+        assert!(conflict.to_string().contains("call c1 (t), call c3 (t)"));
+        let effects = step.into_effects();
+        assert_eq!(effects.files.keys().collect::<Vec<_>>(), ["a", "b"]);
     }
 }

@@ -11,8 +11,10 @@
 //! calls interleave. When the step's calls are done, the loop admits those
 //! batches into the step itself, each with its top-level call, in the model's
 //! call order, where a conflict with any other write fails the step as
-//! always. A nested tool's own writes travel back to its caller with its
-//! result and join the caller's.
+//! always. A nested tool's own state writes and file changes travel back to
+//! its caller with its result and join the caller's; the audit events of a
+//! call's nested calls stay with the call's gate, which the loop admits
+//! after the call, in the model's call order.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -23,14 +25,15 @@ use serde_json::Value;
 use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver};
 use crate::commit::{PendingCall, PendingReason, ToolRecord};
-use crate::event::EventSink;
+use crate::event::{Event, EventSink};
+use crate::files::FileWrites;
 use crate::gate;
 use crate::hooks::HookSet;
 use crate::merge::{Admit, Refusal, StateConflict, StepState, Writer};
 use crate::message::{CallResult, ToolCall};
 use crate::phases;
 use crate::policy::{Decision, Verdict};
-use crate::progress::{Observer, Progress};
+use crate::progress::{Observer, Progress, Trail};
 use crate::state::{StateReader, StateWrite};
 use crate::tool::{
     CallContext, NestedCalls, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
@@ -42,7 +45,8 @@ pub(crate) struct StepPorts {
     pub(crate) agent: Arc<AgentDef>,
     pub(crate) tools: Arc<dyn ToolSet>,
     pub(crate) hooks: Arc<dyn HookSet>,
-    pub(crate) events: Arc<dyn EventSink>,
+    /// Where the kernel's own events are shown as they happen.
+    pub(crate) live: Arc<dyn EventSink>,
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) observer: Arc<dyn Observer>,
 }
@@ -155,6 +159,8 @@ pub(crate) struct CallGate {
     depth: u32,
     made: AtomicU32,
     children: Mutex<Vec<ToolRecord>>,
+    /// The audit events of the calls made through this gate, in order.
+    events: Mutex<Vec<Event>>,
 }
 
 impl CallGate {
@@ -171,15 +177,22 @@ impl CallGate {
             depth,
             made: AtomicU32::new(0),
             children: Mutex::new(Vec::new()),
+            events: Mutex::new(Vec::new()),
         })
     }
 
-    /// The context the call runs in, reading `state`.
-    pub(crate) fn context(self: &Arc<Self>, state: Arc<dyn StateReader>) -> CallContext {
+    /// The context the call runs in, reading `state` and seeing `files`
+    /// over the committed files.
+    pub(crate) fn context(
+        self: &Arc<Self>,
+        state: Arc<dyn StateReader>,
+        files: Arc<FileWrites>,
+    ) -> CallContext {
         CallContext {
             state,
             nested: Some(Arc::clone(self) as Arc<dyn NestedCalls>),
             depth: self.depth,
+            files,
         }
     }
 
@@ -188,7 +201,12 @@ impl CallGate {
         std::mem::take(&mut self.children.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
-    fn record(&self, record: ToolRecord) {
+    /// The audit events of the calls made through this gate, in order.
+    pub(crate) fn take_events(&self) -> Vec<Event> {
+        std::mem::take(&mut self.events.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn record_call(&self, record: ToolRecord) {
         self.children
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -207,7 +225,7 @@ impl CallGate {
         let (call, decision) = gate::judge(
             &ports.agent,
             ports.hooks.as_ref(),
-            ports.events.as_ref(),
+            self,
             &mut admit,
             annotations,
             call,
@@ -247,7 +265,13 @@ impl CallGate {
         Ok((call, decision))
     }
 
-    async fn run(&self, name: &str, args: Value, state: Arc<dyn StateReader>) -> ToolCallOutcome {
+    async fn run(
+        &self,
+        name: &str,
+        args: Value,
+        state: Arc<dyn StateReader>,
+        files: Arc<FileWrites>,
+    ) -> ToolCallOutcome {
         let ports = &self.calls.ports;
         let number = self.made.fetch_add(1, Ordering::Relaxed) + 1;
         let call = ToolCall {
@@ -279,13 +303,7 @@ impl CallGate {
                     None => "denied by the default permission".to_owned(),
                 },
             );
-            return self.finish(
-                call,
-                decision,
-                Vec::new(),
-                CallResult::Error(error),
-                Vec::new(),
-            );
+            return self.finish(call, decision, Vec::new(), CallResult::Error(error), None);
         }
         let child = Self::new(
             &self.calls,
@@ -295,62 +313,78 @@ impl CallGate {
         );
         let outcome = ports
             .tools
-            .call(&call.name, call.args.clone(), child.context(state))
+            .call(&call.name, call.args.clone(), child.context(state, files))
             .await;
-        let (result, writes) = match outcome.result {
-            Ok(output) => (CallResult::Output(output.content), outcome.writes),
-            Err(error) => (CallResult::Error(error), Vec::new()),
+        self.record(outcome.events);
+        self.record(child.take_events());
+        let (result, effects) = match outcome.result {
+            Ok(output) => (
+                CallResult::Output(output.content),
+                Some((outcome.writes, outcome.files)),
+            ),
+            Err(error) => (CallResult::Error(error), None),
         };
         let mut admit = NestedAdmit {
             calls: &self.calls,
             root: &self.root,
         };
-        let observed = phases::observe(
-            ports.hooks.as_ref(),
-            ports.events.as_ref(),
-            &mut admit,
-            &call,
-            result,
-        )
-        .await
-        .unwrap_or_else(|conflict| {
-            CallResult::Error(ToolError::new(
-                ToolErrorKind::Failed,
-                format!("the result was withheld: {conflict}"),
-            ))
-        });
-        self.finish(call, decision, child.take_children(), observed, writes)
+        let observed = phases::observe(ports.hooks.as_ref(), self, &mut admit, &call, result)
+            .await
+            .unwrap_or_else(|conflict| {
+                CallResult::Error(ToolError::new(
+                    ToolErrorKind::Failed,
+                    format!("the result was withheld: {conflict}"),
+                ))
+            });
+        self.finish(call, decision, child.take_children(), observed, effects)
     }
 
-    /// Record the finished `call` and give the caller what it sees.
+    /// Record the finished `call` and give the caller what it sees: the
+    /// result as the hooks left it, and, when the tool succeeded and the
+    /// caller sees a result, the state writes and file changes it staged,
+    /// which join the caller's. Its events stay with this gate.
     fn finish(
         &self,
         call: ToolCall,
         decision: Decision,
         children: Vec<ToolRecord>,
         result: CallResult,
-        writes: Vec<StateWrite>,
+        effects: Option<(Vec<StateWrite>, FileWrites)>,
     ) -> ToolCallOutcome {
         self.calls.ports.observer.observe(Progress::ToolResult {
             call_id: call.id.clone(),
             result: result.clone(),
         });
-        self.record(ToolRecord {
+        self.record_call(ToolRecord {
             call,
             decision,
             result: Some(result.clone()),
             children,
         });
-        match result {
-            CallResult::Output(content) => ToolCallOutcome {
+        match (result, effects) {
+            (CallResult::Output(content), Some((writes, files))) => ToolCallOutcome {
                 result: Ok(ToolOutput { content }),
                 writes,
+                files,
+                events: Vec::new(),
             },
-            CallResult::Error(error) => ToolCallOutcome {
-                result: Err(error),
-                writes: Vec::new(),
-            },
+            (CallResult::Output(content), None) => ToolCallOutcome::output(content),
+            (CallResult::Error(error), _) => ToolCallOutcome::error(error),
         }
+    }
+}
+
+impl Trail for CallGate {
+    fn emit(&self, event: Event) {
+        self.calls.ports.live.emit(event.clone());
+        self.record(vec![event]);
+    }
+
+    fn record(&self, events: Vec<Event>) {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(events);
     }
 }
 
@@ -360,7 +394,8 @@ impl NestedCalls for CallGate {
         name: &'a str,
         args: Value,
         state: Arc<dyn StateReader>,
+        files: Arc<FileWrites>,
     ) -> ToolFuture<'a> {
-        Box::pin(self.run(name, args, state))
+        Box::pin(self.run(name, args, state, files))
     }
 }

@@ -4,12 +4,13 @@
 //! request, a failed after-tool-call hook withholds the observation, a failed
 //! step-end hook loses its writes. Every failure is a `hook-failed` event.
 
-use crate::event::{Event, EventSink};
+use crate::event::Event;
 use crate::hooks::{
     HookPhase, HookSet, InferenceRequest, InferenceVerdict, Observation, StepSummary,
 };
 use crate::merge::{Admit, Refusal, StateConflict, StepState, Writer};
 use crate::message::{CallResult, ToolCall};
+use crate::progress::Trail;
 use crate::tool::{ToolError, ToolErrorKind};
 
 /// What the before-inference hooks decided.
@@ -34,7 +35,7 @@ fn admit(
 }
 
 fn report(
-    events: &dyn EventSink,
+    events: &dyn Trail,
     hook: &str,
     phase: HookPhase,
     call_id: Option<&str>,
@@ -51,7 +52,7 @@ fn report(
 /// Run the before-inference hooks on `request`.
 pub(crate) async fn before_inference(
     hooks: &dyn HookSet,
-    events: &dyn EventSink,
+    events: &dyn Trail,
     step: &mut StepState,
     request: &InferenceRequest,
 ) -> Result<Inference, StateConflict> {
@@ -59,6 +60,7 @@ pub(crate) async fn before_inference(
     let mut context = Vec::new();
     for hook in hooks.handlers(phase) {
         let outcome = hooks.before_inference(&hook, request, step.view()).await;
+        events.record(outcome.events);
         let writer = Writer::Hook {
             bundle: hook.clone(),
             phase,
@@ -94,7 +96,7 @@ pub(crate) async fn before_inference(
 /// one's replacement, and return what the model observes.
 pub(crate) async fn observe(
     hooks: &dyn HookSet,
-    events: &dyn EventSink,
+    events: &dyn Trail,
     step: &mut dyn Admit,
     call: &ToolCall,
     mut result: CallResult,
@@ -104,6 +106,7 @@ pub(crate) async fn observe(
         let outcome = hooks
             .after_tool_call(&hook, call, &result, step.view())
             .await;
+        events.record(outcome.events);
         let writer = Writer::Hook {
             bundle: hook.clone(),
             phase,
@@ -137,13 +140,14 @@ pub(crate) async fn observe(
 /// Run the step-end hooks on `summary`. A failed hook's writes are dropped.
 pub(crate) async fn step_end(
     hooks: &dyn HookSet,
-    events: &dyn EventSink,
+    events: &dyn Trail,
     step: &mut StepState,
     summary: &StepSummary,
 ) -> Result<(), StateConflict> {
     let phase = HookPhase::StepEnd;
     for hook in hooks.handlers(phase) {
         let outcome = hooks.step_end(&hook, summary, step.view()).await;
+        events.record(outcome.events);
         let writer = Writer::Hook {
             bundle: hook.clone(),
             phase,

@@ -1,5 +1,6 @@
 //! What a run reports while it happens: progress for observers, and the
-//! collector that gathers a step's audit events so they commit with it.
+//! collector that gathers a step's audit events, from the kernel and from
+//! every outcome, so they commit with it.
 
 use std::sync::{Arc, Mutex};
 
@@ -38,39 +39,56 @@ impl Observer for Unobserved {
     fn observe(&self, _progress: Progress) {}
 }
 
-/// Collects the audit events of the current step, so they commit with it, and
-/// passes each on to another sink as it happens. Give it to the tool set as its
-/// event sink and to the runtime.
-pub struct StepEvents {
+/// Where a step's audit trail goes. The kernel's own events (a hook failed,
+/// arguments were rewritten) are shown live and kept; the events a call or a
+/// hook brought back in its outcome were shown live as they happened, and
+/// are kept.
+pub(crate) trait Trail: Send + Sync {
+    /// Show `event` live and keep it.
+    fn emit(&self, event: Event);
+    /// Keep `events`, which came back with an outcome.
+    fn record(&self, events: Vec<Event>);
+}
+
+/// The audit events of the current step, in the order they were admitted,
+/// so they commit with it.
+pub(crate) struct StepEvents {
     pending: Mutex<Vec<Event>>,
-    forward: Arc<dyn EventSink>,
+    live: Arc<dyn EventSink>,
 }
 
 impl StepEvents {
-    /// A collector forwarding to `forward`.
-    pub fn new(forward: Arc<dyn EventSink>) -> Self {
+    /// A collector showing the kernel's own events on `live`.
+    pub(crate) fn new(live: Arc<dyn EventSink>) -> Self {
         Self {
             pending: Mutex::new(Vec::new()),
-            forward,
+            live,
         }
     }
 
-    pub(crate) fn drain(&self) -> Vec<Event> {
-        std::mem::take(
-            &mut self
-                .pending
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
+    /// Where events are shown as they happen.
+    pub(crate) fn live(&self) -> &Arc<dyn EventSink> {
+        &self.live
     }
-}
 
-impl EventSink for StepEvents {
-    fn emit(&self, event: Event) {
-        self.forward.emit(event.clone());
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
         self.pending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(event);
+    }
+
+    pub(crate) fn drain(&self) -> Vec<Event> {
+        std::mem::take(&mut self.lock())
+    }
+}
+
+impl Trail for StepEvents {
+    fn emit(&self, event: Event) {
+        self.live.emit(event.clone());
+        self.lock().push(event);
+    }
+
+    fn record(&self, events: Vec<Event>) {
+        self.lock().extend(events);
     }
 }

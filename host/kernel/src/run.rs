@@ -22,17 +22,17 @@ use crate::commit::{
     CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, PendingCall,
     PendingReason, RunHeader, RunRecord, StepCommit, ToolRecord,
 };
-use crate::event::EventSink;
-use crate::files::{FileLedger, NoFiles, PublishError};
+use crate::event::{Event, EventSink, LimitKind};
+use crate::files::{FileConflict, FileLedger, FileWrites, NoFiles, PublishError};
 use crate::gate;
 use crate::hooks::{CallStatus, HookPhase, HookSet, InferenceRequest, NoHooks, StepSummary};
-use crate::merge::{Refusal, StateConflict, StepState, Writer};
+use crate::merge::{Refusal, StateConflict, StepEffects, StepState, Writer};
 use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelProvider, ModelRequest};
 use crate::nested::{CallGate, StepCalls, StepPorts};
 use crate::phases::{self, Inference};
 use crate::policy::{Decision, Verdict};
-use crate::progress::{Observer, Progress, StepEvents, Unobserved};
+use crate::progress::{Observer, Progress, StepEvents, Trail, Unobserved};
 use crate::state::StateWrite;
 use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
 
@@ -68,6 +68,9 @@ pub enum RunError {
     /// step committed nothing.
     #[error("the step failed and committed nothing: {0}")]
     StateConflict(#[from] StateConflict),
+    /// Two calls of one step changed one path; the step committed nothing.
+    #[error("the step failed and committed nothing: {0}")]
+    FileConflict(#[from] FileConflict),
     /// The step committed, but its file changes could not be written to the
     /// real folder; resuming the run writes them again.
     #[error("the step committed, but {0}; `runs resume` writes the changes again")]
@@ -79,9 +82,6 @@ pub enum RunError {
     #[error("run {run_id} has no pending call {call_id}")]
     UnknownCall { run_id: String, call_id: String },
 }
-
-/// A step's state writes: run-scoped, then thread-scoped.
-type Writes = (Vec<StateWrite>, Vec<StateWrite>);
 
 /// The loop and the ports it runs on.
 pub struct Runtime {
@@ -134,13 +134,14 @@ impl Cursor {
 }
 
 impl Runtime {
-    /// A runtime on these ports. `events` must also be the tool set's event sink
-    /// for audit events to commit with their step.
+    /// A runtime on these ports. The audit events of each step commit with
+    /// it: those every call and hook brings back in its outcome, and the
+    /// kernel's own, which it also shows on `live` as they happen.
     pub fn new(
         model: Arc<dyn ModelProvider>,
         tools: Arc<dyn ToolSet>,
         store: Arc<dyn CommitStore>,
-        events: Arc<StepEvents>,
+        live: Arc<dyn EventSink>,
     ) -> Self {
         Self {
             model,
@@ -150,7 +151,7 @@ impl Runtime {
             store,
             approver: Arc::new(DeferApprovals),
             observer: Arc::new(Unobserved),
-            events,
+            events: Arc::new(StepEvents::new(live)),
             cancelled: Arc::new(AtomicBool::new(false)),
             metadata: BTreeMap::new(),
         }
@@ -236,13 +237,13 @@ impl Runtime {
                     text: input.to_owned(),
                 }],
                 Vec::new(),
-                Writes::default(),
+                StepEffects::default(),
                 Disposition::Running,
             )?;
             self.drive(&Arc::new(agent.clone()), cursor).await
         }
         .await;
-        self.abandon_on_error(outcome)
+        self.forget_on_error(outcome)
     }
 
     /// Continue run `run_id` from its last commit, applying `decisions` (by call
@@ -253,18 +254,19 @@ impl Runtime {
         run_id: &str,
         decisions: &BTreeMap<String, Approval>,
     ) -> Result<RunOutcome, RunError> {
-        let agent = Arc::new(agent.clone());
-        let outcome = self.resume_inner(&agent, run_id, decisions).await;
-        self.abandon_on_error(outcome)
+        let outcome = self
+            .resume_inner(&Arc::new(agent.clone()), run_id, decisions)
+            .await;
+        self.forget_on_error(outcome)
     }
 
-    /// Whatever a failed step staged will never commit.
-    fn abandon_on_error(
+    /// The events a failed step gathered will never commit.
+    fn forget_on_error(
         &self,
         outcome: Result<RunOutcome, RunError>,
     ) -> Result<RunOutcome, RunError> {
         if outcome.is_err() {
-            self.files.abandon();
+            self.events.drain();
         }
         outcome
     }
@@ -343,7 +345,7 @@ impl Runtime {
                 return self.end(
                     &mut cursor,
                     Vec::new(),
-                    Writes::default(),
+                    StepEffects::default(),
                     EndCause::Cancelled,
                     None,
                 );
@@ -353,7 +355,7 @@ impl Runtime {
                 return self.end(
                     &mut cursor,
                     Vec::new(),
-                    Writes::default(),
+                    StepEffects::default(),
                     EndCause::MaxSteps,
                     None,
                 );
@@ -373,7 +375,7 @@ impl Runtime {
                 Inference::Proceed { context } => context,
                 Inference::Refused { hook, reason } => {
                     let cause = EndCause::Refused { hook, reason };
-                    return self.end(&mut cursor, Vec::new(), Writes::default(), cause, None);
+                    return self.end(&mut cursor, Vec::new(), StepEffects::default(), cause, None);
                 }
             };
             let instructions = if context.is_empty() {
@@ -399,7 +401,7 @@ impl Runtime {
                     return self.end(
                         &mut cursor,
                         Vec::new(),
-                        Writes::default(),
+                        StepEffects::default(),
                         EndCause::Error(error.to_string()),
                         None,
                     );
@@ -432,11 +434,11 @@ impl Runtime {
                     &summary,
                 )
                 .await?;
-                let writes = step.into_writes();
+                let effects = step.into_effects();
                 return self.end(
                     &mut cursor,
                     vec![assistant],
-                    writes,
+                    effects,
                     cause,
                     Some(response.text),
                 );
@@ -503,7 +505,7 @@ impl Runtime {
                             &mut cursor,
                             vec![assistant],
                             records,
-                            step.into_writes(),
+                            step.into_effects(),
                             Disposition::Waiting {
                                 pending: pending.clone(),
                             },
@@ -599,7 +601,7 @@ impl Runtime {
             cursor,
             messages,
             records,
-            step.into_writes(),
+            step.into_effects(),
             Disposition::Running,
         )?;
         Ok(())
@@ -641,7 +643,7 @@ impl Runtime {
                 agent: Arc::clone(step.agent()),
                 tools: Arc::clone(&self.tools),
                 hooks: Arc::clone(&self.hooks),
-                events: Arc::clone(&self.events) as Arc<dyn EventSink>,
+                live: Arc::clone(self.events.live()),
                 approver: Arc::clone(&self.approver),
                 observer: Arc::clone(&self.observer),
             },
@@ -656,14 +658,16 @@ impl Runtime {
             self.tools.call(
                 &call.name,
                 call.args.clone(),
-                gate.context(Arc::clone(&view)),
+                gate.context(Arc::clone(&view), Arc::default()),
             )
         });
         let outcomes = futures_util::future::join_all(calls).await;
         for ((index, outcome), gate) in runnable.iter().zip(outcomes).zip(&gates) {
             let call = &records[*index].call;
+            self.events.record(outcome.events);
+            self.events.record(gate.take_events());
             let mut result = match outcome.result {
-                Ok(output) => Ok((output.content, outcome.writes)),
+                Ok(output) => Ok((output.content, outcome.writes, outcome.files)),
                 Err(error) => Err(error),
             };
             for batch in nested.take_batches(&call.id) {
@@ -676,17 +680,10 @@ impl Runtime {
                 }
             }
             let result = match result {
-                Ok((content, writes)) => {
-                    let writer = Writer::Tool {
-                        call_id: call.id.clone(),
-                        tool: call.name.clone(),
-                    };
-                    match step.admit(writer, writes) {
+                Ok((content, writes, files)) => {
+                    match self.admit_call(step, call, writes, files)? {
                         Ok(()) => CallResult::Output(content),
-                        Err(Refusal::Rejected(reason)) => {
-                            CallResult::Error(ToolError::new(ToolErrorKind::Failed, reason))
-                        }
-                        Err(Refusal::Conflict(conflict)) => return Err(conflict.into()),
+                        Err(error) => CallResult::Error(error),
                     }
                 }
                 Err(error) => CallResult::Error(error),
@@ -703,6 +700,43 @@ impl Runtime {
             records[*index].result = Some(observed);
         }
         Ok(())
+    }
+
+    /// Admit the state writes and file changes of `call`, which succeeded,
+    /// into the step. Writes the agent's declarations refuse, or changes past
+    /// the workspace's staging quota, fail the call alone and leave nothing
+    /// of it; two calls changing one key or path fail the step.
+    fn admit_call(
+        &self,
+        step: &mut StepState,
+        call: &ToolCall,
+        writes: Vec<StateWrite>,
+        files: FileWrites,
+    ) -> Result<Result<(), ToolError>, RunError> {
+        if !files.is_empty()
+            && let Err(quota) = self.files.fits(step.files(), &files)
+        {
+            self.events.emit(Event::LimitExceeded {
+                bundle: quota.bundle,
+                tool: call.name.clone(),
+                limit: LimitKind::Staging,
+                detail: quota.detail.clone(),
+            });
+            return Ok(Err(ToolError::new(ToolErrorKind::Limit, quota.detail)));
+        }
+        let writer = Writer::Tool {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+        };
+        match step.admit(writer.clone(), writes) {
+            Ok(()) => {}
+            Err(Refusal::Rejected(reason)) => {
+                return Ok(Err(ToolError::new(ToolErrorKind::Failed, reason)));
+            }
+            Err(Refusal::Conflict(conflict)) => return Err(conflict.into()),
+        }
+        step.admit_files(writer, files)?;
+        Ok(Ok(()))
     }
 
     /// A crash left `intent` uncommitted. Calls whose tools are read-only or
@@ -765,7 +799,7 @@ impl Runtime {
             cursor,
             intent.assistant.into_iter().collect(),
             intent.calls,
-            Writes::default(),
+            StepEffects::default(),
             Disposition::Waiting {
                 pending: pending.clone(),
             },
@@ -780,7 +814,7 @@ impl Runtime {
         &self,
         cursor: &mut Cursor,
         messages: Vec<Message>,
-        writes: Writes,
+        effects: StepEffects,
         cause: EndCause,
         answer: Option<String>,
     ) -> Result<RunOutcome, RunError> {
@@ -788,7 +822,7 @@ impl Runtime {
             cursor,
             messages,
             Vec::new(),
-            writes,
+            effects,
             Disposition::Ended {
                 cause: cause.clone(),
                 answer: answer.clone(),
@@ -806,7 +840,7 @@ impl Runtime {
         cursor: &mut Cursor,
         messages: Vec<Message>,
         tools: Vec<ToolRecord>,
-        (state, thread_state): Writes,
+        effects: StepEffects,
         disposition: Disposition,
     ) -> Result<(), RunError> {
         let commit = StepCommit {
@@ -814,14 +848,14 @@ impl Runtime {
             seq: cursor.seq + 1,
             messages,
             tools,
-            state,
-            thread_state,
+            state: effects.state,
+            thread_state: effects.thread_state,
             events: self.events.drain(),
             disposition,
-            files: self.files.staged(),
+            files: self.files.changes(&effects.files),
         };
         let receipt = self.store.commit(&commit)?;
-        self.files.confirm();
+        self.files.confirm(&commit.files);
         cursor.unpublished |= !commit.files.is_empty();
         if cursor.unpublished && !matches!(commit.disposition, Disposition::Waiting { .. }) {
             self.files.publish()?;

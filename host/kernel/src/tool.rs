@@ -9,6 +9,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::event::Event;
+use crate::files::FileWrites;
 use crate::state::{StateReader, StateStore, StateWrite};
 
 /// Effect hints a tool declares about itself.
@@ -124,14 +126,55 @@ impl ToolError {
     }
 }
 
-/// What a call produced, and the state writes it staged. The caller decides
-/// when, and whether, the writes are committed.
+/// What a call produced, and everything it changed: the state writes and
+/// file changes it staged and the audit events it caused. Every effect of a
+/// call travels back here, and the caller decides when, and whether, it is
+/// committed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallOutcome {
     /// The output, or why there is none.
     pub result: Result<ToolOutput, ToolError>,
     /// Writes staged by the call; empty unless `result` is `Ok`.
     pub writes: Vec<StateWrite>,
+    /// File changes staged by the call; empty unless `result` is `Ok`.
+    pub files: FileWrites,
+    /// What the call said and what was refused or stopped, in order; kept
+    /// whether or not the call succeeded.
+    pub events: Vec<Event>,
+}
+
+impl ToolCallOutcome {
+    /// A call that returned `content` and changed nothing.
+    pub fn output(content: Value) -> Self {
+        Self {
+            result: Ok(ToolOutput { content }),
+            writes: Vec::new(),
+            files: FileWrites::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// A call that failed with `error`.
+    pub fn error(error: ToolError) -> Self {
+        Self {
+            result: Err(error),
+            writes: Vec::new(),
+            files: FileWrites::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// This outcome with the state `writes` staged.
+    pub fn with_writes(mut self, writes: Vec<StateWrite>) -> Self {
+        self.writes = writes;
+        self
+    }
+
+    /// This outcome with the audit `events` caused.
+    pub fn with_events(mut self, events: Vec<Event>) -> Self {
+        self.events = events;
+        self
+    }
 }
 
 /// The future a [`ToolSet`] call returns.
@@ -148,6 +191,10 @@ pub struct CallContext {
     pub nested: Option<Arc<dyn NestedCalls>>,
     /// How many tool calls enclose this one.
     pub depth: u32,
+    /// The file changes the calls enclosing this one have staged so far,
+    /// which it sees over the committed files; empty for a call the loop or
+    /// an operator makes.
+    pub files: Arc<FileWrites>,
 }
 
 impl CallContext {
@@ -157,6 +204,7 @@ impl CallContext {
             state,
             nested: None,
             depth: 0,
+            files: Arc::default(),
         }
     }
 }
@@ -169,12 +217,14 @@ impl CallContext {
 /// caller's.
 pub trait NestedCalls: Send + Sync {
     /// Call `name` with `args` on behalf of the call this handle belongs to,
-    /// reading `state`.
+    /// reading `state` and seeing `files`, the caller's staged file changes,
+    /// over the committed files.
     fn call<'a>(
         &'a self,
         name: &'a str,
         args: Value,
         state: Arc<dyn StateReader>,
+        files: Arc<FileWrites>,
     ) -> ToolFuture<'a>;
 }
 
@@ -254,13 +304,10 @@ impl ToolSet for ToolSets {
         match self.owners.get(name) {
             Some(&index) => self.sets[index].call(name, args, context),
             None => Box::pin(async move {
-                ToolCallOutcome {
-                    result: Err(ToolError::new(
-                        ToolErrorKind::NotFound,
-                        format!("no tool named `{name}`"),
-                    )),
-                    writes: Vec::new(),
-                }
+                ToolCallOutcome::error(ToolError::new(
+                    ToolErrorKind::NotFound,
+                    format!("no tool named `{name}`"),
+                ))
             }),
         }
     }

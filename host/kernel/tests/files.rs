@@ -1,15 +1,19 @@
-//! Transactional file changes through the loop: a step's staged changes
-//! commit with it and reach the folder only after the receipt; a waiting run
-//! holds them; a failed step abandons them; a crash between the commit and the
-//! folder write is repaired on resume.
+//! Transactional file changes through the loop: each call's changes come back
+//! with its outcome and are admitted in the model's call order; a step's
+//! changes commit with it and reach the folder only after the receipt; two
+//! calls changing one path fail the step; a call that fails, or whose changes
+//! would pass the workspace's quota, contributes none; a waiting run holds
+//! them; a crash between the commit and the folder write is repaired on
+//! resume.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cordon_kernel::{
-    Approval, CommitStore, FileChange, FileLedger, FileState, MemoryCommitStore, PublishError,
-    RunError, RunOutcome, StateOp, StateWrite, StepFiles, ToolCallOutcome, ToolOutput, Verdict,
+    Approval, CallResult, CommitStore, Event, FileChange, FileLedger, FileState, FileWrites,
+    LimitKind, MemoryCommitStore, PublishError, QuotaExceeded, RunError, RunOutcome, StateOp,
+    StateWrite, StepFiles, ToolCallOutcome, ToolError, ToolErrorKind, Verdict,
 };
 use serde_json::json;
 
@@ -17,60 +21,71 @@ mod support;
 
 use support::*;
 
-type Files = BTreeMap<String, Vec<u8>>;
+type Files = BTreeMap<String, Arc<[u8]>>;
 
-/// A folder in memory with the two staging layers of a real ledger.
+/// A folder in memory with the committed layer of a real ledger.
 #[derive(Default)]
 struct FakeFolder {
-    pending: Mutex<Files>,
     committed: Mutex<Files>,
     folder: Mutex<Files>,
     /// The store and run whose commit must precede every publish.
     store: Mutex<Option<(Arc<MemoryCommitStore>, String)>>,
     fail_publish: AtomicBool,
-    abandoned: AtomicUsize,
+    /// The most bytes a step may change, when bounded.
+    quota: Option<usize>,
 }
 
 impl FakeFolder {
-    fn stage(&self, path: &str, contents: &str) {
-        self.pending
-            .lock()
-            .unwrap()
-            .insert(path.to_owned(), contents.as_bytes().to_vec());
-    }
-
     fn folder(&self) -> Files {
         self.folder.lock().unwrap().clone()
     }
 }
 
+fn bytes(files: &FileWrites) -> usize {
+    files
+        .values()
+        .map(|state| match state {
+            FileState::File(contents) => contents.len(),
+            FileState::Absent | FileState::Directory => 0,
+        })
+        .sum()
+}
+
 impl FileLedger for FakeFolder {
-    fn staged(&self) -> Vec<FileChange> {
+    fn fits(&self, step: &FileWrites, call: &FileWrites) -> Result<(), QuotaExceeded> {
+        match self.quota {
+            Some(quota) if bytes(step) + bytes(call) > quota => Err(QuotaExceeded {
+                bundle: "fake".into(),
+                detail: format!("the step would stage more than {quota} bytes"),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn changes(&self, files: &FileWrites) -> Vec<FileChange> {
         let committed = self.committed.lock().unwrap();
         let folder = self.folder.lock().unwrap();
-        self.pending
-            .lock()
-            .unwrap()
+        files
             .iter()
-            .map(|(path, contents)| FileChange {
+            .map(|(path, after)| FileChange {
                 path: path.clone(),
                 before: committed
                     .get(path)
                     .or_else(|| folder.get(path))
                     .map_or(FileState::Absent, |old| FileState::File(old.clone())),
-                after: FileState::File(contents.clone()),
+                after: after.clone(),
             })
+            .filter(|change| change.before != change.after)
             .collect()
     }
 
-    fn confirm(&self) {
-        let pending = std::mem::take(&mut *self.pending.lock().unwrap());
-        self.committed.lock().unwrap().extend(pending);
-    }
-
-    fn abandon(&self) {
-        self.pending.lock().unwrap().clear();
-        self.abandoned.fetch_add(1, Ordering::SeqCst);
+    fn confirm(&self, changes: &[FileChange]) {
+        let mut committed = self.committed.lock().unwrap();
+        for change in changes {
+            if let FileState::File(contents) = &change.after {
+                committed.insert(change.path.clone(), contents.clone());
+            }
+        }
     }
 
     fn publish(&self) -> Result<(), PublishError> {
@@ -111,22 +126,29 @@ impl FileLedger for FakeFolder {
     }
 }
 
-/// A tool that stages `args.path` with `args.text` in `folder`.
+/// A tool that changes `args.path` to `args.text`, returning the change
+/// with its outcome; with `args.fail`, it fails after making it.
 fn writer(folder: &Arc<FakeFolder>) -> Handler {
     let folder = Arc::clone(folder);
     Box::new(move |args, _| {
         let path = args["path"].as_str().unwrap_or("a.txt");
-        folder.stage(path, args["text"].as_str().unwrap_or_default());
         assert!(
             !folder.folder().contains_key(path),
             "nothing reaches the folder while the step runs"
         );
-        ToolCallOutcome {
-            result: Ok(ToolOutput {
-                content: json!("staged"),
-            }),
-            writes: Vec::new(),
-        }
+        let text = args["text"].as_str().unwrap_or_default();
+        let mut outcome = if args["fail"].as_bool().unwrap_or(false) {
+            ToolCallOutcome::error(ToolError::new(
+                ToolErrorKind::Failed,
+                "failed after writing",
+            ))
+        } else {
+            ToolCallOutcome::output(json!("staged"))
+        };
+        outcome
+            .files
+            .insert(path.to_owned(), FileState::File(text.as_bytes().into()));
+        outcome
     })
 }
 
@@ -140,14 +162,28 @@ fn with_folder(rig: Rig, folder: &Arc<FakeFolder>, run_id: &str) -> Rig {
     }
 }
 
+fn write(
+    id: &'static str,
+    path: &str,
+    text: &str,
+) -> (&'static str, &'static str, serde_json::Value) {
+    (id, "write", json!({ "path": path, "text": text }))
+}
+
+fn committed_paths(rig: &Rig, run: &str) -> Vec<String> {
+    rig.store
+        .files(run)
+        .unwrap()
+        .into_iter()
+        .flat_map(|step| step.changes.into_iter().map(|change| change.path))
+        .collect()
+}
+
 #[tokio::test]
 async fn a_steps_changes_commit_with_it_and_reach_the_folder_after_the_receipt() {
     let folder = Arc::new(FakeFolder::default());
     let tools = Functions::new().with("write", EFFECTFUL, writer(&folder));
-    let turns = vec![
-        call(&[("c1", "write", json!({"path": "a.txt", "text": "one"}))]),
-        say("done"),
-    ];
+    let turns = vec![call(&[write("c1", "a.txt", "one")]), say("done")];
     let rig = with_folder(rig(turns, tools), &folder, "r");
     let agent = agent(Verdict::Allow, &[], 5);
     let outcome = rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
@@ -157,8 +193,101 @@ async fn a_steps_changes_commit_with_it_and_reach_the_folder_after_the_receipt()
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].seq, 2, "the tool's step carries the change");
     assert_eq!(files[0].changes[0].before, FileState::Absent);
-    assert_eq!(folder.folder()["a.txt"], b"one");
+    assert_eq!(folder.folder()["a.txt"][..], b"one"[..]);
     assert_eq!(rig.store.published("r").unwrap(), 2);
+}
+
+#[tokio::test]
+async fn two_calls_changing_one_path_fail_the_step_naming_both() {
+    let folder = Arc::new(FakeFolder::default());
+    let tools = Functions::new().with("write", EFFECTFUL, writer(&folder));
+    let turns = vec![
+        call(&[write("c1", "a.txt", "one"), write("c2", "a.txt", "two")]),
+        say("done"),
+    ];
+    let rig = with_folder(rig(turns, tools), &folder, "r");
+    let failed = rig
+        .runtime
+        .start(&agent(Verdict::Allow, &[], 5), "r", 1, "go")
+        .await;
+    let Err(RunError::FileConflict(conflict)) = failed else {
+        panic!("expected a file conflict, got {failed:?}");
+    };
+    assert_eq!(conflict.path, "a.txt");
+    let text = conflict.to_string();
+    assert!(text.contains("call c1 (write), call c2 (write)"), "{text}");
+    assert!(rig.store.files("r").unwrap().is_empty(), "nothing commits");
+    assert!(folder.folder().is_empty());
+}
+
+#[tokio::test]
+async fn calls_changing_different_paths_all_commit_and_a_failed_call_contributes_none() {
+    let folder = Arc::new(FakeFolder::default());
+    let tools = Functions::new().with("write", EFFECTFUL, writer(&folder));
+    let turns = vec![
+        call(&[
+            write("c1", "a.txt", "one"),
+            (
+                "c2",
+                "write",
+                json!({"path": "failed.txt", "text": "x", "fail": true}),
+            ),
+            write("c3", "b.txt", "three"),
+        ]),
+        say("done"),
+    ];
+    let rig = with_folder(rig(turns, tools), &folder, "r");
+    rig.runtime
+        .start(&agent(Verdict::Allow, &[], 5), "r", 1, "go")
+        .await
+        .unwrap();
+    assert_eq!(committed_paths(&rig, "r"), ["a.txt", "b.txt"]);
+    let folder = folder.folder();
+    assert_eq!(folder.keys().collect::<Vec<_>>(), ["a.txt", "b.txt"]);
+}
+
+#[tokio::test]
+async fn a_call_past_the_workspaces_quota_fails_as_a_limit_and_the_step_goes_on() {
+    let folder = Arc::new(FakeFolder {
+        quota: Some(5),
+        ..FakeFolder::default()
+    });
+    let tools = Functions::new().with("write", EFFECTFUL, writer(&folder));
+    let turns = vec![
+        call(&[write("c1", "a.txt", "four"), write("c2", "b.txt", "four")]),
+        say("done"),
+    ];
+    let rig = with_folder(rig(turns, tools), &folder, "r");
+    rig.runtime
+        .start(&agent(Verdict::Allow, &[], 5), "r", 1, "go")
+        .await
+        .unwrap();
+    assert_eq!(committed_paths(&rig, "r"), ["a.txt"]);
+    let record = rig.store.load("r").unwrap();
+    let results: Vec<CallResult> = record
+        .messages()
+        .iter()
+        .filter_map(|message| tool_result(message).cloned())
+        .collect();
+    assert!(
+        matches!(&results[1], CallResult::Error(error) if error.kind == ToolErrorKind::Limit),
+        "{results:?}"
+    );
+    let limits: Vec<&Event> = record
+        .commits
+        .iter()
+        .flat_map(|commit| &commit.events)
+        .filter(|event| {
+            matches!(
+                event,
+                Event::LimitExceeded {
+                    limit: LimitKind::Staging,
+                    ..
+                }
+            )
+        })
+        .collect();
+    assert_eq!(limits.len(), 1, "{limits:?}");
 }
 
 #[tokio::test]
@@ -168,10 +297,7 @@ async fn an_approval_wait_holds_the_changes_its_step_staged() {
         .with("write", EFFECTFUL, writer(&folder))
         .with("deploy", EFFECTFUL, echo());
     let turns = vec![
-        call(&[
-            ("c1", "write", json!({"path": "a.txt", "text": "one"})),
-            ("c2", "deploy", json!({})),
-        ]),
+        call(&[write("c1", "a.txt", "one"), ("c2", "deploy", json!({}))]),
         say("done"),
     ];
     let rig = with_folder(rig(turns, tools), &folder, "r");
@@ -194,29 +320,28 @@ async fn an_approval_wait_holds_the_changes_its_step_staged() {
     let outcome = rig.runtime.resume(&agent, "r", &decisions).await.unwrap();
     assert!(matches!(outcome, RunOutcome::Ended { .. }));
     assert_eq!(rig.tools.calls(), 2, "the write did not run again");
-    assert_eq!(folder.folder()["a.txt"], b"one");
+    assert_eq!(folder.folder()["a.txt"][..], b"one"[..]);
     assert!(rig.store.published("r").unwrap() >= 2);
 }
 
 #[tokio::test]
-async fn a_step_that_fails_abandons_what_it_staged() {
+async fn a_step_that_fails_commits_none_of_its_changes() {
     let folder = Arc::new(FakeFolder::default());
     let clashing = {
-        let folder = Arc::clone(&folder);
         Box::new(
             move |args: &serde_json::Value, _: &dyn cordon_kernel::StateReader| {
-                folder.stage("a.txt", "clash");
-                ToolCallOutcome {
-                    result: Ok(ToolOutput {
-                        content: json!("ok"),
-                    }),
-                    writes: vec![StateWrite {
+                let mut outcome =
+                    ToolCallOutcome::output(json!("ok")).with_writes(vec![StateWrite {
                         key: "owner".into(),
                         op: StateOp::Set {
                             value: args["who"].clone(),
                         },
-                    }],
-                }
+                    }]);
+                let path = format!("{}.txt", args["who"].as_str().unwrap_or("x"));
+                outcome
+                    .files
+                    .insert(path, FileState::File(b"claimed".as_slice().into()));
+                outcome
             },
         ) as Handler
     };
@@ -235,9 +360,8 @@ async fn a_step_that_fails_abandons_what_it_staged() {
         matches!(failed, Err(RunError::StateConflict(_))),
         "{failed:?}"
     );
-    assert_eq!(folder.abandoned.load(Ordering::SeqCst), 1);
-    assert!(folder.pending.lock().unwrap().is_empty());
     assert!(rig.store.files("r").unwrap().is_empty());
+    assert!(folder.committed.lock().unwrap().is_empty());
     assert!(folder.folder().is_empty());
 }
 
@@ -246,10 +370,7 @@ async fn changes_committed_but_not_published_reach_the_folder_on_resume() {
     let folder = Arc::new(FakeFolder::default());
     folder.fail_publish.store(true, Ordering::SeqCst);
     let tools = Functions::new().with("write", EFFECTFUL, writer(&folder));
-    let turns = vec![
-        call(&[("c1", "write", json!({"path": "a.txt", "text": "one"}))]),
-        say("done"),
-    ];
+    let turns = vec![call(&[write("c1", "a.txt", "one")]), say("done")];
     let rig = with_folder(rig(turns, tools), &folder, "r");
     let agent = agent(Verdict::Allow, &[], 5);
     let failed = rig.runtime.start(&agent, "r", 1, "go").await;
@@ -271,7 +392,7 @@ async fn changes_committed_but_not_published_reach_the_folder_on_resume() {
         .await
         .unwrap();
     assert!(matches!(outcome, RunOutcome::Ended { .. }));
-    assert_eq!(fresh.folder()["a.txt"], b"one");
+    assert_eq!(fresh.folder()["a.txt"][..], b"one"[..]);
     assert_eq!(
         again.tools.calls(),
         0,

@@ -61,6 +61,7 @@ fn ready<'a, T: Send + 'a>(outcome: HookOutcome<T>) -> HookFuture<'a, T> {
 
 fn ok<T>(value: T) -> HookOutcome<T> {
     HookOutcome {
+        events: Vec::new(),
         result: Ok(value),
         writes: Vec::new(),
     }
@@ -68,6 +69,7 @@ fn ok<T>(value: T) -> HookOutcome<T> {
 
 fn writing<T>(value: T, key: &str, op: StateOp) -> HookOutcome<T> {
     HookOutcome {
+        events: Vec::new(),
         result: Ok(value),
         writes: vec![StateWrite {
             key: key.into(),
@@ -304,6 +306,7 @@ async fn a_failing_or_malformed_gate_denies_the_call_and_is_audited() {
     let crashed = Hook {
         name: "crashes",
         gate: Some(Box::new(|_, _| HookOutcome {
+            events: Vec::new(),
             result: Err(ToolError::new(ToolErrorKind::Crashed, "wasm trap")),
             writes: Vec::new(),
         })),
@@ -390,6 +393,7 @@ async fn a_failing_observation_filter_withholds_the_result() {
     let hooks = Hooks::new(vec![Hook {
         name: "filter",
         after: Some(Box::new(|_| HookOutcome {
+            events: Vec::new(),
             result: Err(ToolError::new(ToolErrorKind::Timeout, "too slow")),
             writes: Vec::new(),
         })),
@@ -468,6 +472,8 @@ fn declared(agent: AgentDef, key: &str, scope: Scope, merge: MergePolicy) -> Age
 
 fn op_tool(key: &'static str, op: StateOp) -> Handler {
     Box::new(move |_, _| ToolCallOutcome {
+        files: Default::default(),
+        events: Vec::new(),
         result: Ok(ToolOutput {
             content: json!({"ok": true}),
         }),
@@ -615,6 +621,8 @@ async fn two_parallel_writers_of_an_exclusive_key_fail_the_step_and_commit_nothi
 async fn disjoint_writers_merge_field_by_field_and_collide_on_one_field() {
     let agent = declared(allow_all(), "owners", Scope::Run, MergePolicy::Disjoint);
     let field_tool: Handler = Box::new(|args: &Value, _: &dyn StateReader| ToolCallOutcome {
+        files: Default::default(),
+        events: Vec::new(),
         result: Ok(ToolOutput {
             content: json!({"ok": true}),
         }),
@@ -690,9 +698,7 @@ async fn thread_scoped_state_carries_over_to_the_next_run_of_the_thread_only() {
         second.model.clone(),
         second.tools.clone(),
         store.clone(),
-        Arc::new(cordon_kernel::StepEvents::new(Arc::new(
-            cordon_kernel::EventLog::new(),
-        ))),
+        Arc::new(cordon_kernel::EventLog::new()),
     );
     runtime.start_in(&agent, "t1", "r2", 2, "go").await.unwrap();
     let seen = second.model.seen();

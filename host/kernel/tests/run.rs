@@ -450,6 +450,8 @@ async fn declared_state_is_validated_and_undeclared_state_refused() {
         "stray",
         EFFECTFUL,
         Box::new(|_, _| ToolCallOutcome {
+            files: Default::default(),
+            events: Vec::new(),
             result: Ok(ToolOutput { content: json!({}) }),
             writes: vec![StateWrite {
                 key: "stray".into(),
@@ -504,6 +506,8 @@ async fn the_model_sees_only_declared_state() {
         "both",
         EFFECTFUL,
         Box::new(|_, _| ToolCallOutcome {
+            files: Default::default(),
+            events: Vec::new(),
             result: Ok(ToolOutput { content: json!({}) }),
             writes: vec![StateWrite {
                 key: "shown".into(),

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cordon_kernel::{
     AgentDef, CallContext, CallResult, CommitStore, EndCause, EventLog, MemoryCommitStore, Message,
-    ModelProvider, PermissionPolicy, RunOutcome, Runtime, StepEvents, ToolCallOutcome,
-    ToolErrorKind, ToolFuture, ToolOutput, ToolSet, ToolSpec, Verdict,
+    ModelProvider, PermissionPolicy, RunOutcome, Runtime, ToolCallOutcome, ToolErrorKind,
+    ToolFuture, ToolOutput, ToolSet, ToolSpec, Verdict,
 };
 use cordon_providers::{AnthropicModel, ApiKey, OpenAiModel};
 use serde_json::{Value, json};
@@ -34,6 +34,8 @@ impl ToolSet for Files {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
             ToolCallOutcome {
+                files: Default::default(),
+                events: Vec::new(),
                 result: Ok(ToolOutput {
                     content: json!({"read": args["path"]}),
                 }),
@@ -46,7 +48,7 @@ impl ToolSet for Files {
 async fn run(model: Arc<dyn ModelProvider>) -> (RunOutcome, Arc<Files>, Arc<MemoryCommitStore>) {
     let files = Arc::new(Files::default());
     let store = Arc::new(MemoryCommitStore::new());
-    let events = Arc::new(StepEvents::new(Arc::new(EventLog::new())));
+    let events = Arc::new(EventLog::new());
     let runtime = Runtime::new(model, files.clone(), store.clone(), events);
     let agent = AgentDef::new(
         "t",

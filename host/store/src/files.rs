@@ -83,7 +83,7 @@ fn decode(kind: &str, contents: Option<Vec<u8>>) -> Option<FileState> {
     match (kind, contents) {
         ("absent", None) => Some(FileState::Absent),
         ("directory", None) => Some(FileState::Directory),
-        ("file", Some(contents)) => Some(FileState::File(contents)),
+        ("file", Some(contents)) => Some(FileState::File(contents.into())),
         _ => None,
     }
 }

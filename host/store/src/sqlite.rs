@@ -1350,7 +1350,7 @@ mod tests {
             first.files = vec![FileChange {
                 path: "a.txt".into(),
                 before: FileState::Absent,
-                after: FileState::File(b"new".to_vec()),
+                after: FileState::File(b"new".as_slice().into()),
             }];
             store.commit(&first).unwrap();
             assert_eq!(store.files("old").unwrap()[0].changes, first.files);
@@ -1373,7 +1373,7 @@ mod tests {
             FileChange {
                 path: "bin/blob".into(),
                 before: FileState::Absent,
-                after: FileState::File(binary.clone()),
+                after: FileState::File(binary.as_slice().into()),
             },
             FileChange {
                 path: "docs".into(),

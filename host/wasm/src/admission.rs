@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-use crate::imports::MAX_CALL_DEPTH;
+use crate::capabilities::tools::MAX_CALL_DEPTH;
 
 tokio::task_local! {
     /// Set while a future runs on an admitted chain's slots.

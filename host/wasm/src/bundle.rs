@@ -9,23 +9,23 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cordon_kernel::{
-    CallContext, EventLog, HookPhase, StateReader, StateSnapshot, ToolAnnotations, ToolSpec,
-};
+use cordon_kernel::{EventLog, HookPhase, ToolAnnotations, ToolSpec};
 use serde_json::Value;
 use wasmtime::component::InstancePre;
 
+use crate::audit::Audit;
 use crate::bindings::{
     self, CONTRACT_VERSION, TOOL_EXPORT, WORKSPACE_EXPORT, after_tool_call, before_inference,
     before_tool_call, step_end, tool, workspace,
 };
 use crate::cache::{CacheOutcome, sha256_hex};
-use crate::call;
+use crate::capabilities::CallBuilder;
+use crate::capabilities::dirs::{self, ResolvedDir};
 use crate::engine::Engine;
-use crate::manifest::{BundleKind, DirMode, MANIFEST_FILE, Manifest, ManifestError, is_tool_name};
-use crate::plugins::PluginsInner;
+use crate::guarded::{self, Body};
+use crate::manifest::{BundleKind, MANIFEST_FILE, Manifest, ManifestError, is_tool_name};
+use crate::safeguards::Safeguards;
 use crate::sandbox::CallState;
-use crate::workspace::paths::RESERVED;
 
 /// A loaded bundle: its manifest, where it came from, and its pre-linked component.
 pub struct Bundle {
@@ -61,17 +61,6 @@ pub(crate) struct HookExports {
     pub(crate) before_tool_call: Option<before_tool_call::GuestIndices>,
     pub(crate) after_tool_call: Option<after_tool_call::GuestIndices>,
     pub(crate) step_end: Option<step_end::GuestIndices>,
-}
-
-/// A directory grant with its host path resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedDir {
-    /// Canonical host path.
-    pub host: PathBuf,
-    /// Path the component sees.
-    pub guest: String,
-    /// Access mode.
-    pub mode: DirMode,
 }
 
 /// A bundle together with the tools it described when loaded.
@@ -199,7 +188,7 @@ pub(crate) async fn load(
             actual: digest,
         });
     }
-    let (root, dirs) = resolve_dirs(&file, &manifest, workspace_root)?;
+    let (root, dirs) = dirs::resolve(&file, &manifest.grants.dirs, workspace_root)?;
     let (component, cache) =
         engine
             .cache
@@ -255,66 +244,6 @@ pub(crate) async fn load(
         cache,
         load_time: started.elapsed(),
     })
-}
-
-/// The canonical workspace root and the bundle's directory grants under it.
-/// A grant may hold Cordon's `.cordon` folder (the guard hides it) but never
-/// name it or lie inside it.
-fn resolve_dirs(
-    file: &Path,
-    manifest: &Manifest,
-    workspace_root: &Path,
-) -> Result<(PathBuf, Vec<ResolvedDir>), BundleError> {
-    let root = workspace_root
-        .canonicalize()
-        .map_err(|error| BundleError::Folder {
-            path: workspace_root.to_owned(),
-            message: format!("workspace root is unusable: {error}"),
-        })?;
-    let reserved = root.join(RESERVED);
-    let reserved_real = reserved.canonicalize().ok();
-    let dirs = manifest
-        .grants
-        .dirs
-        .iter()
-        .enumerate()
-        .map(|(index, grant)| {
-            let fail = |reason: String| BundleError::DirGrant {
-                file: file.to_owned(),
-                field: format!("grants.dirs[{index}].host"),
-                value: grant.host.clone(),
-                reason,
-            };
-            let host = root
-                .join(&grant.host)
-                .canonicalize()
-                .map_err(|error| fail(format!("cannot open under {}: {error}", root.display())))?;
-            if !host.starts_with(&root) {
-                return Err(fail(format!(
-                    "resolves to {}, outside the workspace root {}",
-                    host.display(),
-                    root.display()
-                )));
-            }
-            if !host.is_dir() {
-                return Err(fail(format!("{} is not a directory", host.display())));
-            }
-            if host.starts_with(&reserved)
-                || reserved_real.as_ref().is_some_and(|real| host.starts_with(real))
-            {
-                return Err(fail(format!(
-                    "resolves to {}, inside `{RESERVED}`, which holds Cordon's run store; no bundle is granted it",
-                    host.display()
-                )));
-            }
-            Ok(ResolvedDir {
-                host,
-                guest: grant.guest.clone(),
-                mode: grant.mode,
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    Ok((root, dirs))
 }
 
 fn export_names(
@@ -403,8 +332,8 @@ fn check_world(kind: BundleKind, exports: &[String], path: &Path) -> Result<(), 
 #[derive(Default)]
 struct Described(Vec<ToolSpec>, BTreeMap<String, Arc<jsonschema::Validator>>);
 
-/// Ask the component for its tools, in a sandbox with the bundle's limits and a
-/// throwaway state store, and validate what it says.
+/// Ask the component for its tools, as a guarded call with the bundle's
+/// grants, no state and no tool to call, and validate what it says.
 async fn describe(
     engine: &Arc<Engine>,
     bundle: &Arc<Bundle>,
@@ -415,29 +344,22 @@ async fn describe(
         path: path.to_owned(),
         message,
     };
-    let env = Arc::new(PluginsInner::isolated(
-        Arc::clone(engine),
-        Arc::new(EventLog::new()),
-    ));
-    let no_state: Arc<dyn StateReader> = Arc::new(StateSnapshot::default());
-    let limits = bundle.manifest.limits;
-    let described = engine
-        .admission
-        .run(false, limits.timeout, async {
-            let mut store =
-                call::limited_store(&env, CallContext::outside_run(no_state), bundle, "describe")
-                    .map_err(|error| fail(format!("cannot prepare the sandbox: {error:#}")))?;
-            tokio::time::timeout(limits.timeout, async {
-                let instance = bundle.pre.instantiate_async(&mut store).await?;
-                let guest = indices.load(&mut store, &instance)?;
-                guest.call_describe(&mut store).await
-            })
-            .await
-            .map_err(|_| fail(format!("did not return within {:?}", limits.timeout)))?
-            .map_err(|error| fail(format!("{error:#}")))
+    // Nobody watches a bundle load: its trail is dropped, and a failure is
+    // the load error.
+    let audit = Audit::new(&bundle.manifest.name, Arc::new(EventLog::new()));
+    let guard = Arc::new(Safeguards::default().guard(&bundle.root));
+    let call = CallBuilder::new(bundle, "describe", audit, guard);
+    let indices = indices.clone();
+    let body: Body<Vec<bindings::ToolSpec>> = Box::new(move |store, instance| {
+        Box::pin(async move {
+            let guest = indices.load(&mut *store, &instance)?;
+            guest.call_describe(&mut *store).await
         })
+    });
+    let described = guarded::call(engine, call, false, body)
         .await
-        .map_err(|full| fail(full.to_string()))??;
+        .result
+        .map_err(|error| fail(error.to_string()))?;
     let mut specs = Vec::with_capacity(described.len());
     let mut validators = BTreeMap::new();
     for spec in described {

@@ -1,36 +1,21 @@
 //! One tool call, end to end: look the tool up, validate the arguments against
-//! its schema, wait for a slot of the instance pool, run it in a fresh,
-//! limited instance, and turn whatever happened (output, tool error, trap,
-//! limit, timeout) into a typed result plus the state writes to commit if it
-//! succeeded.
+//! its schema, run it as a guarded call with the capabilities its bundle was
+//! granted, check what it returned, and give back its outcome: the result,
+//! what it staged when it succeeded, and its audit trail either way.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use cordon_kernel::{
-    CallContext, Event, LimitKind, ToolCallOutcome, ToolError, ToolErrorKind, ToolOutput,
+    CallContext, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
 };
 use serde_json::Value;
-use wasmtime::{Store, Trap};
 
-use crate::admission::PoolFull;
+use crate::audit::Audit;
 use crate::bindings::cordon::plugin::types as wit;
-use crate::bundle::{Bundle, Exports};
-use crate::plugins::{PluginsInner, ToolEntry};
-use crate::sandbox::{CallState, LogLimitExceeded, StateUnavailable};
-use crate::workspace::StagingLimitExceeded;
-
-fn failed(kind: ToolErrorKind, message: impl Into<String>) -> ToolCallOutcome {
-    refused(ToolError::new(kind, message))
-}
-
-fn refused(error: ToolError) -> ToolCallOutcome {
-    ToolCallOutcome {
-        result: Err(error),
-        writes: Vec::new(),
-    }
-}
+use crate::bundle::Exports;
+use crate::capabilities::{CallBuilder, tools};
+use crate::guarded::{self, Body, check_size};
+use crate::plugins::PluginsInner;
 
 /// Call `name` with `args` in `context`.
 pub(crate) fn invoke<'a>(
@@ -38,7 +23,7 @@ pub(crate) fn invoke<'a>(
     name: &'a str,
     args: Value,
     context: CallContext,
-) -> Pin<Box<dyn Future<Output = ToolCallOutcome> + Send + 'a>> {
+) -> ToolFuture<'a> {
     Box::pin(async move {
         let Some(entry) = plugins.tools.get(name) else {
             return failed(ToolErrorKind::NotFound, format!("no tool named `{name}`"));
@@ -50,36 +35,58 @@ pub(crate) fn invoke<'a>(
             );
         }
         let bundle = &entry.bundle;
+        let Exports::Tool(indices) = &bundle.exports else {
+            return failed(
+                ToolErrorKind::NotFound,
+                format!("bundle `{}` provides no tools", bundle.manifest.name),
+            );
+        };
+        let tool = entry.spec.name.as_str();
         let limits = bundle.manifest.limits;
-        let nests = !bundle.manifest.grants.tools.is_empty();
-        let ran = plugins
-            .engine
-            .admission
-            .run(
-                nests,
-                limits.timeout,
-                run(plugins, context, entry, args.to_string()),
-            )
-            .await;
-        ran.unwrap_or_else(|full| refused(pool_full(plugins, bundle, &entry.spec.name, &full)))
+        let granted = &bundle.manifest.grants.tools;
+        let audit = Audit::new(&bundle.manifest.name, Arc::clone(&plugins.events));
+        let handle = tools::handle(granted, plugins, &context);
+        let call = CallBuilder::new(bundle, tool, audit.clone(), plugins.guard(bundle))
+            .within(context, handle);
+        let (indices, called, args) = (indices.clone(), tool.to_owned(), args.to_string());
+        let body: Body<Result<wit::ToolOutput, wit::ToolError>> =
+            Box::new(move |store, instance| {
+                Box::pin(async move {
+                    let guest = indices.load(&mut *store, &instance)?;
+                    guest.call_call(&mut *store, &called, &args).await
+                })
+            });
+        let finished = guarded::call(&plugins.engine, call, !granted.is_empty(), body)
+            .await
+            .and_then(|returned| {
+                returned.map_err(|error| from_wit_error(error, limits.output_bytes))
+            })
+            .and_then(|output| {
+                check_size(
+                    &audit,
+                    tool,
+                    "output",
+                    output.content.len(),
+                    limits.output_bytes,
+                )?;
+                serde_json::from_str(&output.content).map_err(|error| {
+                    ToolError::new(
+                        ToolErrorKind::Failed,
+                        format!("the tool returned malformed JSON: {error}"),
+                    )
+                })
+            });
+        ToolCallOutcome {
+            result: finished.result.map(|content| ToolOutput { content }),
+            writes: finished.effects.writes,
+            files: finished.effects.files,
+            events: audit.take(),
+        }
     })
 }
 
-/// The error of a call that found no free slot in the instance pool.
-pub(crate) fn pool_full(
-    plugins: &PluginsInner,
-    bundle: &Bundle,
-    label: &str,
-    full: &PoolFull,
-) -> ToolError {
-    let detail = full.to_string();
-    plugins.events.emit(Event::LimitExceeded {
-        bundle: bundle.manifest.name.clone(),
-        tool: label.to_owned(),
-        limit: LimitKind::Instances,
-        detail: detail.clone(),
-    });
-    ToolError::new(ToolErrorKind::Limit, detail)
+fn failed(kind: ToolErrorKind, message: impl Into<String>) -> ToolCallOutcome {
+    ToolCallOutcome::error(ToolError::new(kind, message))
 }
 
 /// Why `args` break the schema `validator` checks, each problem with where it
@@ -99,199 +106,6 @@ pub(crate) fn schema_problems(validator: &jsonschema::Validator, args: &Value) -
     (!problems.is_empty()).then(|| problems.join("; "))
 }
 
-/// A store for one call into `bundle` in `context`, with the bundle's limits
-/// applied.
-pub(crate) fn limited_store(
-    plugins: &Arc<PluginsInner>,
-    context: CallContext,
-    bundle: &Arc<Bundle>,
-    tool: &str,
-) -> wasmtime::Result<Store<CallState>> {
-    let state = CallState::new(Arc::clone(bundle), Arc::clone(plugins), context, tool)?;
-    limit(plugins, state)
-}
-
-/// A store holding `state`, with its bundle's limits applied.
-pub(crate) fn limit(
-    plugins: &PluginsInner,
-    state: CallState,
-) -> wasmtime::Result<Store<CallState>> {
-    let fuel = state.bundle.manifest.limits.fuel;
-    let mut store = Store::new(&plugins.engine.engine, state);
-    store.limiter(|state| &mut state.limiter);
-    store.set_fuel(fuel)?;
-    // Yield to the scheduler at every epoch tick, so the wall-clock timeout can
-    // fire even while guest code spins without calling the host.
-    store.epoch_deadline_async_yield_and_update(1);
-    Ok(store)
-}
-
-async fn run(
-    plugins: &Arc<PluginsInner>,
-    context: CallContext,
-    entry: &ToolEntry,
-    args: String,
-) -> ToolCallOutcome {
-    let bundle = &entry.bundle;
-    let tool = &entry.spec.name;
-    let limits = bundle.manifest.limits;
-    let Exports::Tool(indices) = &bundle.exports else {
-        return failed(
-            ToolErrorKind::NotFound,
-            format!("bundle `{}` provides no tools", bundle.manifest.name),
-        );
-    };
-    let mut store = match limited_store(plugins, context, bundle, tool) {
-        Ok(store) => store,
-        Err(error) => {
-            return failed(
-                ToolErrorKind::Failed,
-                format!("cannot prepare the sandbox: {error:#}"),
-            );
-        }
-    };
-    let returned = tokio::time::timeout(limits.timeout, async {
-        let instance = bundle.pre.instantiate_async(&mut store).await?;
-        let guest = indices.load(&mut store, &instance)?;
-        guest.call_call(&mut store, tool, &args).await
-    })
-    .await;
-    let output = match settle(plugins, tool, returned, store.data()) {
-        Err(error) => return refused(error),
-        Ok(Err(error)) => return refused(from_wit_error(error, limits.output_bytes)),
-        Ok(Ok(output)) => output,
-    };
-    if let Err(error) = check_size(plugins, bundle, tool, "output", output.content.len()) {
-        return refused(error);
-    }
-    match serde_json::from_str(&output.content) {
-        Ok(content) => ToolCallOutcome {
-            result: Ok(ToolOutput { content }),
-            writes: store.into_data().staged.into_writes(),
-        },
-        Err(error) => failed(
-            ToolErrorKind::Failed,
-            format!("the tool returned malformed JSON: {error}"),
-        ),
-    }
-}
-
-/// Turn how a call into a component ended into its value or a typed error,
-/// reporting limits as events. `label` names the tool or hook phase called.
-pub(crate) fn settle<T>(
-    plugins: &PluginsInner,
-    label: &str,
-    returned: Result<wasmtime::Result<T>, tokio::time::error::Elapsed>,
-    state: &CallState,
-) -> Result<T, ToolError> {
-    state.flush_stdio();
-    let limits = state.bundle.manifest.limits;
-    let limit = |kind: LimitKind, error_kind: ToolErrorKind, detail: String| {
-        plugins.events.emit(Event::LimitExceeded {
-            bundle: state.bundle.manifest.name.clone(),
-            tool: label.to_owned(),
-            limit: kind,
-            detail: detail.clone(),
-        });
-        ToolError::new(error_kind, detail)
-    };
-    match returned {
-        Ok(Ok(value)) => Ok(value),
-        Err(_elapsed) => Err(limit(
-            LimitKind::Timeout,
-            ToolErrorKind::Timeout,
-            format!("did not finish within {} ms", limits.timeout.as_millis()),
-        )),
-        Ok(Err(error)) => Err(match classify(&error, state) {
-            Stopped::Limit(kind, detail) => {
-                let error_kind = match kind {
-                    LimitKind::Timeout => ToolErrorKind::Timeout,
-                    _ => ToolErrorKind::Limit,
-                };
-                limit(kind, error_kind, detail)
-            }
-            Stopped::HostFailure(message) => ToolError::new(ToolErrorKind::Failed, message),
-            Stopped::Crashed(message) => ToolError::new(ToolErrorKind::Crashed, message),
-        }),
-    }
-}
-
-/// Refuse a returned value of `len` bytes larger than the bundle's output limit.
-pub(crate) fn check_size(
-    plugins: &PluginsInner,
-    bundle: &Bundle,
-    label: &str,
-    what: &str,
-    len: usize,
-) -> Result<(), ToolError> {
-    let max = bundle.manifest.limits.output_bytes;
-    if len <= max {
-        return Ok(());
-    }
-    let detail = format!("{what} of {len} bytes exceeds the limit of {max} bytes");
-    plugins.events.emit(Event::LimitExceeded {
-        bundle: bundle.manifest.name.clone(),
-        tool: label.to_owned(),
-        limit: LimitKind::Output,
-        detail: detail.clone(),
-    });
-    Err(ToolError::new(ToolErrorKind::Limit, detail))
-}
-
-enum Stopped {
-    Limit(LimitKind, String),
-    HostFailure(String),
-    Crashed(String),
-}
-
-/// Why the component stopped, from the error and what the sandbox observed.
-fn classify(error: &wasmtime::Error, state: &CallState) -> Stopped {
-    let limits = state.bundle.manifest.limits;
-    if state.limiter.memory_refused {
-        return Stopped::Limit(
-            LimitKind::Memory,
-            format!("memory limit of {} MiB exceeded", limits.memory_bytes >> 20),
-        );
-    }
-    if let Some(StateUnavailable(message)) = error.downcast_ref::<StateUnavailable>() {
-        return Stopped::HostFailure(message.clone());
-    }
-    if let Some(exceeded) = error.downcast_ref::<LogLimitExceeded>() {
-        return Stopped::Limit(LimitKind::Log, exceeded.to_string());
-    }
-    if let Some(StagingLimitExceeded(detail)) = error.downcast_ref::<StagingLimitExceeded>() {
-        return Stopped::Limit(LimitKind::Staging, detail.clone());
-    }
-    match error.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => {
-            return Stopped::Limit(
-                LimitKind::Fuel,
-                format!("fuel limit of {} exhausted", limits.fuel),
-            );
-        }
-        Some(Trap::Interrupt) => {
-            return Stopped::Limit(LimitKind::Timeout, "interrupted".into());
-        }
-        _ => {}
-    }
-    if state.stdio_full() {
-        return Stopped::Limit(
-            LimitKind::Log,
-            format!(
-                "stdout or stderr exceeded the limit of {} bytes",
-                limits.log_bytes
-            ),
-        );
-    }
-    let cause = error
-        .downcast_ref::<Trap>()
-        .map_or_else(|| format!("{error:#}"), ToString::to_string);
-    Stopped::Crashed(match state.last_words() {
-        Some(line) => format!("{cause} ({line})"),
-        None => cause,
-    })
-}
-
 /// A component's tool error as the kernel sees it, its message cut to `max_len`.
 pub(crate) fn from_wit_error(error: wit::ToolError, max_len: usize) -> ToolError {
     let (kind, message) = match error {
@@ -300,10 +114,11 @@ pub(crate) fn from_wit_error(error: wit::ToolError, max_len: usize) -> ToolError
         wit::ToolError::Failed(message) => (ToolErrorKind::Failed, message),
         wit::ToolError::Timeout(message) => (ToolErrorKind::Timeout, message),
     };
-    ToolError::new(kind, truncate(message, max_len))
+    ToolError::new(kind, clip(message, max_len))
 }
 
-fn truncate(mut text: String, max_len: usize) -> String {
+/// `text` cut to `max_len` bytes, marked when cut.
+pub(crate) fn clip(mut text: String, max_len: usize) -> String {
     if text.len() > max_len {
         let mut end = max_len;
         while !text.is_char_boundary(end) {

@@ -1,19 +1,18 @@
 //! The engine every bundle runs on: wasmtime configured for components, async
 //! host calls, fuel, epoch interruption and the pooling allocator with its
-//! admission; the linker holding WASI (its filesystem guarded) and Cordon's
-//! imports; the compiled-component cache; and the thread that advances epochs.
+//! admission; the linker holding every capability's import (WASI's
+//! filesystem guarded); the compiled-component cache; and the thread that advances epochs.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::admission::Admission;
-use crate::bindings::Runtime as RuntimeWorld;
 use crate::cache::ComponentCache;
-use crate::fs_guard;
+use crate::capabilities;
 use crate::limits::MAX_MEMORY_MIB;
 use crate::sandbox::CallState;
 
@@ -58,10 +57,7 @@ impl Engine {
         let engine =
             wasmtime::Engine::new(&wasmtime_config(config.max_instances)).map_err(EngineError)?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(EngineError)?;
-        fs_guard::add_to_linker(&mut linker).map_err(EngineError)?;
-        RuntimeWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
-            .map_err(EngineError)?;
+        capabilities::add_to_linker(&mut linker).map_err(EngineError)?;
         let cache = ComponentCache::new(&engine, config.cache_dir.clone());
         start_epoch_ticker(&engine);
         Ok(Arc::new(Self {

@@ -4,77 +4,46 @@
 //! rewritten arguments and added context must fit the bundle's output limit. Any
 //! failure is a typed error the kernel turns into a fail-closed decision.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use cordon_kernel::{
-    CallContext, CallResult, CallStatus, GateVerdict, HookFuture, HookOutcome, HookPhase, HookSet,
+    CallResult, CallStatus, GateVerdict, HookFuture, HookOutcome, HookPhase, HookSet,
     InferenceRequest, InferenceVerdict, Observation, StateReader, StepSummary, ToolCall, ToolError,
     ToolErrorKind,
 };
 use serde_json::Value;
-use wasmtime::Store;
-use wasmtime::component::Instance;
 
+use crate::audit::Audit;
 use crate::bindings::cordon::plugin::hook_types;
 use crate::bindings::{after_tool_call, before_inference, before_tool_call, step_end};
 use crate::bundle::{Bundle, Exports, HookExports};
-use crate::call::{self, check_size, from_wit_error, settle, to_wit_error};
+use crate::call::{clip, from_wit_error, to_wit_error};
+use crate::capabilities::CallBuilder;
+use crate::guarded::{self, Body, check_size};
 use crate::plugins::{Plugins, PluginsInner};
-use crate::sandbox::CallState;
 
-/// The body of one phase call: given the store and a fresh instance, call the
-/// export. Owns what it needs so that it can borrow only the store.
-type Body<T> = Box<
-    dyn for<'s> FnOnce(
-            &'s mut Store<CallState>,
-            Instance,
-        ) -> Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 's>>
-        + Send,
->;
-
-/// Run `body` in a fresh, limited instance of `bundle`, once the instance
-/// pool has a slot for it.
-async fn run_phase<T: Send + 'static>(
+/// Run `body` in a fresh instance of `bundle` as a guarded call reading
+/// `state`, and check its answer with `check`; the outcome carries what the
+/// hook staged, when it answered, and its trail either way.
+async fn run_phase<T, U>(
     plugins: &Arc<PluginsInner>,
     bundle: &Arc<Bundle>,
     state: Arc<dyn StateReader>,
     phase: HookPhase,
     body: Body<T>,
-) -> HookOutcome<T> {
-    let timeout = bundle.manifest.limits.timeout;
-    let ran = plugins
-        .engine
-        .admission
-        .run(false, timeout, async {
-            let context = CallContext::outside_run(state);
-            let mut store = match call::limited_store(plugins, context, bundle, phase.as_str()) {
-                Ok(store) => store,
-                Err(error) => {
-                    return HookOutcome::failed(ToolError::new(
-                        ToolErrorKind::Failed,
-                        format!("cannot prepare the sandbox: {error:#}"),
-                    ));
-                }
-            };
-            let returned = tokio::time::timeout(timeout, async {
-                let instance = bundle.pre.instantiate_async(&mut store).await?;
-                body(&mut store, instance).await
-            })
-            .await;
-            match settle(plugins, phase.as_str(), returned, store.data()) {
-                Ok(value) => HookOutcome {
-                    result: Ok(value),
-                    writes: store.into_data().staged.into_writes(),
-                },
-                Err(error) => HookOutcome::failed(error),
-            }
-        })
-        .await;
-    ran.unwrap_or_else(|full| {
-        HookOutcome::failed(call::pool_full(plugins, bundle, phase.as_str(), &full))
-    })
+    check: impl FnOnce(T, &Audit) -> Result<U, ToolError>,
+) -> HookOutcome<U> {
+    let audit = Audit::new(&bundle.manifest.name, Arc::clone(&plugins.events));
+    let call = CallBuilder::new(bundle, phase.as_str(), audit.clone(), plugins.guard(bundle))
+        .reading(state);
+    let finished = guarded::call(&plugins.engine, call, false, body)
+        .await
+        .and_then(|answer| check(answer, &audit));
+    HookOutcome {
+        result: finished.result,
+        writes: finished.effects.writes,
+        events: audit.take(),
+    }
 }
 
 /// Parse JSON text a hook returned.
@@ -85,20 +54,6 @@ fn parse(what: &str, text: &str) -> Result<Value, ToolError> {
             format!("the hook returned malformed JSON as {what}: {error}"),
         )
     })
-}
-
-/// Replace the answer of a finished phase call with the result of `check`.
-fn map_answer<T, U>(
-    outcome: HookOutcome<T>,
-    check: impl FnOnce(T) -> Result<U, ToolError>,
-) -> HookOutcome<U> {
-    match outcome.result.and_then(check) {
-        Ok(value) => HookOutcome {
-            result: Ok(value),
-            writes: outcome.writes,
-        },
-        Err(error) => HookOutcome::failed(error),
-    }
 }
 
 fn wit_call(call: &ToolCall) -> hook_types::ToolCall {
@@ -174,23 +129,25 @@ impl HookSet for Plugins {
                         guest.call_before_inference(&mut *store, &request).await
                     })
                 });
-            let outcome = run_phase(&self.inner, bundle, state, phase, body).await;
-            map_answer(outcome, |verdict| match verdict {
-                before_inference::InferenceVerdict::Proceed => Ok(InferenceVerdict::Proceed),
-                before_inference::InferenceVerdict::AddContext(text) => {
-                    check_size(
-                        &self.inner,
-                        bundle,
-                        phase.as_str(),
-                        "added context",
-                        text.len(),
-                    )?;
-                    Ok(InferenceVerdict::AddContext(text))
-                }
-                before_inference::InferenceVerdict::Refuse(reason) => {
-                    Ok(InferenceVerdict::Refuse(clip(reason, bundle)))
-                }
-            })
+            let max = bundle.manifest.limits.output_bytes;
+            run_phase(
+                &self.inner,
+                bundle,
+                state,
+                phase,
+                body,
+                |verdict, audit| match verdict {
+                    before_inference::InferenceVerdict::Proceed => Ok(InferenceVerdict::Proceed),
+                    before_inference::InferenceVerdict::AddContext(text) => {
+                        check_size(audit, phase.as_str(), "added context", text.len(), max)?;
+                        Ok(InferenceVerdict::AddContext(text))
+                    }
+                    before_inference::InferenceVerdict::Refuse(reason) => {
+                        Ok(InferenceVerdict::Refuse(clipped(reason, bundle)))
+                    }
+                },
+            )
+            .await
         })
     }
 
@@ -220,26 +177,34 @@ impl HookSet for Plugins {
                     guest.call_before_tool_call(&mut *store, &wit).await
                 })
             });
-            let outcome = run_phase(&self.inner, bundle, state, phase, body).await;
-            map_answer(outcome, |verdict| match verdict {
-                before_tool_call::Verdict::Allow => Ok(GateVerdict::Allow),
-                before_tool_call::Verdict::Deny(reason) => {
-                    Ok(GateVerdict::Deny(clip(reason, bundle)))
-                }
-                before_tool_call::Verdict::Ask(reason) => {
-                    Ok(GateVerdict::Ask(clip(reason, bundle)))
-                }
-                before_tool_call::Verdict::Rewrite(args) => {
-                    check_size(
-                        &self.inner,
-                        bundle,
-                        phase.as_str(),
-                        "rewritten arguments",
-                        args.len(),
-                    )?;
-                    Ok(GateVerdict::Rewrite(parse("rewritten arguments", &args)?))
-                }
-            })
+            let max = bundle.manifest.limits.output_bytes;
+            run_phase(
+                &self.inner,
+                bundle,
+                state,
+                phase,
+                body,
+                |verdict, audit| match verdict {
+                    before_tool_call::Verdict::Allow => Ok(GateVerdict::Allow),
+                    before_tool_call::Verdict::Deny(reason) => {
+                        Ok(GateVerdict::Deny(clipped(reason, bundle)))
+                    }
+                    before_tool_call::Verdict::Ask(reason) => {
+                        Ok(GateVerdict::Ask(clipped(reason, bundle)))
+                    }
+                    before_tool_call::Verdict::Rewrite(args) => {
+                        check_size(
+                            audit,
+                            phase.as_str(),
+                            "rewritten arguments",
+                            args.len(),
+                            max,
+                        )?;
+                        Ok(GateVerdict::Rewrite(parse("rewritten arguments", &args)?))
+                    }
+                },
+            )
+            .await
         })
     }
 
@@ -276,27 +241,28 @@ impl HookSet for Plugins {
                         .await
                 })
             });
-            let outcome = run_phase(&self.inner, bundle, state, phase, body).await;
             let max = bundle.manifest.limits.output_bytes;
-            map_answer(outcome, |observation| match observation {
-                after_tool_call::Observation::Keep => Ok(Observation::Keep),
-                after_tool_call::Observation::Replace(Ok(text)) => {
-                    check_size(
-                        &self.inner,
-                        bundle,
-                        phase.as_str(),
-                        "replacement",
-                        text.len(),
-                    )?;
-                    Ok(Observation::Replace(CallResult::Output(parse(
-                        "replacement",
-                        &text,
-                    )?)))
-                }
-                after_tool_call::Observation::Replace(Err(error)) => Ok(Observation::Replace(
-                    CallResult::Error(from_wit_error(error, max)),
-                )),
-            })
+            run_phase(
+                &self.inner,
+                bundle,
+                state,
+                phase,
+                body,
+                |observation, audit| match observation {
+                    after_tool_call::Observation::Keep => Ok(Observation::Keep),
+                    after_tool_call::Observation::Replace(Ok(text)) => {
+                        check_size(audit, phase.as_str(), "replacement", text.len(), max)?;
+                        Ok(Observation::Replace(CallResult::Output(parse(
+                            "replacement",
+                            &text,
+                        )?)))
+                    }
+                    after_tool_call::Observation::Replace(Err(error)) => Ok(Observation::Replace(
+                        CallResult::Error(from_wit_error(error, max)),
+                    )),
+                },
+            )
+            .await
         })
     }
 
@@ -341,21 +307,12 @@ impl HookSet for Plugins {
                     guest.call_step_end(&mut *store, &wit).await
                 })
             });
-            run_phase(&self.inner, bundle, state, phase, body).await
+            run_phase(&self.inner, bundle, state, phase, body, |(), _| Ok(())).await
         })
     }
 }
 
 /// A hook's reason, cut to the bundle's output limit.
-fn clip(mut reason: String, bundle: &Bundle) -> String {
-    let max = bundle.manifest.limits.output_bytes;
-    if reason.len() > max {
-        let mut end = max;
-        while !reason.is_char_boundary(end) {
-            end -= 1;
-        }
-        reason.truncate(end);
-        reason.push_str("...");
-    }
-    reason
+fn clipped(text: String, bundle: &Bundle) -> String {
+    clip(text, bundle.manifest.limits.output_bytes)
 }

@@ -25,15 +25,15 @@
 //! ```
 
 mod admission;
+mod audit;
 mod bindings;
 mod bundle;
 mod cache;
 mod call;
+mod capabilities;
 mod engine;
-mod file_guard;
-mod fs_guard;
+mod guarded;
 mod hooks;
-mod imports;
 pub mod limits;
 pub mod manifest;
 mod plugins;
@@ -41,8 +41,9 @@ mod safeguards;
 mod sandbox;
 pub mod workspace;
 
-pub use bundle::{Bundle, BundleError, LoadedBundle, ResolvedDir};
+pub use bundle::{Bundle, BundleError, LoadedBundle};
 pub use cache::CacheOutcome;
+pub use capabilities::dirs::ResolvedDir;
 pub use engine::{EngineError, HostConfig};
 pub use limits::{Limits, StagingLimits};
 pub use manifest::{

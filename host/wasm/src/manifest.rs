@@ -1,6 +1,8 @@
 //! `plugin.toml`: the bundle manifest. Parsing rejects unknown keys; validation
 //! rejects bad values. Every error names the file, the field and the value, so an
-//! author can fix a manifest without reading Cordon's source.
+//! author can fix a manifest without reading Cordon's source. Each grant's
+//! section and its checks belong to its capability (see
+//! [`capabilities`](crate::capabilities)); this module puts them together.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -10,8 +12,12 @@ use cordon_kernel::HookPhase;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::capabilities::dirs::{DirGrant, DirMode};
+pub use crate::capabilities::staging::StagingPolicy;
+pub use crate::capabilities::state::StateGrants;
+
+use crate::capabilities::{config, dirs, env, staging, state, tools};
 use crate::limits::{Limits, RawLimits};
-use crate::workspace::paths::RESERVED;
 
 /// The file name of a bundle manifest.
 pub const MANIFEST_FILE: &str = "plugin.toml";
@@ -55,19 +61,6 @@ pub enum BundleKind {
     Sandbox,
 }
 
-/// When the host stages a sandbox backend's file writes instead of letting the
-/// backend write its folder (`plugin.staging`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StagingPolicy {
-    /// When the run is transactional; otherwise the backend writes its granted
-    /// folder directly (or is refused, if the grant is read-only).
-    #[default]
-    Transactional,
-    /// Always: the backend keeps nothing of its own (the `memory` backend).
-    Always,
-}
-
 impl fmt::Display for BundleKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -96,46 +89,15 @@ pub struct Grants {
     pub dirs: Vec<DirGrant>,
 }
 
-/// State keys, with reading and writing granted separately.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StateGrants {
-    /// Keys the component may read.
-    #[serde(default)]
-    pub read: Vec<String>,
-    /// Keys the component may write.
-    #[serde(default)]
-    pub write: Vec<String>,
-}
-
-/// A directory the component sees at `guest`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DirGrant {
-    /// Host directory, relative to the operator's workspace root; never outside it.
-    pub host: PathBuf,
-    /// Absolute path at which the component sees the directory.
-    pub guest: String,
-    /// Whether the component may change it.
-    pub mode: DirMode,
-}
-
-/// Access to a granted directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DirMode {
-    /// Read only.
-    Ro,
-    /// Read and write.
-    Rw,
-}
-
-impl fmt::Display for DirMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Ro => "ro",
-            Self::Rw => "rw",
-        })
+impl Grants {
+    /// What is granted, one line per grant, for an operator; empty when
+    /// nothing is.
+    pub fn summary(&self) -> Vec<String> {
+        state::describe(&self.state)
+            .chain(tools::describe(&self.tools))
+            .chain(dirs::describe(&self.dirs))
+            .chain(env::describe(&self.env))
+            .collect()
     }
 }
 
@@ -209,12 +171,19 @@ impl Manifest {
     }
 }
 
-struct Validator<'a> {
+/// Checks the values of one manifest file, naming it in every error.
+pub(crate) struct Validator<'a> {
     file: &'a Path,
 }
 
 impl Validator<'_> {
-    fn invalid(&self, field: &str, value: impl fmt::Debug, reason: &str) -> ManifestError {
+    /// The error for `value` of `field`, refused for `reason`.
+    pub(crate) fn invalid(
+        &self,
+        field: &str,
+        value: impl fmt::Debug,
+        reason: &str,
+    ) -> ManifestError {
         ManifestError::Invalid {
             file: self.file.to_owned(),
             field: field.to_owned(),
@@ -261,32 +230,13 @@ impl Validator<'_> {
             })
             .transpose()?;
         let hooks = self.hooks(kind, &hooks)?;
-        let staging = match (kind, staging) {
-            (BundleKind::Sandbox, staging) => staging.unwrap_or_default(),
-            (_, None) => StagingPolicy::default(),
-            (_, Some(staging)) => {
-                return Err(self.invalid(
-                    "plugin.staging",
-                    staging,
-                    &format!("only `sandbox` bundles stage writes; this bundle's kind is `{kind}`"),
-                ));
-            }
-        };
-        self.grants(&raw.grants)?;
-        if kind != BundleKind::Tool && !raw.grants.tools.is_empty() {
-            return Err(self.invalid(
-                "grants.tools",
-                &raw.grants.tools,
-                &format!(
-                    "only `tool` bundles call tools; a {kind} bundle runs inside the gate, where its calls could not be judged"
-                ),
-            ));
-        }
-        let config = match raw.config {
-            Some(table) => serde_json::to_value(table)
-                .map_err(|error| self.invalid("config", "[config]", &error.to_string()))?,
-            None => Value::Object(serde_json::Map::new()),
-        };
+        let staging = staging::validate(staging, kind, self)?;
+        let grants = &raw.grants;
+        env::validate(&grants.env, self)?;
+        tools::validate(&grants.tools, kind, self)?;
+        state::validate(&grants.state, self)?;
+        dirs::validate(&grants.dirs, self)?;
+        let config = config::from_table(raw.config, self)?;
         let limits = raw.limits.validate().map_err(|(field, value, reason)| {
             self.invalid(&format!("limits.{field}"), value, &reason)
         })?;
@@ -343,66 +293,8 @@ impl Validator<'_> {
         Ok(phases)
     }
 
-    fn grants(&self, grants: &Grants) -> Result<(), ManifestError> {
-        self.unique_names(
-            "grants.env",
-            &grants.env,
-            is_env_name,
-            "not a valid variable name",
-        )?;
-        self.unique_names(
-            "grants.tools",
-            &grants.tools,
-            is_tool_name,
-            "not a valid tool name",
-        )?;
-        for (field, keys) in [
-            ("grants.state.read", &grants.state.read),
-            ("grants.state.write", &grants.state.write),
-        ] {
-            self.unique_names(field, keys, is_state_key, "not a valid state key")?;
-        }
-        let mut guests = BTreeSet::new();
-        for (index, dir) in grants.dirs.iter().enumerate() {
-            if !is_contained_relative(&dir.host) {
-                return Err(self.invalid(
-                    &format!("grants.dirs[{index}].host"),
-                    &dir.host,
-                    "must be a relative path inside the workspace root, without `..`",
-                ));
-            }
-            let first = dir
-                .host
-                .components()
-                .find(|part| *part != Component::CurDir);
-            if first.is_some_and(|part| part.as_os_str() == RESERVED) {
-                return Err(self.invalid(
-                    &format!("grants.dirs[{index}].host"),
-                    &dir.host,
-                    &format!("`{RESERVED}` holds Cordon's run store; no bundle is granted it"),
-                ));
-            }
-            let guest_ok = dir.guest.starts_with('/')
-                && !dir.guest.split('/').any(|part| part == ".." || part == ".");
-            if !guest_ok {
-                return Err(self.invalid(
-                    &format!("grants.dirs[{index}].guest"),
-                    &dir.guest,
-                    "must be an absolute guest path without `.` or `..`",
-                ));
-            }
-            if !guests.insert(dir.guest.as_str()) {
-                return Err(self.invalid(
-                    &format!("grants.dirs[{index}].guest"),
-                    &dir.guest,
-                    "is granted twice",
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn unique_names(
+    /// Refuse an invalid or repeated name of the list `field`.
+    pub(crate) fn unique_names(
         &self,
         field: &str,
         names: &[String],
@@ -436,23 +328,8 @@ pub fn is_tool_name(name: &str) -> bool {
     name.len() <= 128 && is_identifier(name, |c| matches!(c, '.' | '_' | '-'))
 }
 
-fn is_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn is_state_key(key: &str) -> bool {
-    !key.is_empty()
-        && key.len() <= 256
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | ':'))
-}
-
-fn is_contained_relative(path: &Path) -> bool {
+/// Whether `path` is relative and stays inside the folder it is relative to.
+pub(crate) fn is_contained_relative(path: &Path) -> bool {
     path.components()
         .all(|part| matches!(part, Component::Normal(_) | Component::CurDir))
 }

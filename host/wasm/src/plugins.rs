@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle};
 use crate::call;
+use crate::capabilities::dirs::guard::FileGuard;
 use crate::engine::{Engine, EngineError, HostConfig};
-use crate::file_guard::FileGuard;
 use crate::manifest::MANIFEST_FILE;
 use crate::safeguards::Safeguards;
 
@@ -125,13 +125,9 @@ impl PluginHost {
         hooks.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
         let mut guards = BTreeMap::new();
         for bundle in &bundles {
-            guards.entry(bundle.root.clone()).or_insert_with(|| {
-                Arc::new(FileGuard::new(
-                    &bundle.root,
-                    &safeguards.reserved,
-                    safeguards.files.clone(),
-                ))
-            });
+            guards
+                .entry(bundle.root.clone())
+                .or_insert_with(|| Arc::new(safeguards.guard(&bundle.root)));
         }
         Ok(Plugins {
             inner: Arc::new(PluginsInner {
@@ -211,31 +207,11 @@ pub(crate) struct PluginsInner {
 }
 
 impl PluginsInner {
-    /// An environment with no tools, for calls made while loading a bundle.
-    pub(crate) fn isolated(engine: Arc<Engine>, events: Arc<dyn EventSink>) -> Self {
-        Self {
-            engine,
-            bundles: Vec::new(),
-            tools: BTreeMap::new(),
-            hooks: Vec::new(),
-            events,
-            guards: BTreeMap::new(),
-            safeguards: Safeguards::default(),
-        }
-    }
-
     /// The file guard for calls into `bundle`.
     pub(crate) fn guard(&self, bundle: &Bundle) -> Arc<FileGuard> {
-        self.guards.get(&bundle.root).map_or_else(
-            || {
-                Arc::new(FileGuard::new(
-                    &bundle.root,
-                    &self.safeguards.reserved,
-                    self.safeguards.files.clone(),
-                ))
-            },
-            Arc::clone,
-        )
+        self.guards
+            .get(&bundle.root)
+            .map_or_else(|| Arc::new(self.safeguards.guard(&bundle.root)), Arc::clone)
     }
 }
 

@@ -4,11 +4,12 @@
 //! are believed.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use cordon_kernel::FileRules;
 
 use crate::bundle::Bundle;
+use crate::capabilities::dirs::guard::FileGuard;
 
 /// The bundles that ship with Cordon, trusted unless the operator says
 /// otherwise.
@@ -112,6 +113,13 @@ pub struct Safeguards {
     pub reserved: Vec<PathBuf>,
     /// Whose tool annotations are believed.
     pub trust: Trust,
+}
+
+impl Safeguards {
+    /// The guard of every file access under the workspace root `root`.
+    pub(crate) fn guard(&self, root: &Path) -> FileGuard {
+        FileGuard::new(root, &self.reserved, self.files.clone())
+    }
 }
 
 #[cfg(test)]

@@ -145,7 +145,7 @@ mod tests {
         let change = FileChange {
             path: "x\n+++ b/etc/passwd".into(),
             before: FileState::Absent,
-            after: FileState::File(b"hello\n".to_vec()),
+            after: FileState::File(b"hello\n".as_slice().into()),
         };
         let diff = render(&change);
         let headers: Vec<&str> = diff

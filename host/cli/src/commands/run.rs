@@ -10,8 +10,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use cordon_kernel::{
-    AgentDef, Approval, CommitStore, EndCause, PermissionPolicy, RunOutcome, Runtime, StepEvents,
-    ToolSet, ToolSets, Verdict,
+    AgentDef, Approval, CommitStore, EndCause, PermissionPolicy, RunOutcome, Runtime, ToolSet,
+    ToolSets, Verdict,
 };
 use cordon_providers::ModelOptions;
 use cordon_store::SqliteCommitStore;
@@ -205,7 +205,6 @@ impl Session {
         let host = context::host(global, &operator)?;
         let report = context::load_all(&host, &launch.workspace, &args.plugins.plugins).await?;
         let printer = Arc::new(Printer::new(args.json));
-        let events = Arc::new(StepEvents::new(printer.clone()));
         let store = SqliteCommitStore::open(store_path)
             .with_context(|| format!("opening the run store {}", store_path.display()))?;
         let safeguards = context::safeguards(
@@ -215,7 +214,7 @@ impl Session {
             &launch.workspace,
         );
         let plugins = host
-            .plugins_with(report.bundles, events.clone(), safeguards)
+            .plugins_with(report.bundles, printer.clone(), safeguards)
             .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
         let workspace = launch.bind_workspace(&agent, &plugins)?;
         let plugins = Arc::new(plugins);
@@ -238,7 +237,7 @@ impl Session {
             }
             None => plugins.clone(),
         };
-        let mut runtime = Runtime::new(model, tools, Arc::new(store), events)
+        let mut runtime = Runtime::new(model, tools, Arc::new(store), printer.clone())
             .with_hooks(plugins)
             .with_observer(printer.clone())
             .with_run_metadata(launch.metadata());

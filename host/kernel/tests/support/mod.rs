@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use cordon_kernel::{
     AgentDef, CallContext, CallResult, EventLog, MemoryCommitStore, Message, ModelDelta,
     ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, PermissionPolicy, Rule,
-    Runtime, StateOp, StateReader, StateWrite, StepEvents, StopReason, ToolAnnotations, ToolCall,
+    Runtime, StateOp, StateReader, StateWrite, StopReason, ToolAnnotations, ToolCall,
     ToolCallOutcome, ToolErrorKind, ToolFuture, ToolOutput, ToolSet, ToolSpec, Usage, Verdict,
 };
 use serde_json::{Value, json};
@@ -155,6 +155,8 @@ impl ToolSet for Functions {
             if let Some((_, callee)) = self.nests.iter().find(|(tool, _)| tool == name) {
                 let Some(nested) = &context.nested else {
                     return ToolCallOutcome {
+                        files: Default::default(),
+                        events: Vec::new(),
                         result: Err(cordon_kernel::ToolError::new(
                             ToolErrorKind::Failed,
                             "no gate for nested calls",
@@ -162,7 +164,9 @@ impl ToolSet for Functions {
                         writes: Vec::new(),
                     };
                 };
-                return nested.call(callee, args, context.state).await;
+                return nested
+                    .call(callee, args, context.state, context.files)
+                    .await;
             }
             if let Some(rendezvous) = &self.rendezvous {
                 rendezvous.wait().await;
@@ -173,6 +177,8 @@ impl ToolSet for Functions {
             match self.tools.iter().find(|(spec, _)| spec.name == name) {
                 Some((_, handler)) => handler(&args, context.state.as_ref()),
                 None => ToolCallOutcome {
+                    files: Default::default(),
+                    events: Vec::new(),
                     result: Err(cordon_kernel::ToolError::new(ToolErrorKind::NotFound, name)),
                     writes: Vec::new(),
                 },
@@ -183,6 +189,8 @@ impl ToolSet for Functions {
 
 pub fn echo() -> Handler {
     Box::new(|args, _| ToolCallOutcome {
+        files: Default::default(),
+        events: Vec::new(),
         result: Ok(ToolOutput {
             content: args.clone(),
         }),
@@ -194,6 +202,8 @@ pub fn counter() -> Handler {
     Box::new(|_, state| {
         let seen = state.get("count").unwrap().unwrap_or(json!(0));
         ToolCallOutcome {
+            files: Default::default(),
+            events: Vec::new(),
             result: Ok(ToolOutput {
                 content: json!({ "saw": seen }),
             }),
@@ -241,8 +251,12 @@ pub fn rig(turns: Vec<ModelResponse>, tools: Functions) -> Rig {
 pub fn rig_on(turns: Vec<ModelResponse>, tools: Functions, store: Arc<MemoryCommitStore>) -> Rig {
     let model = Replay::new(turns);
     let tools = Arc::new(tools);
-    let events = Arc::new(StepEvents::new(Arc::new(EventLog::new())));
-    let runtime = Runtime::new(model.clone(), tools.clone(), store.clone(), events);
+    let runtime = Runtime::new(
+        model.clone(),
+        tools.clone(),
+        store.clone(),
+        Arc::new(EventLog::new()),
+    );
     Rig {
         model,
         tools,

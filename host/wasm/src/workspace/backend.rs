@@ -1,9 +1,9 @@
-//! Calls into a sandbox backend component: each operation runs in a fresh
-//! instance with the bundle's limits, the run's view of its grants, and a
-//! layer of its own over the run's staged files, which joins the step's only
-//! when the operation succeeds and fits the step's quota; whatever happens
-//! (result, workspace error, trap, limit, timeout) comes back as a typed
-//! result. A refusal is also an audit event.
+//! Calls into a sandbox backend component: each operation is a guarded call
+//! with the run's view of the backend's grants and a layer of its own over
+//! the run's staged files, which comes back with the operation's result only
+//! when it succeeded; whatever happens (result, workspace error, trap, limit,
+//! timeout) comes back as a typed result, and every refusal is in the call's
+//! trail.
 //!
 //! An operation runs on a thread of tokio's blocking pool, where the
 //! backend's file operations block that thread instead of hopping to the pool
@@ -18,19 +18,21 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cordon_kernel::{Capability, Denial, Event, LimitKind, ToolError, ToolErrorKind};
-
+use cordon_kernel::{Capability, EventSink, FileWrites, LimitKind, ToolError, ToolErrorKind};
 use wasmtime::Store;
 
 use crate::admission;
+use crate::audit::Audit;
 use crate::bindings::workspace::{self as wit, Guest, GuestIndices};
-use crate::bundle::{Bundle, ResolvedDir};
-use crate::call;
-use crate::file_guard::FileGuard;
-use crate::plugins::PluginsInner;
+use crate::bundle::Bundle;
+use crate::capabilities::CallBuilder;
+use crate::capabilities::dirs::ResolvedDir;
+use crate::capabilities::dirs::guard::FileGuard;
+use crate::engine::Engine;
+use crate::guarded::{self, Body, Finished};
 use crate::sandbox::CallState;
 
-use super::staging::{CallFiles, OverQuota, Staging};
+use super::staging::{CallFiles, Staging};
 
 /// How long past the bundle's timeout the caller waits for a thread stuck in
 /// a system call.
@@ -59,13 +61,15 @@ pub(crate) use invoke;
 /// A backend bound to one run. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct Backend {
+    pub(crate) engine: Arc<Engine>,
+    /// Where the trail of each operation is shown as it happens.
+    pub(crate) live: Arc<dyn EventSink>,
     /// What the run's file accesses may reach.
     pub(crate) guard: Arc<FileGuard>,
     /// Where workspace paths land: the backend's folder, or the workspace
     /// root for a backend without one.
     pub(crate) base: PathBuf,
     pub(crate) bundle: Arc<Bundle>,
-    pub(crate) plugins: Arc<PluginsInner>,
     /// The backend's directory grants as this run narrows them.
     pub(crate) dirs: Arc<[ResolvedDir]>,
     pub(crate) staging: Option<Arc<Staging>>,
@@ -78,27 +82,39 @@ impl Backend {
         self.bundle.manifest.limits.timeout
     }
 
-    /// Run operation `op` by `invoke`; `target` names what it works on in
-    /// the audit trail.
+    /// A trail for one tool call into the backend.
+    pub(crate) fn audit(&self) -> Audit {
+        Audit::new(&self.bundle.manifest.name, Arc::clone(&self.live))
+    }
+
+    /// Run operation `op` by `invoke`, its trail in `audit`, seeing `view`
+    /// (the changes of the calls enclosing it) over the run's committed
+    /// changes; `target` names what it works on in the trail. Gives the
+    /// result and, when it succeeded, the file changes it staged.
     pub(crate) async fn run<T: Send + 'static>(
         &self,
+        audit: &Audit,
+        view: Arc<FileWrites>,
         op: &str,
         target: &str,
         invoke: Invoke<T>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<(T, FileWrites), ToolError> {
         let label = format!("workspace.{op}");
         let backend = self.clone();
         let runtime = tokio::runtime::Handle::current();
         // A workspace tool a tool calls runs on the calling chain's slots.
         let inside = admission::inside_chain();
         let worker = {
-            let label = label.clone();
+            let (audit, label) = (audit.clone(), label.clone());
             tokio::task::spawn_blocking(move || {
-                runtime.block_on(admission::within(inside, backend.perform(&label, invoke)))
+                runtime.block_on(admission::within(
+                    inside,
+                    backend.perform(audit, view, &label, invoke),
+                ))
             })
         };
-        let outcome = match tokio::time::timeout(self.timeout() + STUCK_GRACE, worker).await {
-            Ok(Ok(outcome)) => outcome,
+        let finished = match tokio::time::timeout(self.timeout() + STUCK_GRACE, worker).await {
+            Ok(Ok(finished)) => finished,
             Ok(Err(panicked)) => {
                 return Err(ToolError::new(
                     ToolErrorKind::Crashed,
@@ -110,84 +126,48 @@ impl Backend {
                     "a file operation did not return within {} ms",
                     self.timeout().as_millis()
                 );
-                self.plugins.events.emit(Event::LimitExceeded {
-                    bundle: self.bundle.manifest.name.clone(),
-                    tool: label,
-                    limit: LimitKind::Timeout,
-                    detail: detail.clone(),
-                });
-                return Err(ToolError::new(ToolErrorKind::Timeout, detail));
+                return Err(audit.exceeded(&label, LimitKind::Timeout, detail));
             }
         };
-        outcome?.map_err(|error| self.refused(target, error))
+        match finished.result? {
+            Ok(value) => Ok((value, finished.effects.files)),
+            Err(error) => Err(self.refused(audit, target, error)),
+        }
     }
 
-    /// Instantiate the backend and call `invoke`, on the current thread,
-    /// once the instance pool has a slot; keep what the call staged only when
-    /// it succeeded.
-    async fn perform<T>(
+    /// Instantiate the backend and call `invoke`, on the current thread, as
+    /// a guarded call with the run's view of the backend's grants and, in a
+    /// staged run, a layer of its own over `view`.
+    async fn perform<T: 'static>(
         self,
+        audit: Audit,
+        view: Arc<FileWrites>,
         label: &str,
         invoke: Invoke<T>,
-    ) -> Result<Result<T, wit::WorkspaceError>, ToolError> {
-        let ran = self
-            .plugins
-            .engine
-            .admission
-            .run(false, self.timeout(), async {
-                let files = self.staging.clone().map(CallFiles::new);
-                let mut store = CallState::backend(
-                    Arc::clone(&self.bundle),
-                    Arc::clone(&self.plugins),
-                    label,
-                    &self.dirs,
-                    files,
-                )
-                .and_then(|state| call::limit(&self.plugins, state))
-                .map_err(|error| {
-                    ToolError::new(
-                        ToolErrorKind::Failed,
-                        format!("cannot prepare the sandbox: {error:#}"),
-                    )
-                })?;
-                let returned = tokio::time::timeout(self.timeout(), async {
-                    let instance = self.bundle.pre.instantiate_async(&mut store).await?;
-                    let guest = self.indices.load(&mut store, &instance)?;
-                    invoke(&guest, &mut store).await
-                })
-                .await;
-                let settled = call::settle(&self.plugins, label, returned, store.data());
-                let files = store.into_data().files;
-                if let (Ok(Ok(_)), Some(files)) = (&settled, files) {
-                    files
-                        .keep()
-                        .map_err(|OverQuota(detail)| self.over_quota(label, detail))?;
-                }
-                settled
+    ) -> Finished<Result<T, wit::WorkspaceError>> {
+        let mut call = CallBuilder::new(&self.bundle, label, audit, Arc::clone(&self.guard))
+            .dirs(&self.dirs)
+            .on_own_thread();
+        if let Some(staging) = &self.staging {
+            call = call.staging(CallFiles::new(Arc::clone(staging), view));
+        }
+        let indices = self.indices.clone();
+        let body: Body<Result<T, wit::WorkspaceError>> = Box::new(move |store, instance| {
+            Box::pin(async move {
+                let guest = indices.load(&mut *store, &instance)?;
+                invoke(&guest, store).await
             })
-            .await;
-        ran.unwrap_or_else(|full| Err(call::pool_full(&self.plugins, &self.bundle, label, &full)))
-    }
-
-    /// The error of an operation whose changes would outgrow the step's or
-    /// the run's staging quota.
-    fn over_quota(&self, label: &str, detail: String) -> ToolError {
-        self.plugins.events.emit(Event::LimitExceeded {
-            bundle: self.bundle.manifest.name.clone(),
-            tool: label.to_owned(),
-            limit: LimitKind::Staging,
-            detail: detail.clone(),
         });
-        ToolError::new(ToolErrorKind::Limit, detail)
+        guarded::call(&self.engine, call, false, body).await
     }
 
-    fn refused(&self, target: &str, error: wit::WorkspaceError) -> ToolError {
+    fn refused(&self, audit: &Audit, target: &str, error: wit::WorkspaceError) -> ToolError {
         match error {
             wit::WorkspaceError::NotFound(message) => {
                 ToolError::new(ToolErrorKind::Failed, format!("not found: {message}"))
             }
             wit::WorkspaceError::Denied(message) => {
-                self.deny(target, &message);
+                audit.deny(Capability::Filesystem, target, &message);
                 ToolError::new(ToolErrorKind::Denied, message)
             }
             wit::WorkspaceError::Invalid(message) => {
@@ -195,15 +175,5 @@ impl Backend {
             }
             wit::WorkspaceError::Failed(message) => ToolError::new(ToolErrorKind::Failed, message),
         }
-    }
-
-    /// Record a refusal of `target` in the trail.
-    pub(crate) fn deny(&self, target: &str, reason: &str) {
-        self.plugins.events.emit(Event::Denied(Denial {
-            bundle: self.bundle.manifest.name.clone(),
-            capability: Capability::Filesystem,
-            target: target.to_owned(),
-            reason: reason.to_owned(),
-        }));
     }
 }

@@ -17,8 +17,6 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use cordon_kernel::{FileState, PublishError};
 
-use super::staging::Entry;
-
 /// A workspace folder opened as a capability.
 pub(crate) struct Folder {
     dir: Dir,
@@ -78,9 +76,8 @@ impl Folder {
         match parent.symlink_metadata(name) {
             Ok(meta) if meta.is_dir() => FileState::Directory,
             // Only regular files are read: opening a FIFO could block forever.
-            Ok(meta) if meta.is_file() => {
-                read_nofollow(&parent, name).map_or(FileState::Absent, FileState::File)
-            }
+            Ok(meta) if meta.is_file() => read_nofollow(&parent, name)
+                .map_or(FileState::Absent, |bytes| FileState::File(bytes.into())),
             Ok(_) | Err(_) => FileState::Absent,
         }
     }
@@ -100,33 +97,35 @@ impl Folder {
     /// every file either old or new, and publishing again finishes the job.
     pub(crate) fn publish<'a>(
         &self,
-        entries: impl DoubleEndedIterator<Item = (&'a String, &'a Entry)> + Clone,
+        entries: impl DoubleEndedIterator<Item = (&'a String, &'a FileState)> + Clone,
     ) -> Result<(), Stopped> {
         for (path, entry) in entries.clone().rev() {
-            if matches!(entry, Entry::Removed) {
+            if matches!(entry, FileState::Absent) {
                 self.apply(path, entry)?;
             }
         }
         for (path, entry) in entries {
-            if !matches!(entry, Entry::Removed) {
+            if !matches!(entry, FileState::Absent) {
                 self.apply(path, entry)?;
             }
         }
         Ok(())
     }
 
-    fn apply(&self, path: &str, entry: &Entry) -> Result<(), Stopped> {
+    fn apply(&self, path: &str, entry: &FileState) -> Result<(), Stopped> {
         let (parents, name) = match path.rsplit_once('/') {
             Some((parents, name)) => (parents, name),
             None => ("", path),
         };
         let done = self
-            .parent(parents, !matches!(entry, Entry::Removed))
+            .parent(parents, !matches!(entry, FileState::Absent))
             .and_then(|parent| match (parent, entry) {
                 (None, _) => Ok(()),
-                (Some(parent), Entry::Removed) => remove(&parent, name).map_err(Refusal::Io),
-                (Some(parent), Entry::Directory) => make_dir(&parent, name).map_err(Refusal::Io),
-                (Some(parent), Entry::File(contents)) => {
+                (Some(parent), FileState::Absent) => remove(&parent, name).map_err(Refusal::Io),
+                (Some(parent), FileState::Directory) => {
+                    make_dir(&parent, name).map_err(Refusal::Io)
+                }
+                (Some(parent), FileState::File(contents)) => {
                     write(&parent, name, contents).map_err(Refusal::Io)
                 }
             });

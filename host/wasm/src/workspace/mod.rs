@@ -4,15 +4,15 @@
 //!
 //! A run binds one backend ([`Plugins::workspace`]). Its writes are staged
 //! when the run is transactional or the backend always stages (`memory`):
-//! the backend then sees its folder read-only, every write lands in
-//! [`Staging`], the loop commits a step's changes with the step and publishes
-//! them to the folder after the receipt, and only if the backend's grant of
-//! the folder is read-write. Otherwise the backend writes its folder directly,
+//! the backend then sees its folder read-only, each call's writes land in a
+//! layer of its own that comes back with its outcome, the loop commits a
+//! step's changes with the step through [`Staging`] and publishes them to
+//! the folder after the receipt, and only if the backend's grant of the
+//! folder is read-write. Otherwise the backend writes its folder directly,
 //! as its grant allows.
 
 mod backend;
 mod folder;
-mod import;
 pub mod paths;
 mod staging;
 mod tools;
@@ -21,13 +21,14 @@ use std::sync::Arc;
 
 use cordon_kernel::{FileLedger, ToolSet};
 
-use crate::bundle::{Exports, ResolvedDir};
-use crate::manifest::{BundleKind, DirMode, StagingPolicy};
+use crate::bundle::Exports;
+use crate::capabilities::dirs::{DirMode, ResolvedDir};
+use crate::capabilities::staging::StagingPolicy;
+use crate::manifest::BundleKind;
 use crate::plugins::Plugins;
 
-pub(crate) use import::StagingLimitExceeded;
-pub(crate) use staging::CallFiles;
 pub use staging::Staging;
+pub(crate) use staging::{CallFiles, OverQuota};
 pub use tools::WorkspaceTools;
 
 use backend::Backend;
@@ -172,20 +173,24 @@ impl Plugins {
                         })
                     })
                     .transpose()?;
-                Some(Arc::new(
-                    Staging::new(opened, publishes, bundle.manifest.limits.staging)
-                        .audited(Arc::clone(&self.inner.events), &bundle.manifest.name),
-                ))
+                Some(Arc::new(Staging::new(
+                    opened,
+                    publishes,
+                    bundle.manifest.limits.staging,
+                    &bundle.manifest.name,
+                    Arc::clone(&self.inner.events),
+                )))
             }
         };
         let base = folder
             .as_ref()
             .map_or_else(|| bundle.root.clone(), |dir| dir.host.clone());
         let backend = Backend {
+            engine: Arc::clone(&self.inner.engine),
+            live: Arc::clone(&self.inner.events),
             guard: self.inner.guard(bundle),
             base,
             bundle: Arc::clone(bundle),
-            plugins: Arc::clone(&self.inner),
             dirs: dirs.into(),
             staging: staging.clone(),
             indices: indices.clone(),

@@ -2,96 +2,49 @@
 //! reads and writes through the `staging` import, and the [`FileLedger`] the
 //! agent loop commits them through.
 //!
-//! Three layers: each call's own changes ([`CallFiles`]), what the current
-//! step's finished calls staged (`pending`), and what earlier steps committed
-//! and the folder does not hold yet (`committed`; until published, or for the
-//! whole run when the backend never publishes). A call sees its own changes
-//! over `pending` over `committed` over the backend's own files. A call's
-//! changes join the step only when the call succeeds and they fit the step's
-//! quota, so a call that fails, traps, times out or stages too much leaves
-//! nothing behind. Keeping the layers in the host, not in the component, is
-//! what lets every call run in a fresh instance.
+//! [`Staging`] holds what earlier steps committed and the folder does not
+//! hold yet (until published, or for the whole run when the backend never
+//! publishes). Each call works in a layer of its own ([`CallFiles`]) over
+//! the changes of the calls enclosing it and the committed ones, over the
+//! backend's own files; no call sees another's uncommitted changes. A
+//! call's layer comes back with its outcome; the loop admits it into the
+//! step (judging the step's quotas through [`FileLedger::fits`]), commits
+//! the step's changes, and only then are they committed here. Keeping the
+//! layers in the host, not in the component, is what lets every call run in
+//! a fresh instance.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cordon_kernel::{
-    Capability, Denial, Event, EventSink, FileChange, FileLedger, FileState, PublishError,
-    StepFiles,
+    Capability, Denial, Event, EventSink, FileChange, FileLedger, FileState, FileWrites,
+    PublishError, QuotaExceeded, StepFiles,
 };
+use cordon_paths::is_under;
 
 use super::folder::Folder;
-use super::paths::is_under;
 use crate::limits::StagingLimits;
 
-/// A staged path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Entry {
-    /// A file with these contents.
-    File(Arc<Vec<u8>>),
-    /// A directory.
-    Directory,
-    /// Nothing: the path was removed.
-    Removed,
-}
-
-impl Entry {
-    fn state(&self) -> FileState {
-        match self {
-            Self::File(contents) => FileState::File(contents.as_ref().clone()),
-            Self::Directory => FileState::Directory,
-            Self::Removed => FileState::Absent,
-        }
-    }
-
-    fn from_state(state: &FileState) -> Self {
-        match state {
-            FileState::File(contents) => Self::File(Arc::new(contents.clone())),
-            FileState::Directory => Self::Directory,
-            FileState::Absent => Self::Removed,
-        }
-    }
-
-    /// The bytes the entry holds.
-    fn bytes(&self) -> u64 {
-        match self {
-            Self::File(contents) => contents.len() as u64,
-            Self::Directory | Self::Removed => 0,
-        }
+/// The bytes `state` holds.
+fn size(state: &FileState) -> u64 {
+    match state {
+        FileState::File(contents) => contents.len() as u64,
+        FileState::Directory | FileState::Absent => 0,
     }
 }
 
 /// Entries by path, with the bytes they hold in all.
 #[derive(Debug, Default)]
 struct Layer {
-    entries: BTreeMap<String, Entry>,
+    entries: FileWrites,
     bytes: u64,
 }
 
 impl Layer {
-    fn insert(&mut self, path: String, entry: Entry) {
-        self.bytes += entry.bytes();
-        if let Some(old) = self.entries.insert(path, entry) {
-            self.bytes -= old.bytes();
-        }
-    }
-
-    /// The bytes and entries this layer would hold with `other` on top.
-    fn with(&self, other: &Layer) -> (u64, usize) {
-        let mut bytes = self.bytes + other.bytes;
-        let mut entries = self.entries.len();
-        for path in other.entries.keys() {
-            match self.entries.get(path) {
-                Some(old) => bytes -= old.bytes(),
-                None => entries += 1,
-            }
-        }
-        (bytes, entries)
-    }
-
-    fn extend(&mut self, other: Layer) {
-        for (path, entry) in other.entries {
-            self.insert(path, entry);
+    fn insert(&mut self, path: String, state: FileState) {
+        self.bytes += size(&state);
+        if let Some(old) = self.entries.insert(path, state) {
+            self.bytes -= size(&old);
         }
     }
 
@@ -99,31 +52,47 @@ impl Layer {
         self.entries.clear();
         self.bytes = 0;
     }
+}
 
-    fn range<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a String, &'a Entry)> {
-        self.entries
-            .range(prefix.to_owned()..)
-            .take_while(move |(path, _)| path.starts_with(prefix))
-            .filter(move |(path, _)| is_under(path, prefix))
+/// The entries of `entries` at or beneath `prefix`, in path order.
+fn range<'a>(
+    entries: &'a FileWrites,
+    prefix: &'a str,
+) -> impl Iterator<Item = (&'a String, &'a FileState)> {
+    entries
+        .range(prefix.to_owned()..)
+        .take_while(move |(path, _)| path.starts_with(prefix))
+        .filter(move |(path, _)| is_under(path, prefix))
+}
+
+/// The bytes and paths `base` would hold with `top` over it.
+fn measure(base: &FileWrites, top: &FileWrites) -> (u64, usize) {
+    let mut bytes: u64 = base.values().map(size).sum();
+    let mut entries = base.len();
+    for (path, state) in top {
+        match base.get(path) {
+            Some(old) => bytes = bytes - size(old) + size(state),
+            None => {
+                entries += 1;
+                bytes += size(state);
+            }
+        }
     }
+    (bytes, entries)
 }
 
-#[derive(Default)]
-struct Layers {
-    committed: Layer,
-    pending: Layer,
-}
-
-/// One run's staged files.
+/// One run's committed, unpublished changes.
 pub struct Staging {
-    layers: Mutex<Layers>,
+    committed: Mutex<Layer>,
     /// The real folder: what a path held before a change, and where committed
     /// changes go when `publishes`.
     folder: Option<Folder>,
     publishes: bool,
     limits: StagingLimits,
-    /// Where a refused publication is reported, naming the backend.
-    audit: Option<(Arc<dyn EventSink>, String)>,
+    /// The backend whose changes these are, which quota refusals name.
+    backend: String,
+    /// Where a publication refused at a link is shown.
+    live: Arc<dyn EventSink>,
 }
 
 /// Why a call's changes were not staged: past a quota.
@@ -132,27 +101,30 @@ pub struct Staging {
 pub(crate) struct OverQuota(pub(crate) String);
 
 impl Staging {
-    /// Staging over `folder`, publishing to it when `publishes`, bounded by
-    /// `limits`.
-    pub(crate) fn new(folder: Option<Folder>, publishes: bool, limits: StagingLimits) -> Self {
+    /// Staging of `backend`'s changes over `folder`, publishing to it when
+    /// `publishes`, bounded by `limits`; a publication refused at a link is
+    /// shown on `live`.
+    pub(crate) fn new(
+        folder: Option<Folder>,
+        publishes: bool,
+        limits: StagingLimits,
+        backend: &str,
+        live: Arc<dyn EventSink>,
+    ) -> Self {
         Self {
-            layers: Mutex::new(Layers::default()),
+            committed: Mutex::new(Layer::default()),
             publishes: publishes && folder.is_some(),
             folder,
             limits,
-            audit: None,
+            backend: backend.to_owned(),
+            live,
         }
     }
 
-    /// This staging, reporting a refused publication to `events` as backend
-    /// `bundle`'s.
-    pub(crate) fn audited(mut self, events: Arc<dyn EventSink>, bundle: &str) -> Self {
-        self.audit = Some((events, bundle.to_owned()));
-        self
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Layers> {
-        self.layers.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Layer> {
+        self.committed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The real folder the staged changes lie over, if any.
@@ -160,67 +132,22 @@ impl Staging {
         self.folder.as_ref()
     }
 
-    /// The staged entry at `path` (normalized), if any.
-    fn get(&self, path: &str) -> Option<Entry> {
-        let layers = self.lock();
-        layers
-            .pending
-            .entries
-            .get(path)
-            .or_else(|| layers.committed.entries.get(path))
-            .cloned()
+    /// What a committed change left at `path` (normalized), if any.
+    fn get(&self, path: &str) -> Option<FileState> {
+        self.lock().entries.get(path).cloned()
     }
 
-    /// Every staged entry at or beneath `prefix` (normalized), in path order.
-    fn under(&self, prefix: &str) -> BTreeMap<String, Entry> {
-        let layers = self.lock();
-        let mut merged: BTreeMap<String, Entry> = layers
-            .committed
-            .range(prefix)
-            .map(|(path, entry)| (path.clone(), entry.clone()))
-            .collect();
-        merged.extend(
-            layers
-                .pending
-                .range(prefix)
-                .map(|(path, entry)| (path.clone(), entry.clone())),
-        );
-        merged
+    /// Every committed change at or beneath `prefix` (normalized).
+    fn under(&self, prefix: &str) -> BTreeMap<String, FileState> {
+        range(&self.lock().entries, prefix)
+            .map(|(path, state)| (path.clone(), state.clone()))
+            .collect()
     }
 
-    /// Add a finished call's changes to the step's, unless the step, or the
-    /// run's unpublished changes, would outgrow their quotas.
-    fn admit(&self, call: Layer) -> Result<(), OverQuota> {
-        let mut layers = self.lock();
-        let (bytes, entries) = layers.pending.with(&call);
-        let limits = self.limits;
-        if bytes > limits.step_bytes || entries > limits.step_entries {
-            return Err(OverQuota(format!(
-                "the step would stage {} in {entries} paths, past its limit of {} in {} paths (`step-staged-mib`, `step-staged-entries`)",
-                mib(bytes),
-                mib(limits.step_bytes),
-                limits.step_entries
-            )));
-        }
-        if !self.publishes {
-            let held = layers.committed.bytes + bytes;
-            if held > limits.run_bytes {
-                return Err(OverQuota(format!(
-                    "the run's staged workspace would hold {}, past its limit of {} (`run-staged-mib`)",
-                    mib(held),
-                    mib(limits.run_bytes)
-                )));
-            }
-        }
-        layers.pending.extend(call);
-        Ok(())
-    }
-
-    fn before(&self, layers: &Layers, path: &str) -> FileState {
-        match (layers.committed.entries.get(path), &self.folder) {
-            (Some(entry), _) => entry.state(),
-            (None, Some(folder)) => folder.state(path),
-            (None, None) => FileState::Absent,
+    fn exceeded(&self, detail: String) -> QuotaExceeded {
+        QuotaExceeded {
+            bundle: self.backend.clone(),
+            detail,
         }
     }
 }
@@ -230,52 +157,54 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
 }
 
-/// One call's view of a run's staged files: its own changes over the step's.
+/// One call's view of a run's staged files: its own changes over those of
+/// the calls enclosing it, over the committed ones.
 pub(crate) struct CallFiles {
     staging: Arc<Staging>,
+    enclosing: Arc<FileWrites>,
     own: Layer,
 }
 
 impl CallFiles {
-    /// A fresh layer for one call over `staging`.
-    pub(crate) fn new(staging: Arc<Staging>) -> Self {
+    /// A fresh layer for one call over `enclosing`, the changes of the calls
+    /// enclosing it, over `staging`.
+    pub(crate) fn new(staging: Arc<Staging>, enclosing: Arc<FileWrites>) -> Self {
         Self {
             staging,
+            enclosing,
             own: Layer::default(),
         }
     }
 
-    /// The run's staging this call's changes go to.
-    pub(crate) fn staging(&self) -> &Staging {
-        &self.staging
+    /// The real folder the staged changes lie over, if any.
+    pub(crate) fn folder(&self) -> Option<&Folder> {
+        self.staging.folder()
     }
 
-    /// The entry at `path` (normalized) as this call sees it.
-    pub(crate) fn get(&self, path: &str) -> Option<Entry> {
+    /// What `path` (normalized) holds as this call sees it, if it was changed.
+    pub(crate) fn get(&self, path: &str) -> Option<FileState> {
         self.own
             .entries
             .get(path)
+            .or_else(|| self.enclosing.get(path))
             .cloned()
             .or_else(|| self.staging.get(path))
     }
 
-    /// Every entry at or beneath `prefix` as this call sees them, in path order.
-    pub(crate) fn under(&self, prefix: &str) -> BTreeMap<String, Entry> {
+    /// Every change at or beneath `prefix` as this call sees them, in path order.
+    pub(crate) fn under(&self, prefix: &str) -> BTreeMap<String, FileState> {
         let mut merged = self.staging.under(prefix);
-        merged.extend(
-            self.own
-                .range(prefix)
-                .map(|(path, entry)| (path.clone(), entry.clone())),
-        );
+        for layer in [&self.enclosing, &self.own.entries] {
+            merged.extend(range(layer, prefix).map(|(path, state)| (path.clone(), state.clone())));
+        }
         merged
     }
 
-    /// Stage `entry` at `path` (normalized and judged), unless the call's
+    /// Stage `state` at `path` (normalized and judged), unless the call's
     /// quota would be passed.
-    pub(crate) fn put(&mut self, path: String, entry: Entry) -> Result<(), OverQuota> {
-        let mut added = Layer::default();
-        added.insert(path, entry);
-        let (bytes, entries) = self.own.with(&added);
+    pub(crate) fn put(&mut self, path: String, state: FileState) -> Result<(), OverQuota> {
+        let bytes = self.own.bytes + size(&state) - self.own.entries.get(&path).map_or(0, size);
+        let entries = self.own.entries.len() + usize::from(!self.own.entries.contains_key(&path));
         let limits = self.staging.limits;
         if bytes > limits.call_bytes || entries > limits.call_entries {
             return Err(OverQuota(format!(
@@ -285,57 +214,76 @@ impl CallFiles {
                 limits.call_entries
             )));
         }
-        self.own.extend(added);
+        self.own.insert(path, state);
         Ok(())
     }
 
-    /// The call succeeded: its changes join the step's, if they fit.
-    pub(crate) fn keep(self) -> Result<(), OverQuota> {
-        if self.own.entries.is_empty() {
-            return Ok(());
-        }
-        self.staging.admit(self.own)
+    /// The call's own changes, which travel back with its outcome.
+    pub(crate) fn into_writes(self) -> FileWrites {
+        self.own.entries
     }
 }
 
 impl FileLedger for Staging {
-    fn staged(&self) -> Vec<FileChange> {
-        let layers = self.lock();
-        layers
-            .pending
-            .entries
+    fn fits(&self, step: &FileWrites, call: &FileWrites) -> Result<(), QuotaExceeded> {
+        let (bytes, entries) = measure(step, call);
+        let limits = self.limits;
+        if bytes > limits.step_bytes || entries > limits.step_entries {
+            return Err(self.exceeded(format!(
+                "the step would stage {} in {entries} paths, past its limit of {} in {} paths (`step-staged-mib`, `step-staged-entries`)",
+                mib(bytes),
+                mib(limits.step_bytes),
+                limits.step_entries
+            )));
+        }
+        if !self.publishes {
+            let held = self.lock().bytes + bytes;
+            if held > limits.run_bytes {
+                return Err(self.exceeded(format!(
+                    "the run's staged workspace would hold {}, past its limit of {} (`run-staged-mib`)",
+                    mib(held),
+                    mib(limits.run_bytes)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn changes(&self, files: &FileWrites) -> Vec<FileChange> {
+        let committed = self.lock();
+        files
             .iter()
-            .filter_map(|(path, entry)| {
-                let before = self.before(&layers, path);
-                let after = entry.state();
-                (before != after).then(|| FileChange {
+            .filter_map(|(path, after)| {
+                let before = match (committed.entries.get(path), &self.folder) {
+                    (Some(state), _) => state.clone(),
+                    (None, Some(folder)) => folder.state(path),
+                    (None, None) => FileState::Absent,
+                };
+                (before != *after).then(|| FileChange {
                     path: path.clone(),
                     before,
-                    after,
+                    after: after.clone(),
                 })
             })
             .collect()
     }
 
-    fn confirm(&self) {
-        let mut layers = self.lock();
-        let pending = std::mem::take(&mut layers.pending);
-        layers.committed.extend(pending);
-    }
-
-    fn abandon(&self) {
-        self.lock().pending.clear();
+    fn confirm(&self, changes: &[FileChange]) {
+        let mut committed = self.lock();
+        for change in changes {
+            committed.insert(change.path.clone(), change.after.clone());
+        }
     }
 
     fn publish(&self) -> Result<(), PublishError> {
         let Some(folder) = self.folder.as_ref().filter(|_| self.publishes) else {
             return Ok(());
         };
-        let mut layers = self.lock();
-        if let Err(stopped) = folder.publish(layers.committed.entries.iter()) {
-            if let (true, Some((events, bundle))) = (stopped.through_link, &self.audit) {
-                events.emit(Event::Denied(Denial {
-                    bundle: bundle.clone(),
+        let mut committed = self.lock();
+        if let Err(stopped) = folder.publish(committed.entries.iter()) {
+            if stopped.through_link {
+                self.live.emit(Event::Denied(Denial {
+                    bundle: self.backend.clone(),
                     capability: Capability::Filesystem,
                     target: stopped.error.path.clone(),
                     reason: stopped.error.message.clone(),
@@ -343,20 +291,18 @@ impl FileLedger for Staging {
             }
             return Err(stopped.error);
         }
-        layers.committed.clear();
+        committed.clear();
         Ok(())
     }
 
     fn restore(&self, steps: &[StepFiles], published: u64) {
-        let mut layers = self.lock();
+        let mut committed = self.lock();
         for step in steps
             .iter()
             .filter(|step| !self.publishes || step.seq > published)
         {
             for change in &step.changes {
-                layers
-                    .committed
-                    .insert(change.path.clone(), Entry::from_state(&change.after));
+                committed.insert(change.path.clone(), change.after.clone());
             }
         }
     }
@@ -364,6 +310,8 @@ impl FileLedger for Staging {
 
 #[cfg(test)]
 mod tests {
+    use cordon_kernel::EventLog;
+
     use super::*;
 
     fn limits() -> StagingLimits {
@@ -376,65 +324,97 @@ mod tests {
         }
     }
 
-    fn file(bytes: usize) -> Entry {
-        Entry::File(Arc::new(vec![b'x'; bytes]))
+    fn staging() -> Arc<Staging> {
+        Arc::new(Staging::new(
+            None,
+            false,
+            limits(),
+            "memory",
+            Arc::new(EventLog::new()),
+        ))
+    }
+
+    fn file(bytes: usize) -> FileState {
+        FileState::File(vec![b'x'; bytes].into())
+    }
+
+    fn call(staging: &Arc<Staging>) -> CallFiles {
+        CallFiles::new(Arc::clone(staging), Arc::default())
     }
 
     #[test]
     fn a_call_past_its_quota_is_refused_and_rewriting_a_path_counts_once() {
-        let staging = Arc::new(Staging::new(None, false, limits()));
-        let mut call = CallFiles::new(Arc::clone(&staging));
+        let staging = staging();
+        let mut call = call(&staging);
         for _ in 0..5 {
             call.put("a".into(), file(8)).unwrap();
         }
         assert!(call.put("b".into(), file(3)).is_err(), "11 bytes");
         call.put("b".into(), file(2)).unwrap();
-        call.put("c".into(), Entry::Directory).unwrap();
-        assert!(call.put("d".into(), Entry::Directory).is_err(), "4 paths");
-        call.keep().unwrap();
-        assert_eq!(staging.staged().len(), 3);
+        call.put("c".into(), FileState::Directory).unwrap();
+        assert!(
+            call.put("d".into(), FileState::Directory).is_err(),
+            "4 paths"
+        );
+        assert_eq!(call.into_writes().len(), 3);
     }
 
     #[test]
-    fn a_call_that_would_outgrow_the_step_leaves_nothing() {
-        let staging = Arc::new(Staging::new(None, false, limits()));
-        let mut first = CallFiles::new(Arc::clone(&staging));
-        first.put("a".into(), file(10)).unwrap();
-        first.keep().unwrap();
-        let mut second = CallFiles::new(Arc::clone(&staging));
-        second.put("b".into(), file(6)).unwrap();
-        let refused = second.keep().unwrap_err();
-        assert!(refused.0.contains("step-staged-mib"), "{refused}");
-        assert_eq!(staging.staged().len(), 1);
+    fn a_call_that_would_outgrow_the_step_does_not_fit() {
+        let staging = staging();
+        let step: FileWrites = [("a".to_owned(), file(10))].into();
+        let refused = staging
+            .fits(&step, &[("b".to_owned(), file(6))].into())
+            .unwrap_err();
+        assert!(refused.detail.contains("step-staged-mib"), "{refused}");
+        assert_eq!(refused.bundle, "memory");
+        staging
+            .fits(&step, &[("a".to_owned(), file(15))].into())
+            .expect("rewriting a path counts once");
     }
 
     #[test]
     fn a_backend_that_never_publishes_is_bounded_for_the_whole_run() {
-        let staging = Arc::new(Staging::new(None, false, limits()));
-        for (step, path) in ["a", "b"].into_iter().enumerate() {
-            let mut call = CallFiles::new(Arc::clone(&staging));
-            call.put(path.into(), file(10)).unwrap();
-            call.keep()
-                .unwrap_or_else(|error| panic!("step {step}: {error}"));
-            staging.confirm();
+        let staging = staging();
+        for path in ["a", "b"] {
+            let files: FileWrites = [(path.to_owned(), file(10))].into();
+            staging.fits(&FileWrites::new(), &files).unwrap();
+            staging.confirm(&staging.changes(&files));
         }
-        let mut call = CallFiles::new(Arc::clone(&staging));
-        call.put("c".into(), file(1)).unwrap();
-        let refused = call.keep().unwrap_err();
-        assert!(refused.0.contains("run-staged-mib"), "{refused}");
+        let refused = staging
+            .fits(&FileWrites::new(), &[("c".to_owned(), file(1))].into())
+            .unwrap_err();
+        assert!(refused.detail.contains("run-staged-mib"), "{refused}");
     }
 
     #[test]
-    fn a_call_sees_its_own_changes_over_the_steps() {
-        let staging = Arc::new(Staging::new(None, false, limits()));
-        let mut first = CallFiles::new(Arc::clone(&staging));
-        first.put("a".into(), file(1)).unwrap();
-        first.keep().unwrap();
-        let mut second = CallFiles::new(Arc::clone(&staging));
-        second.put("a".into(), Entry::Removed).unwrap();
-        assert_eq!(second.get("a"), Some(Entry::Removed));
-        assert_eq!(staging.get("a"), Some(file(1)));
-        drop(second);
-        assert_eq!(staging.staged().len(), 1, "a dropped call leaves nothing");
+    fn a_call_sees_its_own_changes_over_its_callers_over_the_committed_ones() {
+        let staging = staging();
+        staging.confirm(&staging.changes(&[("a".to_owned(), file(1))].into()));
+        let enclosing: FileWrites = [("b".to_owned(), file(2))].into();
+        let mut inner = CallFiles::new(Arc::clone(&staging), Arc::new(enclosing));
+        inner.put("a".into(), FileState::Absent).unwrap();
+        assert_eq!(inner.get("a"), Some(FileState::Absent));
+        assert_eq!(inner.get("b"), Some(file(2)));
+        assert_eq!(inner.under("").len(), 2);
+        let other = call(&staging);
+        assert_eq!(
+            other.get("a"),
+            Some(file(1)),
+            "another call sees none of it"
+        );
+        assert_eq!(other.get("b"), None);
+    }
+
+    #[test]
+    fn a_change_back_to_what_the_folder_holds_is_no_change() {
+        let staging = staging();
+        let files: FileWrites = [("a".to_owned(), file(1))].into();
+        staging.confirm(&staging.changes(&files));
+        assert!(staging.changes(&files).is_empty());
+        assert_eq!(
+            staging.changes(&[("a".to_owned(), file(2))].into()).len(),
+            1
+        );
     }
 }

@@ -5,18 +5,21 @@
 //! annotations (read-only or destructive) are what permission rules such as
 //! `@read-only` match.
 
+use std::sync::Arc;
+
 use cordon_kernel::{
-    CallContext, FileAccess, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
-    ToolFuture, ToolOutput, ToolSet, ToolSpec,
+    CallContext, Capability, FileAccess, FileWrites, ToolAnnotations, ToolCallOutcome, ToolError,
+    ToolErrorKind, ToolFuture, ToolOutput, ToolSet, ToolSpec,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::audit::Audit;
 use crate::bindings::workspace as wit;
 use crate::call::schema_problems;
 
-use super::backend::{Backend, invoke};
+use super::backend::{Backend, Invoke, invoke};
 use super::paths::{is_malformed, normalize};
 
 /// How many grep matches a call returns unless it asks for fewer.
@@ -49,14 +52,19 @@ impl WorkspaceTools {
         Self { backend, tools }
     }
 
-    async fn dispatch(&self, name: &str, args: Value) -> Result<Value, ToolError> {
+    async fn dispatch(
+        &self,
+        call: &mut Request<'_>,
+        name: &str,
+        args: Value,
+    ) -> Result<Value, ToolError> {
         match name {
-            "read" => self.read(parse(args)?).await,
-            "write" => self.write(parse(args)?).await,
-            "edit" => self.edit(parse(args)?).await,
-            "glob" => self.glob(parse(args)?).await,
-            "grep" => self.grep(parse(args)?).await,
-            "bash" => self.bash(parse(args)?).await,
+            "read" => self.read(call, parse(args)?).await,
+            "write" => self.write(call, parse(args)?).await,
+            "edit" => self.edit(call, parse(args)?).await,
+            "glob" => self.glob(call, parse(args)?).await,
+            "grep" => self.grep(call, parse(args)?).await,
+            "bash" => self.bash(call, parse(args)?).await,
             other => Err(ToolError::new(
                 ToolErrorKind::NotFound,
                 format!("no tool named `{other}`"),
@@ -67,9 +75,14 @@ impl WorkspaceTools {
     /// `path` normalized and allowed `access` by the run's file rules, or a
     /// refusal the trail records. The backend's file layer enforces the
     /// same rules; judging here first names the rule to the model.
-    fn path(&self, path: &str, access: FileAccess) -> Result<String, ToolError> {
+    fn path(
+        &self,
+        call: &Request<'_>,
+        path: &str,
+        access: FileAccess,
+    ) -> Result<String, ToolError> {
         let refuse = |reason: String| {
-            self.backend.deny(path, &reason);
+            call.deny(path, &reason);
             ToolError::new(ToolErrorKind::Denied, reason)
         };
         let normalized = normalize(path).map_err(|error| refuse(error.to_string()))?;
@@ -85,13 +98,10 @@ impl WorkspaceTools {
         Ok(normalized)
     }
 
-    async fn read(&self, args: ReadArgs) -> Result<Value, ToolError> {
-        let path = self.path(&args.path, FileAccess::Read)?;
+    async fn read(&self, call: &mut Request<'_>, args: ReadArgs) -> Result<Value, ToolError> {
+        let path = self.path(call, &args.path, FileAccess::Read)?;
         let target = path.clone();
-        let bytes = self
-            .backend
-            .run("read", &target, invoke!(call_read(&path)))
-            .await?;
+        let bytes = call.run("read", &target, invoke!(call_read(&path))).await?;
         let text = String::from_utf8(bytes).map_err(|error| {
             ToolError::new(
                 ToolErrorKind::Failed,
@@ -122,28 +132,26 @@ impl WorkspaceTools {
         }))
     }
 
-    async fn write(&self, args: WriteArgs) -> Result<Value, ToolError> {
-        let path = self.path(&args.path, FileAccess::Write)?;
+    async fn write(&self, call: &mut Request<'_>, args: WriteArgs) -> Result<Value, ToolError> {
+        let path = self.path(call, &args.path, FileAccess::Write)?;
         let bytes = args.content.into_bytes();
         let len = bytes.len();
         let target = path.clone();
-        self.backend
-            .run("write", &target, invoke!(call_write(&path, &bytes)))
+        call.run("write", &target, invoke!(call_write(&path, &bytes)))
             .await?;
         Ok(json!({ "path": args.path, "bytes": len }))
     }
 
-    async fn edit(&self, args: EditArgs) -> Result<Value, ToolError> {
-        let path = self.path(&args.path, FileAccess::Write)?;
+    async fn edit(&self, call: &mut Request<'_>, args: EditArgs) -> Result<Value, ToolError> {
+        let path = self.path(call, &args.path, FileAccess::Write)?;
         let target = path.clone();
         let (old, new) = (args.old_string, args.new_string);
-        self.backend
-            .run("edit", &target, invoke!(call_edit(&path, &old, &new)))
+        call.run("edit", &target, invoke!(call_edit(&path, &old, &new)))
             .await?;
         Ok(json!({ "path": args.path, "replaced": 1 }))
     }
 
-    async fn glob(&self, args: GlobArgs) -> Result<Value, ToolError> {
+    async fn glob(&self, call: &mut Request<'_>, args: GlobArgs) -> Result<Value, ToolError> {
         if args.pattern.starts_with('/')
             || args.pattern.split('/').any(|part| part == "..")
             || is_malformed(&args.pattern)
@@ -152,20 +160,19 @@ impl WorkspaceTools {
                 "{:?} leaves the workspace or is no workspace path",
                 args.pattern
             );
-            self.backend.deny(&args.pattern, &reason);
+            call.deny(&args.pattern, &reason);
             return Err(ToolError::new(ToolErrorKind::Denied, reason));
         }
         let pattern = args.pattern.clone();
-        let entries = self
-            .backend
+        let entries = call
             .run("glob", &args.pattern, invoke!(call_glob(&pattern)))
             .await?;
         let files: Vec<String> = entries.into_iter().map(|entry| entry.path).collect();
         Ok(json!({ "files": files }))
     }
 
-    async fn grep(&self, args: GrepArgs) -> Result<Value, ToolError> {
-        let path = self.path(args.path.as_deref().unwrap_or("."), FileAccess::Read)?;
+    async fn grep(&self, call: &mut Request<'_>, args: GrepArgs) -> Result<Value, ToolError> {
+        let path = self.path(call, args.path.as_deref().unwrap_or("."), FileAccess::Read)?;
         let query = wit::GrepQuery {
             pattern: args.pattern,
             path: path.clone(),
@@ -173,10 +180,7 @@ impl WorkspaceTools {
             case_insensitive: args.case_insensitive,
             max_matches: args.max_matches.unwrap_or(DEFAULT_MAX_MATCHES),
         };
-        let found = self
-            .backend
-            .run("grep", &path, invoke!(call_grep(&query)))
-            .await?;
+        let found = call.run("grep", &path, invoke!(call_grep(&query))).await?;
         let matches: Vec<Value> = found
             .matches
             .into_iter()
@@ -185,8 +189,8 @@ impl WorkspaceTools {
         Ok(json!({ "matches": matches, "truncated": found.truncated }))
     }
 
-    async fn bash(&self, args: BashArgs) -> Result<Value, ToolError> {
-        let cwd = self.path(args.cwd.as_deref().unwrap_or("."), FileAccess::Read)?;
+    async fn bash(&self, call: &mut Request<'_>, args: BashArgs) -> Result<Value, ToolError> {
+        let cwd = self.path(call, args.cwd.as_deref().unwrap_or("."), FileAccess::Read)?;
         let most = u64::try_from(self.backend.timeout().as_millis())
             .unwrap_or(u64::MAX)
             .saturating_sub(COMMAND_GRACE_MS)
@@ -199,10 +203,7 @@ impl WorkspaceTools {
             stdin: args.stdin.unwrap_or_default().into_bytes(),
             timeout_ms: u32::try_from(timeout).unwrap_or(u32::MAX),
         };
-        let done = self
-            .backend
-            .run("exec", &cwd, invoke!(call_exec(&command)))
-            .await?;
+        let done = call.run("exec", &cwd, invoke!(call_exec(&command))).await?;
         Ok(json!({
             "exit_code": done.exit_code,
             "stdout": String::from_utf8_lossy(&done.stdout),
@@ -218,8 +219,14 @@ impl ToolSet for WorkspaceTools {
         self.tools.iter().map(|tool| tool.spec.clone()).collect()
     }
 
-    fn call<'a>(&'a self, name: &'a str, args: Value, _context: CallContext) -> ToolFuture<'a> {
+    fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a> {
         Box::pin(async move {
+            let mut call = Request {
+                backend: &self.backend,
+                audit: self.backend.audit(),
+                view: context.files,
+                files: FileWrites::new(),
+            };
             let result = match self.tools.iter().find(|tool| tool.spec.name == name) {
                 None => Err(ToolError::new(
                     ToolErrorKind::NotFound,
@@ -230,14 +237,54 @@ impl ToolSet for WorkspaceTools {
                         ToolErrorKind::InvalidInput,
                         format!("arguments do not match the schema of `{name}`: {problems}"),
                     )),
-                    None => self.dispatch(name, args).await,
+                    None => self.dispatch(&mut call, name, args).await,
                 },
+            };
+            let files = if result.is_ok() {
+                call.files
+            } else {
+                FileWrites::new()
             };
             ToolCallOutcome {
                 result: result.map(|content| ToolOutput { content }),
                 writes: Vec::new(),
+                files,
+                events: call.audit.take(),
             }
         })
+    }
+}
+
+/// One call of a built-in tool: its trail, the changes of the calls
+/// enclosing it, which it sees over the committed ones, and the file changes
+/// its operation staged.
+struct Request<'a> {
+    backend: &'a Backend,
+    audit: Audit,
+    view: Arc<FileWrites>,
+    files: FileWrites,
+}
+
+impl Request<'_> {
+    /// Run the backend's operation `op` on `target` by `invoke`, keeping the
+    /// changes it staged.
+    async fn run<T: Send + 'static>(
+        &mut self,
+        op: &str,
+        target: &str,
+        invoke: Invoke<T>,
+    ) -> Result<T, ToolError> {
+        let (value, files) = self
+            .backend
+            .run(&self.audit, Arc::clone(&self.view), op, target, invoke)
+            .await?;
+        self.files.extend(files);
+        Ok(value)
+    }
+
+    /// Record a refusal of `target` in the trail.
+    fn deny(&self, target: &str, reason: &str) {
+        self.audit.deny(Capability::Filesystem, target, reason);
     }
 }
 

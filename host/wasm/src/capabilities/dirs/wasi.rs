@@ -45,7 +45,7 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 };
 use wasmtime_wasi::{FsPerms, OpenMode};
 
-use crate::file_guard::{FileGuard, Identity, Refused, real_path};
+use super::guard::{FileGuard, Identity, Refused, real_path};
 use crate::sandbox::CallState;
 
 /// The WASI filesystem interface as wasmtime-wasi 48 registers it.
@@ -156,13 +156,16 @@ impl CallState {
     /// The real path of the directory descriptor `fd`, whose handle is `dir`.
     fn dir_real(&mut self, fd: &Resource<Descriptor>, dir: &DirHandle) -> Result<PathBuf, Refused> {
         let handle = Arc::as_ptr(&dir.file) as usize;
-        if let Some((seen, real)) = self.listings.dirs.get(&fd.rep())
+        if let Some((seen, real)) = self.dirs.listings.dirs.get(&fd.rep())
             && *seen == handle
         {
             return Ok(real.clone());
         }
         let real = located(&dir.file)?;
-        self.listings.dirs.insert(fd.rep(), (handle, real.clone()));
+        self.dirs
+            .listings
+            .dirs
+            .insert(fd.rep(), (handle, real.clone()));
         Ok(real)
     }
 
@@ -190,7 +193,7 @@ impl CallState {
         let Some(parent_real) = self.parent_real(fd, &dir, &dir_real, parent)? else {
             return Ok(Lookup::Pass);
         };
-        self.guard.check_both(
+        self.dirs.guard.check_both(
             &dir_real,
             path,
             Some(&parent_real.join(name)),
@@ -236,21 +239,21 @@ impl CallState {
             return Ok(Some(dir_real.to_owned()));
         }
         let key = (fd.rep(), parent.to_owned());
-        if let Some(real) = self.listings.parents.get(&key) {
+        if let Some(real) = self.dirs.listings.parents.get(&key) {
             return Ok(Some(real.clone()));
         }
         let Ok(opened) = cap_primitives::fs::open_dir(&dir.file, Path::new(parent)) else {
             return Ok(None);
         };
         let real = located(&opened)?;
-        self.listings.parents.insert(key, real.clone());
+        self.dirs.listings.parents.insert(key, real.clone());
         Ok(Some(real))
     }
 
     /// Forget the directories looked up so far: the call changed the tree.
     fn forget_paths(&mut self) {
-        self.listings.dirs.clear();
-        self.listings.parents.clear();
+        self.dirs.listings.dirs.clear();
+        self.dirs.listings.parents.clear();
     }
 
     fn dir_handle(&mut self, fd: &Resource<Descriptor>) -> Option<DirHandle> {
@@ -286,9 +289,15 @@ impl CallState {
         };
         let dir_real = self.dir_real(fd, &dir)?;
         let real = located(&opened)?.join(name);
-        self.guard
+        self.dirs
+            .guard
             .check_both(&dir_real, path, Some(&real), access)?;
-        let temp = Descriptor::Dir(Dir::new(opened, dir.perms, dir.open_mode, self.own_thread));
+        let temp = Descriptor::Dir(Dir::new(
+            opened,
+            dir.perms,
+            dir.open_mode,
+            self.dirs.own_thread,
+        ));
         let temp = self
             .table()
             .push(temp)
@@ -322,7 +331,8 @@ impl CallState {
         };
         let real = located(&target)?;
         let dir_real = self.dir_real(fd, &dir)?;
-        self.guard
+        self.dirs
+            .guard
             .check_both(&dir_real, path, Some(&real), access)?;
         self.refuse_store_handle(&target)?;
         Ok(Some((dir, target)))
@@ -330,11 +340,11 @@ impl CallState {
 
     /// The files of the run store that have other names (usually none).
     fn store_links(&mut self) -> Arc<[(u64, u64)]> {
-        if let Some(linked) = &self.listings.linked {
+        if let Some(linked) = &self.dirs.listings.linked {
             return Arc::clone(linked);
         }
-        let linked: Arc<[(u64, u64)]> = self.guard.linked_files().into();
-        self.listings.linked = Some(Arc::clone(&linked));
+        let linked: Arc<[(u64, u64)]> = self.dirs.guard.linked_files().into();
+        self.dirs.listings.linked = Some(Arc::clone(&linked));
         linked
     }
 
@@ -374,7 +384,7 @@ impl CallState {
             Err(error) => return Err(Refused(format!("cannot inspect the opened file: {error}"))),
         };
         let real = located(&file)?;
-        self.guard.check(&real, access)?;
+        self.dirs.guard.check(&real, access)?;
         self.refuse_store_handle(&file)
     }
 
@@ -400,7 +410,7 @@ impl CallState {
                 .await);
         };
         let dir_real = self.dir_real(&fd, &dir)?;
-        self.guard.check_both(&dir_real, &path, None, access)?;
+        self.dirs.guard.check_both(&dir_real, &path, None, access)?;
         if oflags.contains(OpenFlags::CREATE) && path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
             refuse_dangling_link(&dir.file, &path)?;
         }
@@ -479,7 +489,7 @@ impl CallState {
 
     /// A temporary descriptor for a located, judged path-only handle.
     fn hold_target(&mut self, target: StdFile) -> Result<Resource<Descriptor>, Refused> {
-        let own_thread = self.own_thread;
+        let own_thread = self.dirs.own_thread;
         self.table()
             .push(Descriptor::File(File::new(
                 target,
@@ -579,14 +589,14 @@ impl CallState {
                 let leads = FileGuard::link_target(&real, &target)
                     .map(|leads| (FileGuard::resolved(&leads), leads))
                     .filter(|(resolved, leads)| {
-                        self.guard.inside(leads) && self.guard.inside(resolved)
+                        self.dirs.guard.inside(leads) && self.dirs.guard.inside(resolved)
                     })
                     .ok_or_else(|| {
                         Refused(format!("a link to {target:?} leads out of the workspace"))
                     })
                     .and_then(|(resolved, leads)| {
-                        self.guard.check(&leads, FileAccess::Read)?;
-                        self.guard.check(&resolved, FileAccess::Read)
+                        self.dirs.guard.check(&leads, FileAccess::Read)?;
+                        self.dirs.guard.check(&resolved, FileAccess::Read)
                     });
                 if let Err(refused) = leads {
                     self.release(temp);
@@ -642,7 +652,8 @@ impl CallState {
         to: String,
     ) -> Guarded<()> {
         // A directory moved carries everything beneath it along.
-        let moved = |state: &mut Self, real: &Path| state.guard.check_tree(real, FileAccess::Write);
+        let moved =
+            |state: &mut Self, real: &Path| state.dirs.guard.check_tree(real, FileAccess::Write);
         match self.pair((&fd, &from), (&to_fd, &to), moved)? {
             Pair::Pass => Ok(self.filesystem().rename_at(fd, from, to_fd, to).await),
             Pair::Invalid => Ok(Err(ErrorCode::Invalid.into())),
@@ -716,7 +727,7 @@ impl CallState {
             return Ok(self.filesystem().read_directory(fd).await);
         };
         let real = self.dir_real(&fd, &dir)?;
-        self.guard.check(&real, FileAccess::Read)?;
+        self.dirs.guard.check(&real, FileAccess::Read)?;
         let stream = match self.filesystem().read_directory(fd).await {
             Ok(stream) => stream,
             Err(error) => return Ok(Err(error)),
@@ -726,7 +737,7 @@ impl CallState {
             dir: dir.file,
             linked: self.store_links(),
         };
-        self.listings.streams.insert(stream.rep(), listing);
+        self.dirs.listings.streams.insert(stream.rep(), listing);
         Ok(Ok(stream))
     }
 
@@ -734,7 +745,7 @@ impl CallState {
         &mut self,
         stream: Resource<DirectoryEntryStream>,
     ) -> FsResult<Option<DirectoryEntry>> {
-        let listing = self.listings.streams.get(&stream.rep()).cloned();
+        let listing = self.dirs.listings.streams.get(&stream.rep()).cloned();
         loop {
             let next = self
                 .filesystem()
@@ -750,7 +761,7 @@ impl CallState {
     /// Whether `listing` leaves out its entry `name`: what the guard hides,
     /// and another name of a file of the run store.
     fn hidden(&self, listing: &Listing, name: &str) -> bool {
-        if self.guard.hides(&listing.real.join(name)) {
+        if self.dirs.guard.hides(&listing.real.join(name)) {
             return true;
         }
         if listing.linked.is_empty() {
@@ -776,7 +787,7 @@ impl CallState {
             Ok(Ok(value)) => return Ok(Ok(value)),
             Ok(Err(error)) => error,
             Err(Refused(reason)) => {
-                self.deny(
+                self.audit.deny(
                     Capability::Filesystem,
                     target,
                     &format!("{operation}: {reason}"),
@@ -787,7 +798,7 @@ impl CallState {
         let code = fs::Host::convert_error_code(&mut self.filesystem(), error)?;
         if matches!(code, ErrorCode::NotPermitted | ErrorCode::Access) {
             let reason = format!("{operation} refused outside the bundle's directory grants");
-            self.deny(Capability::Filesystem, target, &reason);
+            self.audit.deny(Capability::Filesystem, target, &reason);
         }
         Ok(Err(code))
     }

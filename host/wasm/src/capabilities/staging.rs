@@ -1,6 +1,8 @@
-//! The `staging` import as the host implements it for one call. Only a
-//! sandbox backend's call in a staged run holds the run's staged files; for
-//! any other call nothing is staged, and an attempt to stage is refused.
+//! The staging capability: when a sandbox backend's writes are staged by the
+//! host (`plugin.staging`), and the `staging` import through which the
+//! backend reads and writes them. Only a backend's call in a staged run
+//! holds a layer of staged files ([`CallFiles`]); for any other call nothing
+//! is staged, and an attempt to stage is refused.
 //!
 //! Every staged path is judged like a path of the real folder: normalized
 //! (no escape, no control character, never `.cordon`), then by the file guard
@@ -11,25 +13,78 @@
 
 use std::path::PathBuf;
 
-use cordon_kernel::{Capability, FileAccess};
+use cordon_kernel::{Capability, FileAccess, FileState};
+use cordon_paths::normalize;
+use serde::{Deserialize, Serialize};
+use wasmtime::component::{HasData, Linker};
 
+use crate::audit::Audit;
 use crate::bindings::cordon::plugin::staging::{self, Staged};
+use crate::manifest::{BundleKind, ManifestError, Validator};
 use crate::sandbox::CallState;
+use crate::workspace::{CallFiles, OverQuota};
 
-use super::paths::normalize;
-use super::staging::{CallFiles, Entry, OverQuota};
+use super::dirs::guard::FileGuard;
+
+/// When the host stages a sandbox backend's file writes instead of letting the
+/// backend write its folder (`plugin.staging`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StagingPolicy {
+    /// When the run is transactional; otherwise the backend writes its granted
+    /// folder directly (or is refused, if the grant is read-only).
+    #[default]
+    Transactional,
+    /// Always: the backend keeps nothing of its own (the `memory` backend).
+    Always,
+}
+
+/// Check `plugin.staging`, which only a sandbox backend may set.
+pub(crate) fn validate(
+    staging: Option<StagingPolicy>,
+    kind: BundleKind,
+    check: &Validator<'_>,
+) -> Result<StagingPolicy, ManifestError> {
+    match (kind, staging) {
+        (BundleKind::Sandbox, staging) => Ok(staging.unwrap_or_default()),
+        (_, None) => Ok(StagingPolicy::default()),
+        (_, Some(staging)) => Err(check.invalid(
+            "plugin.staging",
+            staging,
+            &format!("only `sandbox` bundles stage writes; this bundle's kind is `{kind}`"),
+        )),
+    }
+}
 
 /// The error that stops a component staging past its quota.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub(crate) struct StagingLimitExceeded(pub(crate) String);
 
-impl CallState {
+/// The `staging` import as one call sees it.
+pub(crate) struct StagingView<'a> {
+    pub(crate) files: Option<&'a mut CallFiles>,
+    pub(crate) guard: &'a FileGuard,
+    pub(crate) audit: &'a Audit,
+}
+
+struct StagingCapability;
+
+impl HasData for StagingCapability {
+    type Data<'a> = StagingView<'a>;
+}
+
+/// Link the `staging` import.
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    staging::add_to_linker::<CallState, StagingCapability>(linker, CallState::staging_view)
+}
+
+impl StagingView<'_> {
     /// Where the staged path `path` (normalized) would land in the folder,
     /// for the guard; a backend without a folder stages over the workspace
     /// root's paths.
     fn landing(&self, files: &CallFiles, path: &str) -> PathBuf {
-        let base = files.staging().folder().map_or_else(
+        let base = files.folder().map_or_else(
             || self.guard.root().to_owned(),
             |folder| folder.real().to_owned(),
         );
@@ -40,10 +95,10 @@ impl CallState {
         }
     }
 
-    /// Judge `access` to the staged path `path` as written by the component:
-    /// the path normalized, or why it is refused.
-    fn judge_staged(&self, written: &str, access: FileAccess) -> Result<String, String> {
-        let Some(files) = &self.files else {
+    /// Judge `access` to the staged path `written` as written by the
+    /// component: the path normalized, or why it is refused.
+    fn judge(&self, written: &str, access: FileAccess) -> Result<String, String> {
+        let Some(files) = self.files.as_deref() else {
             return Err("this call has no staged workspace".into());
         };
         let path = normalize(written).map_err(|error| error.to_string())?;
@@ -59,8 +114,8 @@ impl CallState {
         Ok(path)
     }
 
-    fn refuse_staging(&self, target: &str, reason: String) -> Result<(), String> {
-        self.deny(Capability::Filesystem, target, &reason);
+    fn refuse(&self, target: &str, reason: String) -> Result<(), String> {
+        self.audit.deny(Capability::Filesystem, target, &reason);
         Err(reason)
     }
 }
@@ -69,7 +124,7 @@ impl CallState {
 /// link (and not replaced by a staged entry): publishing never goes through
 /// a link.
 fn through_link(files: &CallFiles, path: &str) -> Result<(), String> {
-    let Some(folder) = files.staging().folder() else {
+    let Some(folder) = files.folder() else {
         return Ok(());
     };
     for (slash, _) in path.match_indices('/') {
@@ -83,7 +138,7 @@ fn through_link(files: &CallFiles, path: &str) -> Result<(), String> {
     Ok(())
 }
 
-impl staging::Host for CallState {
+impl staging::Host for StagingView<'_> {
     async fn active(&mut self) -> wasmtime::Result<bool> {
         Ok(self.files.is_some())
     }
@@ -92,23 +147,23 @@ impl staging::Host for CallState {
         if self.files.is_none() {
             return Ok(Ok(None));
         }
-        let normalized = match self.judge_staged(&path, FileAccess::Read) {
+        let normalized = match self.judge(&path, FileAccess::Read) {
             Ok(normalized) => normalized,
-            Err(reason) => return Ok(self.refuse_staging(&path, reason).map(|()| None)),
+            Err(reason) => return Ok(self.refuse(&path, reason).map(|()| None)),
         };
         Ok(Ok(self
             .files
-            .as_ref()
+            .as_deref()
             .and_then(|files| files.get(&normalized))
             .map(to_wit)))
     }
 
     async fn put(&mut self, path: String, entry: Staged) -> wasmtime::Result<Result<(), String>> {
-        let normalized = match self.judge_staged(&path, FileAccess::Write) {
+        let normalized = match self.judge(&path, FileAccess::Write) {
             Ok(normalized) => normalized,
-            Err(reason) => return Ok(self.refuse_staging(&path, reason)),
+            Err(reason) => return Ok(self.refuse(&path, reason)),
         };
-        let Some(files) = self.files.as_mut() else {
+        let Some(files) = self.files.as_deref_mut() else {
             return Ok(Ok(()));
         };
         match files.put(normalized, from_wit(entry)) {
@@ -119,7 +174,7 @@ impl staging::Host for CallState {
     }
 
     async fn under(&mut self, prefix: String) -> wasmtime::Result<Vec<(String, Staged)>> {
-        let Some(files) = &self.files else {
+        let Some(files) = self.files.as_deref() else {
             return Ok(Vec::new());
         };
         let Ok(prefix) = normalize(&prefix) else {
@@ -135,18 +190,18 @@ impl staging::Host for CallState {
     }
 }
 
-fn to_wit(entry: Entry) -> Staged {
+fn to_wit(entry: FileState) -> Staged {
     match entry {
-        Entry::File(contents) => Staged::File(contents.as_ref().clone()),
-        Entry::Directory => Staged::Directory,
-        Entry::Removed => Staged::Removed,
+        FileState::File(contents) => Staged::File(contents.to_vec()),
+        FileState::Directory => Staged::Directory,
+        FileState::Absent => Staged::Removed,
     }
 }
 
-fn from_wit(entry: Staged) -> Entry {
+fn from_wit(entry: Staged) -> FileState {
     match entry {
-        Staged::File(contents) => Entry::File(std::sync::Arc::new(contents)),
-        Staged::Directory => Entry::Directory,
-        Staged::Removed => Entry::Removed,
+        Staged::File(contents) => FileState::File(contents.into()),
+        Staged::Directory => FileState::Directory,
+        Staged::Removed => FileState::Absent,
     }
 }

@@ -7,7 +7,7 @@
 //! open handle the kernel gave back (`/proc/self/fd` on Linux), so a symbolic
 //! link, a `..` detour or a hard link gains nothing; the path a component
 //! wrote is judged too, so a link named like a denied file is refused as well.
-//! Only the host holds a guard; [`crate::fs_guard`] applies it to every path a
+//! Only the host holds a guard; [`super::wasi`] applies it to every path a
 //! component hands WASI, and the staging import to every staged path.
 
 use std::fs::{File, Metadata};

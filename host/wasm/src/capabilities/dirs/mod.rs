@@ -1,0 +1,204 @@
+//! The filesystem capability: directories a bundle asks for (`[[grants.dirs]]`),
+//! how they are checked (relative, inside the workspace root, never Cordon's
+//! `.cordon`), resolved to canonical host paths when the bundle loads,
+//! preopened for each call, and guarded on every path a call hands WASI
+//! ([`wasi`]) by the run's [`FileGuard`] ([`guard`]).
+
+pub(crate) mod guard;
+pub(crate) mod wasi;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use cordon_paths::RESERVED;
+use serde::{Deserialize, Serialize};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+use crate::bundle::BundleError;
+use crate::manifest::{ManifestError, Validator, is_contained_relative};
+
+use guard::FileGuard;
+use wasi::Listings;
+
+/// A directory the component sees at `guest`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirGrant {
+    /// Host directory, relative to the operator's workspace root; never outside it.
+    pub host: PathBuf,
+    /// Absolute path at which the component sees the directory.
+    pub guest: String,
+    /// Whether the component may change it.
+    pub mode: DirMode,
+}
+
+/// Access to a granted directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirMode {
+    /// Read only.
+    Ro,
+    /// Read and write.
+    Rw,
+}
+
+impl fmt::Display for DirMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Ro => "ro",
+            Self::Rw => "rw",
+        })
+    }
+}
+
+/// A directory grant with its host path resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedDir {
+    /// Canonical host path.
+    pub host: PathBuf,
+    /// Path the component sees.
+    pub guest: String,
+    /// Access mode.
+    pub mode: DirMode,
+}
+
+/// Check `grants.dirs`: each host path relative and inside the workspace
+/// root, never Cordon's run store; each guest path absolute and granted once.
+pub(crate) fn validate(dirs: &[DirGrant], check: &Validator<'_>) -> Result<(), ManifestError> {
+    let mut guests = BTreeSet::new();
+    for (index, dir) in dirs.iter().enumerate() {
+        let host_field = format!("grants.dirs[{index}].host");
+        if !is_contained_relative(&dir.host) {
+            return Err(check.invalid(
+                &host_field,
+                &dir.host,
+                "must be a relative path inside the workspace root, without `..`",
+            ));
+        }
+        let first = dir
+            .host
+            .components()
+            .find(|part| *part != Component::CurDir);
+        if first.is_some_and(|part| part.as_os_str() == RESERVED) {
+            return Err(check.invalid(
+                &host_field,
+                &dir.host,
+                &format!("`{RESERVED}` holds Cordon's run store; no bundle is granted it"),
+            ));
+        }
+        let guest_field = format!("grants.dirs[{index}].guest");
+        let guest_ok = dir.guest.starts_with('/')
+            && !dir.guest.split('/').any(|part| part == ".." || part == ".");
+        if !guest_ok {
+            return Err(check.invalid(
+                &guest_field,
+                &dir.guest,
+                "must be an absolute guest path without `.` or `..`",
+            ));
+        }
+        if !guests.insert(dir.guest.as_str()) {
+            return Err(check.invalid(&guest_field, &dir.guest, "is granted twice"));
+        }
+    }
+    Ok(())
+}
+
+/// One line per grant, for an operator.
+pub(crate) fn describe(dirs: &[DirGrant]) -> impl Iterator<Item = String> + '_ {
+    dirs.iter()
+        .map(|dir| format!("dir {} -> {} ({})", dir.host.display(), dir.guest, dir.mode))
+}
+
+/// The canonical workspace root and the grants `dirs` of the manifest `file`
+/// resolved under it. A grant may hold Cordon's `.cordon` folder (the guard
+/// hides it) but never name it or lie inside it.
+pub(crate) fn resolve(
+    file: &Path,
+    dirs: &[DirGrant],
+    workspace_root: &Path,
+) -> Result<(PathBuf, Vec<ResolvedDir>), BundleError> {
+    let root = workspace_root
+        .canonicalize()
+        .map_err(|error| BundleError::Folder {
+            path: workspace_root.to_owned(),
+            message: format!("workspace root is unusable: {error}"),
+        })?;
+    let reserved = root.join(RESERVED);
+    let reserved_real = reserved.canonicalize().ok();
+    let resolved = dirs
+        .iter()
+        .enumerate()
+        .map(|(index, grant)| {
+            let fail = |reason: String| BundleError::DirGrant {
+                file: file.to_owned(),
+                field: format!("grants.dirs[{index}].host"),
+                value: grant.host.clone(),
+                reason,
+            };
+            let host = root
+                .join(&grant.host)
+                .canonicalize()
+                .map_err(|error| fail(format!("cannot open under {}: {error}", root.display())))?;
+            if !host.starts_with(&root) {
+                return Err(fail(format!(
+                    "resolves to {}, outside the workspace root {}",
+                    host.display(),
+                    root.display()
+                )));
+            }
+            if !host.is_dir() {
+                return Err(fail(format!("{} is not a directory", host.display())));
+            }
+            if host.starts_with(&reserved)
+                || reserved_real.as_ref().is_some_and(|real| host.starts_with(real))
+            {
+                return Err(fail(format!(
+                    "resolves to {}, inside `{RESERVED}`, which holds Cordon's run store; no bundle is granted it",
+                    host.display()
+                )));
+            }
+            Ok(ResolvedDir {
+                host,
+                guest: grant.guest.clone(),
+                mode: grant.mode,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((root, resolved))
+}
+
+/// Preopen `dirs` for one call, each with the access its mode gives.
+pub(crate) fn preopen(wasi: &mut WasiCtxBuilder, dirs: &[ResolvedDir]) -> wasmtime::Result<()> {
+    for dir in dirs {
+        let perms = match dir.mode {
+            DirMode::Ro => FsPerms::ReadOnly,
+            DirMode::Rw => FsPerms::ReadWrite,
+        };
+        wasi.preopened_dir(&dir.host, &dir.guest, perms)?;
+    }
+    Ok(())
+}
+
+/// What one call's file accesses obey and remember.
+pub(crate) struct DirAccess {
+    /// What the call's file accesses may reach.
+    pub(crate) guard: Arc<FileGuard>,
+    /// The directory listings the call has open.
+    pub(crate) listings: Listings,
+    /// Whether the call runs on a thread of its own, which its file
+    /// operations may block.
+    pub(crate) own_thread: bool,
+}
+
+impl DirAccess {
+    /// Access under `guard`; `own_thread` when the call has a thread of its own.
+    pub(crate) fn new(guard: Arc<FileGuard>, own_thread: bool) -> Self {
+        Self {
+            guard,
+            listings: Listings::default(),
+            own_thread,
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! The environment capability: variables a bundle asks to see
+//! (`grants.env`), checked as names and passed through from the host's
+//! environment for each call. A variable the host does not set is absent;
+//! no other variable is visible.
+
+use wasmtime_wasi::WasiCtxBuilder;
+
+use crate::manifest::{ManifestError, Validator};
+
+/// Check `grants.env`: valid variable names, each listed once.
+pub(crate) fn validate(names: &[String], check: &Validator<'_>) -> Result<(), ManifestError> {
+    check.unique_names(
+        "grants.env",
+        names,
+        is_env_name,
+        "not a valid variable name",
+    )
+}
+
+/// One line for an operator, if anything is granted.
+pub(crate) fn describe(names: &[String]) -> Option<String> {
+    (!names.is_empty()).then(|| format!("env [{}]", names.join(", ")))
+}
+
+/// Give one call the granted variables `names` the host has.
+pub(crate) fn grant(wasi: &mut WasiCtxBuilder, names: &[String]) {
+    for name in names {
+        if let Ok(value) = std::env::var(name) {
+            wasi.env(name, value);
+        }
+    }
+}
+
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}

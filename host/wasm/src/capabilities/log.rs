@@ -1,0 +1,135 @@
+//! The log capability, which every bundle has: the `log` import (lines and
+//! progress) and the component's stdout and stderr, all bounded by the
+//! bundle's `log-kib` and all kept in the call's audit trail. Output past the
+//! budget stops the component as a `limit`.
+
+use cordon_kernel::LogLevel;
+use wasmtime::component::{HasData, Linker};
+use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+
+use crate::audit::Audit;
+use crate::bindings::cordon::plugin::log;
+use crate::sandbox::CallState;
+
+/// The error a host import raises to stop a component that logs past its budget.
+#[derive(Debug, thiserror::Error)]
+#[error("log output exceeded the bundle's limit of {0} bytes")]
+pub(crate) struct LogLimitExceeded(pub(crate) usize);
+
+/// One call's output: its stdout and stderr, and what it may still log.
+pub(crate) struct LogOutput {
+    stdout: MemoryOutputPipe,
+    stderr: MemoryOutputPipe,
+    /// The bundle's limit, in bytes.
+    limit: usize,
+    /// Bytes of log messages still allowed.
+    budget: usize,
+}
+
+impl LogOutput {
+    /// Output bounded by `limit` bytes, with stdout and stderr attached to `wasi`.
+    pub(crate) fn attach(wasi: &mut WasiCtxBuilder, limit: usize) -> Self {
+        let output = Self {
+            stdout: MemoryOutputPipe::new(limit),
+            stderr: MemoryOutputPipe::new(limit),
+            limit,
+            budget: limit,
+        };
+        wasi.stdout(output.stdout.clone())
+            .stderr(output.stderr.clone());
+        output
+    }
+
+    /// Charge `bytes` of log output, or stop the component once its budget is spent.
+    fn charge(&mut self, bytes: usize) -> wasmtime::Result<()> {
+        match self.budget.checked_sub(bytes) {
+            Some(rest) => {
+                self.budget = rest;
+                Ok(())
+            }
+            None => Err(LogLimitExceeded(self.limit).into()),
+        }
+    }
+
+    /// Whether stdout or stderr filled its buffer.
+    pub(crate) fn stdio_full(&self) -> bool {
+        self.stdout.contents().len() >= self.limit || self.stderr.contents().len() >= self.limit
+    }
+
+    /// What the component said last on stderr before it stopped: the message of
+    /// a Rust panic when there was one, otherwise the last non-empty line.
+    pub(crate) fn last_words(&self) -> Option<String> {
+        let bytes = self.stderr.contents();
+        let text = String::from_utf8_lossy(&bytes);
+        if let Some(start) = text.rfind("panicked at ") {
+            let mut lines = text[start..].lines();
+            let location = lines.next().unwrap_or_default().trim_end_matches(':');
+            let message: Vec<&str> = lines
+                .take_while(|line| !line.starts_with("note: "))
+                .collect();
+            return Some(format!("{location}: {}", message.join(" ")));
+        }
+        text.lines()
+            .rev()
+            .find(|line| !line.trim().is_empty())
+            .map(str::to_owned)
+    }
+
+    /// Turn what the component wrote to stdout and stderr into log events.
+    pub(crate) fn flush(&self, audit: &Audit) {
+        for (pipe, level) in [
+            (&self.stdout, LogLevel::Info),
+            (&self.stderr, LogLevel::Warn),
+        ] {
+            let bytes = pipe.contents();
+            let text = String::from_utf8_lossy(&bytes);
+            for line in text.lines().filter(|line| !line.trim().is_empty()) {
+                audit.log(level, line.to_owned());
+            }
+        }
+    }
+}
+
+/// The `log` import as one call sees it.
+pub(crate) struct LogView<'a> {
+    pub(crate) output: &'a mut LogOutput,
+    pub(crate) audit: &'a Audit,
+}
+
+struct LogCapability;
+
+impl HasData for LogCapability {
+    type Data<'a> = LogView<'a>;
+}
+
+/// Link the `log` import.
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    log::add_to_linker::<CallState, LogCapability>(linker, CallState::log_view)
+}
+
+impl log::Host for LogView<'_> {
+    async fn log(&mut self, level: log::Level, message: String) -> wasmtime::Result<()> {
+        self.output.charge(message.len())?;
+        let level = match level {
+            log::Level::Trace => LogLevel::Trace,
+            log::Level::Debug => LogLevel::Debug,
+            log::Level::Info => LogLevel::Info,
+            log::Level::Warn => LogLevel::Warn,
+            log::Level::Error => LogLevel::Error,
+        };
+        self.audit.log(level, message);
+        Ok(())
+    }
+
+    async fn progress(
+        &mut self,
+        done: u64,
+        total: Option<u64>,
+        message: String,
+    ) -> wasmtime::Result<()> {
+        self.output.charge(message.len() + 16)?;
+        self.audit.progress(done, total, message);
+        Ok(())
+    }
+}

@@ -1,0 +1,164 @@
+//! Grants as capabilities. Each kind of grant is one module that owns its
+//! manifest section and its checks, the per-call context built from it, and
+//! the import through which a component uses it: [`dirs`] (the filesystem),
+//! [`env`], [`state`], [`tools`], [`staging`], [`network`], and the two
+//! every bundle has, [`log`] and [`config`]. [`CallBuilder`] is the one door
+//! through which a call gets any of them: it gives a call exactly what its
+//! bundle was granted, as the run narrows it, and a call's store holds
+//! nothing else.
+
+pub(crate) mod config;
+pub(crate) mod dirs;
+pub(crate) mod env;
+pub(crate) mod log;
+pub(crate) mod network;
+pub(crate) mod staging;
+pub(crate) mod state;
+pub(crate) mod tools;
+
+use std::sync::Arc;
+
+use cordon_kernel::{CallContext, NestedCalls, StateReader, StateSnapshot};
+use wasmtime::component::Linker;
+use wasmtime_wasi::WasiCtxBuilder;
+
+use crate::audit::Audit;
+use crate::bundle::Bundle;
+use crate::limits::CallLimiter;
+use crate::sandbox::CallState;
+use crate::workspace::CallFiles;
+
+use dirs::guard::FileGuard;
+use dirs::{DirAccess, ResolvedDir};
+use log::LogOutput;
+use state::StateAccess;
+use tools::ToolAccess;
+
+/// Prepares one call's capabilities from its bundle's grants.
+pub(crate) struct CallBuilder<'a> {
+    bundle: &'a Arc<Bundle>,
+    label: &'a str,
+    audit: Audit,
+    guard: Arc<FileGuard>,
+    dirs: &'a [ResolvedDir],
+    state: Arc<dyn StateReader>,
+    tools: Option<ToolAccess>,
+    staging: Option<CallFiles>,
+    own_thread: bool,
+}
+
+impl<'a> CallBuilder<'a> {
+    /// A call of `label` (a tool, a hook phase, a backend operation) into
+    /// `bundle`, its file accesses under `guard`, its trail in `audit`. It
+    /// sees the bundle's own directory grants and an empty state, and calls
+    /// no tool, until told otherwise.
+    pub(crate) fn new(
+        bundle: &'a Arc<Bundle>,
+        label: &'a str,
+        audit: Audit,
+        guard: Arc<FileGuard>,
+    ) -> Self {
+        let tools = (!bundle.manifest.grants.tools.is_empty())
+            .then(|| ToolAccess::new(None, 0, Arc::default()));
+        Self {
+            bundle,
+            label,
+            audit,
+            guard,
+            dirs: &bundle.dirs,
+            state: Arc::new(StateSnapshot::default()),
+            tools,
+            staging: None,
+            own_thread: false,
+        }
+    }
+
+    /// The bundle called.
+    pub(crate) fn bundle(&self) -> &'a Arc<Bundle> {
+        self.bundle
+    }
+
+    /// What is called, for the trail.
+    pub(crate) fn label(&self) -> &'a str {
+        self.label
+    }
+
+    /// The call's trail.
+    pub(crate) fn audit(&self) -> &Audit {
+        &self.audit
+    }
+
+    /// The call reads `state`.
+    pub(crate) fn reading(mut self, state: Arc<dyn StateReader>) -> Self {
+        self.state = state;
+        self
+    }
+
+    /// The call runs in `context`, its own calls going through `handle`;
+    /// a bundle not granted tool calls gets no handle.
+    pub(crate) fn within(
+        mut self,
+        context: CallContext,
+        handle: Option<Arc<dyn NestedCalls>>,
+    ) -> Self {
+        if self.tools.is_some() {
+            self.tools = Some(ToolAccess::new(handle, context.depth, context.files));
+        }
+        self.reading(context.state)
+    }
+
+    /// The call sees `dirs`: its bundle's grants as the run narrows them.
+    pub(crate) fn dirs(mut self, dirs: &'a [ResolvedDir]) -> Self {
+        self.dirs = dirs;
+        self
+    }
+
+    /// The call reads and writes the run's staged files through `files`.
+    pub(crate) fn staging(mut self, files: CallFiles) -> Self {
+        self.staging = Some(files);
+        self
+    }
+
+    /// The call runs on a thread of its own, which its file operations may
+    /// block instead of hopping to tokio's blocking pool for every read.
+    pub(crate) fn on_own_thread(mut self) -> Self {
+        self.own_thread = true;
+        self
+    }
+
+    /// The call's store data.
+    pub(crate) fn build(self) -> wasmtime::Result<CallState> {
+        let limits = self.bundle.manifest.limits;
+        let mut wasi = WasiCtxBuilder::new();
+        let log = LogOutput::attach(&mut wasi, limits.log_bytes);
+        wasi.allow_blocking_current_thread(self.own_thread);
+        env::grant(&mut wasi, &self.bundle.manifest.grants.env);
+        dirs::preopen(&mut wasi, self.dirs)?;
+        network::refuse_all(&mut wasi, self.audit.clone());
+        Ok(CallState {
+            wasi: wasi.build(),
+            table: wasmtime::component::ResourceTable::new(),
+            limiter: CallLimiter::new(limits.memory_bytes),
+            bundle: Arc::clone(self.bundle),
+            label: self.label.to_owned(),
+            audit: self.audit,
+            log,
+            dirs: DirAccess::new(self.guard, self.own_thread),
+            state: StateAccess::new(self.state),
+            tools: self.tools,
+            staging: self.staging,
+        })
+    }
+}
+
+/// Link every capability's import, and the guarded filesystem over WASI's.
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    dirs::wasi::add_to_linker(linker)?;
+    crate::sandbox::add_types_to_linker(linker)?;
+    log::add_to_linker(linker)?;
+    config::add_to_linker(linker)?;
+    state::add_to_linker(linker)?;
+    tools::add_to_linker(linker)?;
+    staging::add_to_linker(linker)
+}
