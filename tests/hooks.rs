@@ -283,6 +283,59 @@ async fn a_hook_writing_an_ungranted_state_key_is_refused() {
     assert!(!run.state().contains_key("hook.calls"));
 }
 
+#[tokio::test]
+async fn a_gate_that_denies_or_asks_stops_the_call() {
+    let fixture = hostile("deny", &["before-tool-call"], "");
+    let run = Run::of(&fixture, &allow_all(), vec![calls(&[echo("c1")]), answer()]).await;
+    let (kind, message) = error_of(&run.results()[0]);
+    assert_eq!(kind, ToolErrorKind::Denied);
+    assert!(message.contains("hostile says no"), "{message}");
+
+    let fixture = hostile("ask", &["before-tool-call"], "");
+    let run = Run::of(&fixture, &allow_all(), vec![calls(&[echo("c1")]), answer()]).await;
+    let Ok(RunOutcome::Waiting { pending, .. }) = &run.result else {
+        panic!("a hook's ask waits for a person: {:?}", run.result);
+    };
+    assert_eq!(pending[0].call.id, "c1");
+}
+
+#[tokio::test]
+async fn a_gate_that_allows_everything_widens_nothing() {
+    let fixture = hostile("allow-all", &["before-tool-call", "after-tool-call"], "");
+    let policy = agent(Verdict::Allow, &[(Verdict::Deny, "hostile.echo")]);
+    let run = Run::of(&fixture, &policy, vec![calls(&[echo("c1")]), answer()]).await;
+    let (kind, message) = error_of(&run.results()[0]);
+    assert_eq!(kind, ToolErrorKind::Denied, "the policy's deny stands");
+    assert!(message.contains("hostile.echo"), "{message}");
+}
+
+#[tokio::test]
+async fn context_a_hook_adds_reaches_the_models_request() {
+    let fixture = hostile("context", &["before-inference"], "");
+    let run = Run::of(&fixture, &allow_all(), vec![answer()]).await;
+    assert!(run.result.is_ok(), "{:?}", run.result);
+    let request = &run.model.requests()[0];
+    assert!(request.contains("the password is swordfish"), "{request}");
+}
+
+#[tokio::test]
+async fn a_step_end_hook_granted_a_key_counts_each_step() {
+    let fixture = hostile(
+        "count",
+        &["step-end"],
+        "[grants.state]\nread = [\"steps.ended\"]\nwrite = [\"steps.ended\"]\n",
+    );
+    let agent = declared("steps.ended", MergePolicy::Commutative);
+    let run = Run::of(
+        &fixture,
+        &agent,
+        vec![calls(&[echo("c1")]), calls(&[echo("c2")]), answer()],
+    )
+    .await;
+    assert!(run.result.is_ok(), "{:?}", run.result);
+    assert_eq!(run.state()["steps.ended"], json!(3));
+}
+
 fn bundled(fixture: &Fixture) {
     fixture.bundle(
         "hostile",

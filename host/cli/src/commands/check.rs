@@ -203,30 +203,10 @@ fn print_text(report: &Report<'_>) {
 }
 
 fn describe_grants(grants: &Grants) -> String {
-    let mut parts = Vec::new();
-    if !grants.state.read.is_empty() {
-        parts.push(format!("state read [{}]", grants.state.read.join(", ")));
-    }
-    if !grants.state.write.is_empty() {
-        parts.push(format!("state write [{}]", grants.state.write.join(", ")));
-    }
-    if !grants.tools.is_empty() {
-        parts.push(format!("tools [{}]", grants.tools.join(", ")));
-    }
-    for dir in &grants.dirs {
-        parts.push(format!(
-            "dir {} -> {} ({})",
-            dir.host.display(),
-            dir.guest,
-            dir.mode
-        ));
-    }
-    if !grants.env.is_empty() {
-        parts.push(format!("env [{}]", grants.env.join(", ")));
-    }
-    if parts.is_empty() {
+    let lines = grants.summary();
+    if lines.is_empty() {
         "none".into()
     } else {
-        parts.join("; ")
+        lines.join("; ")
     }
 }

@@ -1,8 +1,11 @@
 //! A sandbox backend for the host's security tests. `read(path)` treats the
 //! path as the name of one forbidden attempt and reports what it observed as
 //! the file's contents (or lets the refusal surface as an error), so a test can
-//! assert each attempt failed while the host kept running. Every other
-//! operation fails. `stage-some` stages 600 KiB, a benign baseline for quotas.
+//! assert each attempt failed while the host kept running. `write` stages
+//! like a well-behaved backend; every other operation fails. `stage-some`
+//! stages 600 KiB, a benign baseline for quotas; the `stage-then-*` attempts
+//! stage a file and then fail, and `peek-shared` reports what it sees of
+//! `shared.txt` after the calls beside it have had time to stage theirs.
 
 use cordon::plugin::staging::{self, Staged};
 use exports::cordon::plugin::workspace::{
@@ -35,6 +38,31 @@ impl Guest for Hostile {
                 Ok(b"staged".to_vec())
             }
             "stage-some" => stage("some.txt", &vec![b'y'; 600 << 10]),
+            "stage-then-trap" => {
+                stage("trapped.txt", b"kept?")?;
+                panic!("trapped after staging");
+            }
+            "stage-then-spin" => {
+                stage("spun.txt", b"kept?")?;
+                loop {
+                    std::hint::black_box(());
+                }
+            }
+            "stage-then-fail" => {
+                stage("failed.txt", b"kept?")?;
+                Err(WorkspaceError::Failed("failed after staging".to_owned()))
+            }
+            "peek-shared" => {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                Ok(
+                    match staging::get("shared.txt").map_err(WorkspaceError::Denied)? {
+                        Some(Staged::File(contents)) => contents,
+                        Some(other) => format!("{other:?}").into_bytes(),
+                        None => std::fs::read("/workspace/shared.txt")
+                            .unwrap_or_else(|_| b"absent".to_vec()),
+                    },
+                )
+            }
             "get-denied" => staging::get(".env")
                 .map(|entry| format!("{entry:?}").into_bytes())
                 .map_err(WorkspaceError::Denied),
@@ -68,8 +96,8 @@ impl Guest for Hostile {
         }
     }
 
-    fn write(_path: String, _contents: Vec<u8>) -> Result<(), WorkspaceError> {
-        Err(refused())
+    fn write(path: String, contents: Vec<u8>) -> Result<(), WorkspaceError> {
+        stage(&path, &contents).map(drop)
     }
 
     fn edit(_path: String, _old: String, _new: String) -> Result<(), WorkspaceError> {
@@ -116,7 +144,7 @@ fn stage(path: &str, contents: &[u8]) -> Result<Vec<u8>, WorkspaceError> {
 }
 
 fn refused() -> WorkspaceError {
-    WorkspaceError::Failed("the hostile backend only reads".to_owned())
+    WorkspaceError::Failed("the hostile backend only reads and writes".to_owned())
 }
 
 export!(Hostile);

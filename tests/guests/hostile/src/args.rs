@@ -62,6 +62,16 @@ pub struct CallArgs {
     pub args: serde_json::Value,
 }
 
+/// Tools to call in order, and how to end after them.
+#[derive(Deserialize, JsonSchema)]
+pub struct CallEachArgs {
+    /// The calls, in order.
+    pub calls: Vec<CallArgs>,
+    /// `fail` or `trap` to end that way after the calls; success otherwise.
+    #[serde(default)]
+    pub then: Option<String>,
+}
+
 /// A duration.
 #[derive(Deserialize, JsonSchema)]
 pub struct SleepArgs {

@@ -1,7 +1,7 @@
 //! Attempts to use host capabilities beyond the manifest's grants: state keys and
 //! other tools. Refusals propagate as the tool's error.
 
-use crate::args::{CallArgs, KeyArgs, KeyValueArgs, NoArgs};
+use crate::args::{CallArgs, CallEachArgs, KeyArgs, KeyValueArgs, NoArgs};
 use cordon_sdk::{state, tools};
 use serde_json::json;
 
@@ -30,6 +30,30 @@ hostile_tool!(
     "Call another tool.",
     CallArgs,
     |args| tools::call(&args.name, &args.args)
+);
+
+hostile_tool!(
+    CallEach,
+    "hostile.call-each",
+    "Call tools in order, each result or error in a list; then succeed, fail or trap.",
+    CallEachArgs,
+    |args| {
+        let results: Vec<serde_json::Value> = args
+            .calls
+            .iter()
+            .map(|call| match tools::call(&call.name, &call.args) {
+                Ok(output) => json!({ "ok": output }),
+                Err(error) => json!({ "error": error.to_string() }),
+            })
+            .collect();
+        match args.then.as_deref() {
+            Some("fail") => Err(cordon_sdk::ToolError::Failed(
+                "failed after calling".to_owned(),
+            )),
+            Some("trap") => panic!("trapped after calling"),
+            _ => Ok(json!(results)),
+        }
+    }
 );
 
 hostile_tool!(

@@ -92,6 +92,7 @@ cordon_sdk::export_tools!(
     grants::StateIncrement,
     state_op::StateOp,
     grants::CallTool,
+    grants::CallEach,
     grants::Recurse,
     grants::WriteThenFail,
     grants::WriteThenTrap,
