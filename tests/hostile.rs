@@ -73,7 +73,7 @@ fn match_arms(text: &str) -> Vec<String> {
 /// The variants of `enum Mode` in `text`, kebab-case as a manifest names them.
 fn modes(text: &str) -> Vec<String> {
     let body = text
-        .split_once("pub enum Mode {")
+        .split_once("enum Mode {")
         .and_then(|(_, rest)| rest.split_once('}'))
         .map(|(body, _)| body)
         .expect("the hook guest's `enum Mode`");
@@ -142,7 +142,7 @@ fn every_behaviour_of_a_hostile_guest_has_a_test() {
 
 #[test]
 fn the_readers_of_guest_sources_find_what_they_look_for() {
-    let text = "const NAME: &str = \"hostile.echo\";\nmatch path {\n    \"stage-escape\" => a(),\n    other => b(other),\n}\npub enum Mode {\n    /// Doc.\n    #[default]\n    Record,\n    AllowAll,\n}\n";
+    let text = "const NAME: &str = \"hostile.echo\";\nmatch path {\n    \"stage-escape\" => a(),\n    other => b(other),\n}\npub(crate) enum Mode {\n    /// Doc.\n    #[default]\n    Record,\n    AllowAll,\n}\n";
     assert_eq!(literals_starting(text, "hostile."), ["hostile.echo"]);
     assert_eq!(match_arms(text), ["stage-escape"]);
     assert_eq!(modes(text), ["record", "allow-all"]);

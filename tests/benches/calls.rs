@@ -8,7 +8,7 @@ use cordon_kernel::{CallContext, StateSnapshot, ToolSet};
 use serde_json::Value;
 
 /// Call `name` with `args`, which must succeed, and return its output.
-pub async fn call(tools: &dyn ToolSet, name: &str, args: Value) -> Value {
+pub(crate) async fn call(tools: &dyn ToolSet, name: &str, args: Value) -> Value {
     tools
         .call(
             name,
@@ -22,14 +22,14 @@ pub async fn call(tools: &dyn ToolSet, name: &str, args: Value) -> Value {
 }
 
 /// How long `work` took.
-pub async fn timed(work: impl std::future::Future<Output = Value>) -> Duration {
+pub(crate) async fn timed(work: impl std::future::Future<Output = Value>) -> Duration {
     let started = Instant::now();
     std::hint::black_box(work.await);
     started.elapsed()
 }
 
 /// The median of `times`.
-pub fn median(times: &[Duration]) -> Duration {
+pub(crate) fn median(times: &[Duration]) -> Duration {
     let mut sorted = times.to_vec();
     sorted.sort();
     sorted[sorted.len() / 2]

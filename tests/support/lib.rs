@@ -37,11 +37,14 @@ pub fn host() -> PluginHost {
 
 /// A plugins directory and a workspace root, both temporary.
 pub struct Fixture {
+    /// The plugins directory, one folder per bundle.
     pub plugins: TempDir,
+    /// The workspace root that directory grants resolve under.
     pub workspace: TempDir,
 }
 
 impl Fixture {
+    /// Both directories, empty.
     pub fn new() -> Self {
         Self {
             plugins: tempfile::tempdir().expect("plugins dir"),
@@ -74,6 +77,7 @@ impl Fixture {
         dir
     }
 
+    /// Load every bundle with `host`; those that fail are among the report's errors.
     pub async fn report(&self, host: &PluginHost) -> DirReport {
         host.load_dir(self.plugins.path(), self.workspace.path())
             .await
@@ -112,8 +116,11 @@ impl Default for Fixture {
 
 /// Loaded plugins with their state store and event log.
 pub struct Loaded {
+    /// The loaded plugins.
     pub plugins: Plugins,
+    /// The state that [`Loaded::call`] commits writes to.
     pub state: Arc<MemoryStateStore>,
+    /// Every event the plugins emitted.
     pub events: Arc<EventLog>,
 }
 

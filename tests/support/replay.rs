@@ -16,10 +16,14 @@ use tokio::net::{TcpListener, TcpStream};
 pub enum Reply {
     /// A complete response with this status, extra headers and body.
     Status {
+        /// The HTTP status code.
         code: u16,
+        /// Extra headers, each a name and a value.
         headers: Vec<(&'static str, String)>,
+        /// The response body.
         body: String,
     },
+
     /// 200 with this event stream; the connection closes after it, so a stream
     /// without its terminator ends early.
     Stream(String),

@@ -16,9 +16,13 @@ use crate::{Fixture, Loaded};
 
 /// A seeded workspace bound to a backend.
 pub struct Rig {
+    /// The plugins directory and the workspace root.
     pub fixture: Fixture,
+    /// The loaded plugins, with their state and events.
     pub loaded: Loaded,
+    /// The workspace bound to the backend.
     pub workspace: Workspace,
+
     /// A folder outside the workspace holding a secret the symlinks point at.
     pub outside: tempfile::TempDir,
     /// The file changes of this step's calls so far.

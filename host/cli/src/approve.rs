@@ -6,11 +6,11 @@ use cordon_kernel::{Approval, ApprovalFuture, Approver, PendingCall, PendingReas
 
 /// Asks on the terminal about each pending call; answers nothing when there is
 /// no terminal, so the run pauses with a committed waiting outcome.
-pub struct TerminalApprover;
+pub(crate) struct TerminalApprover;
 
 impl TerminalApprover {
     /// Whether prompts can be shown and answered.
-    pub fn available() -> bool {
+    pub(crate) fn available() -> bool {
         std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
     }
 }

@@ -8,7 +8,7 @@ use cordon_kernel::DEFAULT_THREAD;
 /// Run agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
 #[command(name = "cordon", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
@@ -17,7 +17,7 @@ pub struct Cli {
 
 /// Options shared by every command.
 #[derive(Debug, Args)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Workspace root: bundles' directory grants resolve under it.
     #[arg(long, global = true, env = "CORDON_WORKSPACE", default_value = ".")]
     pub workspace: PathBuf,
@@ -41,7 +41,7 @@ pub struct GlobalArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run an agent on a prompt: model steps, gated tool calls, one commit per step.
     ///
     /// Exits 0 when the model gives its final answer, 1 when the run ends
@@ -61,7 +61,7 @@ pub enum Command {
 
 /// How a run is set up; shared by `run` and `runs resume`.
 #[derive(Debug, Args)]
-pub struct AgentArgs {
+pub(crate) struct AgentArgs {
     #[command(flatten)]
     pub plugins: PluginsArg,
     /// Agent file (name, instructions, model, tools, max-steps, permissions).
@@ -89,7 +89,7 @@ pub struct AgentArgs {
 
 /// Which sandbox backend holds the agent's workspace, and how it writes.
 #[derive(Debug, Args)]
-pub struct SandboxArgs {
+pub(crate) struct SandboxArgs {
     /// The sandbox backend bundle (`dir`, `memory`, ...) the built-in tools
     /// `read`, `write`, `edit`, `glob`, `grep` and `bash` reach; overrides the
     /// agent file's `sandbox`. Without one the agent has no workspace tools.
@@ -110,14 +110,14 @@ pub struct SandboxArgs {
 
 /// Where committed runs live.
 #[derive(Debug, Args)]
-pub struct StoreArg {
+pub(crate) struct StoreArg {
     /// The run store (SQLite).
     #[arg(long, env = "CORDON_STORE", default_value = ".cordon/cordon.db")]
     pub store: PathBuf,
 }
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// What to ask the agent.
     pub prompt: String,
     /// Id for the new run [default: generated from the time].
@@ -133,7 +133,7 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum RunsCommand {
+pub(crate) enum RunsCommand {
     /// Every run in the store, oldest first.
     List(ListRunsArgs),
     /// One run's committed history: messages, tool calls, verdicts, state, commits.
@@ -150,7 +150,7 @@ pub enum RunsCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct ListRunsArgs {
+pub(crate) struct ListRunsArgs {
     #[command(flatten)]
     pub store: StoreArg,
     /// Print JSON.
@@ -159,7 +159,7 @@ pub struct ListRunsArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ShowRunArgs {
+pub(crate) struct ShowRunArgs {
     /// The run id.
     pub run: String,
     #[command(flatten)]
@@ -170,7 +170,7 @@ pub struct ShowRunArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     /// The run id.
     pub run: String,
     /// Only the changes of this step.
@@ -181,7 +181,7 @@ pub struct DiffArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ResumeArgs {
+pub(crate) struct ResumeArgs {
     /// The run id.
     pub run: String,
     /// Approve a pending call by id (repeatable).
@@ -197,7 +197,7 @@ pub struct ResumeArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum PluginsCommand {
+pub(crate) enum PluginsCommand {
     /// Validate every bundle in a directory and show its tools, grants and limits.
     ///
     /// Exits 0 when every bundle is valid, 1 otherwise.
@@ -205,7 +205,7 @@ pub enum PluginsCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The plugins directory.
     #[arg(default_value = "plugins")]
     pub dir: PathBuf,
@@ -215,7 +215,7 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ToolCommand {
+pub(crate) enum ToolCommand {
     /// List the tools of every bundle.
     List(ListArgs),
     /// Call one tool and print its output.
@@ -227,14 +227,14 @@ pub enum ToolCommand {
 
 /// Where plugins come from.
 #[derive(Debug, Args)]
-pub struct PluginsArg {
+pub(crate) struct PluginsArg {
     /// The plugins directory.
     #[arg(long, env = "CORDON_PLUGINS", default_value = "plugins")]
     pub plugins: PathBuf,
 }
 
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     #[command(flatten)]
     pub plugins: PluginsArg,
     /// Print the full tool specs as JSON.
@@ -243,7 +243,7 @@ pub struct ListArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct CallArgs {
+pub(crate) struct CallArgs {
     /// The tool's name, for example `jq.query`.
     pub tool: String,
     #[command(flatten)]

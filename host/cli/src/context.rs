@@ -12,7 +12,7 @@ use crate::args::GlobalArgs;
 use crate::operator::Operator;
 
 /// A plugin host configured from the command line and the operator's config.
-pub fn host(global: &GlobalArgs, operator: &Operator) -> anyhow::Result<PluginHost> {
+pub(crate) fn host(global: &GlobalArgs, operator: &Operator) -> anyhow::Result<PluginHost> {
     let cache_dir = if global.no_cache {
         None
     } else {
@@ -28,7 +28,7 @@ pub fn host(global: &GlobalArgs, operator: &Operator) -> anyhow::Result<PluginHo
 /// What calls obey besides their grants: `files` with the operator's file
 /// rules, the operator's trust, and the run store at `store` out of every
 /// component's reach ([`store_reach`]).
-pub fn safeguards(
+pub(crate) fn safeguards(
     operator: &Operator,
     files: &FileRules,
     store: &Path,
@@ -45,7 +45,7 @@ pub fn safeguards(
 /// could reach, and so must not: its folder, when that lies inside the
 /// workspace; its database files alone, when it sits in the workspace root
 /// itself; nothing, when it lies outside, where no grant reaches.
-pub fn store_reach(store: &Path, workspace: &Path) -> Vec<PathBuf> {
+pub(crate) fn store_reach(store: &Path, workspace: &Path) -> Vec<PathBuf> {
     let Ok(root) = workspace.canonicalize() else {
         return Vec::new();
     };
@@ -77,7 +77,7 @@ fn default_cache_dir() -> Option<PathBuf> {
 
 /// Load `dir`, with directory grants under `workspace`, refusing to go on if
 /// any bundle is invalid.
-pub async fn load_all(
+pub(crate) async fn load_all(
     host: &PluginHost,
     workspace: &std::path::Path,
     dir: &std::path::Path,

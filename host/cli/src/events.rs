@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use cordon_kernel::{Event, EventSink, LogLevel};
 
 /// Prints events as they happen, or keeps them for the JSON output.
-pub enum CliEvents {
+pub(crate) enum CliEvents {
     /// Print each event to stderr.
     Stderr,
     /// Keep every event.
@@ -14,7 +14,7 @@ pub enum CliEvents {
 }
 
 impl CliEvents {
-    pub fn new(json: bool) -> Self {
+    pub(crate) fn new(json: bool) -> Self {
         if json {
             Self::Collect(Mutex::default())
         } else {
@@ -23,7 +23,7 @@ impl CliEvents {
     }
 
     /// The collected events; empty when printing.
-    pub fn take(&self) -> Vec<Event> {
+    pub(crate) fn take(&self) -> Vec<Event> {
         match self {
             Self::Stderr => Vec::new(),
             Self::Collect(events) => std::mem::take(
@@ -48,7 +48,7 @@ impl EventSink for CliEvents {
 }
 
 /// One event as a line of text.
-pub fn render(event: &Event) -> String {
+pub(crate) fn render(event: &Event) -> String {
     match event {
         Event::Log {
             bundle,

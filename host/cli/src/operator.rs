@@ -23,10 +23,10 @@ use serde::Deserialize;
 use crate::args::GlobalArgs;
 
 /// The file an operator config is read from in the project.
-pub const PROJECT_CONFIG: &str = ".cordon/config.toml";
+pub(crate) const PROJECT_CONFIG: &str = ".cordon/config.toml";
 
 /// The operator's settings, from every config file read.
-pub struct Operator {
+pub(crate) struct Operator {
     /// Whose tool annotations are believed.
     pub trust: Trust,
     /// File rules every run obeys, on top of the agent's.
@@ -58,7 +58,7 @@ impl Operator {
     /// The settings `--config` names, or else those of the user's and the
     /// project's config files, where they exist, the project's last; then
     /// `--max-instances`.
-    pub fn load(global: &GlobalArgs) -> anyhow::Result<Self> {
+    pub(crate) fn load(global: &GlobalArgs) -> anyhow::Result<Self> {
         let mut operator = Self {
             trust: Trust::bundled(),
             files: FileRules::new(),

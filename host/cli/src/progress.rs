@@ -23,14 +23,14 @@ macro_rules! say {
 }
 
 /// Prints progress and events, as text or as JSON lines.
-pub struct Printer {
+pub(crate) struct Printer {
     json: bool,
     /// Whether streamed text left the cursor mid-line.
     mid_line: AtomicBool,
 }
 
 impl Printer {
-    pub fn new(json: bool) -> Self {
+    pub(crate) fn new(json: bool) -> Self {
         Self {
             json,
             mid_line: AtomicBool::new(false),
@@ -50,7 +50,7 @@ impl Printer {
     }
 
     /// Print how the run ended or why it waits.
-    pub fn outcome(&self, outcome: &RunOutcome) {
+    pub(crate) fn outcome(&self, outcome: &RunOutcome) {
         if self.json {
             self.line(outcome_json(outcome));
             return;
@@ -86,7 +86,7 @@ impl Printer {
 }
 
 /// How a run ended, in words.
-pub fn cause_word(cause: &cordon_kernel::EndCause) -> String {
+pub(crate) fn cause_word(cause: &cordon_kernel::EndCause) -> String {
     match cause {
         cordon_kernel::EndCause::FinalAnswer => "final answer".into(),
         cordon_kernel::EndCause::MaxSteps => "step limit".into(),
@@ -99,7 +99,7 @@ pub fn cause_word(cause: &cordon_kernel::EndCause) -> String {
 }
 
 /// The outcome as one JSON object.
-pub fn outcome_json(outcome: &RunOutcome) -> Value {
+pub(crate) fn outcome_json(outcome: &RunOutcome) -> Value {
     match outcome {
         RunOutcome::Ended {
             run_id,

@@ -57,12 +57,20 @@ pub struct ModelSettings {
 pub enum AgentError {
     /// The file cannot be read or parsed.
     #[error("{file}: {message}")]
-    File { file: String, message: String },
+    File {
+        /// The agent file.
+        file: String,
+        /// Why it cannot be read or parsed.
+        message: String,
+    },
     /// A value is not acceptable.
     #[error("{file}: field `{field}`: {message}")]
     Invalid {
+        /// The agent file.
         file: String,
+        /// The field at fault, such as `max-steps` or `permissions.deny[1]`.
         field: String,
+        /// Why the value was refused.
         message: String,
     },
 }

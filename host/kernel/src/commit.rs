@@ -43,7 +43,10 @@ pub struct ToolRecord {
 #[serde(tag = "reason", rename_all = "kebab-case")]
 pub enum PendingReason {
     /// The policy asks a person first.
-    Approval { rule: Option<String> },
+    Approval {
+        /// The rule that asked, as written, or `None` when the policy's default did.
+        rule: Option<String>,
+    },
     /// The call may or may not have run before a crash, and running it again
     /// is not known to be safe.
     Indeterminate,
@@ -72,7 +75,12 @@ pub enum EndCause {
     /// A failure the run cannot continue past.
     Error(String),
     /// A before-inference hook refused the next model request, or failed.
-    Refused { hook: String, reason: String },
+    Refused {
+        /// The bundle of the hook that refused or failed.
+        hook: String,
+        /// Why it refused, or how it failed.
+        reason: String,
+    },
 }
 
 /// Where a run stands after a commit.
@@ -82,11 +90,16 @@ pub enum Disposition {
     /// More steps follow.
     Running,
     /// Paused until each pending call is approved or denied.
-    Waiting { pending: Vec<PendingCall> },
+    Waiting {
+        /// The calls waiting for a decision.
+        pending: Vec<PendingCall>,
+    },
     /// Over.
     Ended {
+        /// Why it ended.
         #[serde(flatten)]
         cause: EndCause,
+        /// The model's last reply, when the run ended on one.
         answer: Option<String>,
     },
 }
@@ -225,12 +238,20 @@ pub struct RunSummary {
 pub enum CommitError {
     /// Another writer committed this step first.
     #[error("run {run_id}: step {seq} is already committed")]
-    Conflict { run_id: String, seq: u64 },
+    Conflict {
+        /// The run.
+        run_id: String,
+        /// The step number already taken.
+        seq: u64,
+    },
     /// A commit skipped a step number.
     #[error("run {run_id}: expected step {expected}, got {seq}")]
     OutOfOrder {
+        /// The run.
         run_id: String,
+        /// The next step number: the last committed plus one.
         expected: u64,
+        /// The step number the commit carried.
         seq: u64,
     },
     /// No run has this id.
@@ -241,7 +262,13 @@ pub enum CommitError {
     DuplicateRun(String),
     /// Stored data cannot be read back.
     #[error("{location} is unreadable: {message}")]
-    Corrupt { location: String, message: String },
+    Corrupt {
+        /// Where the bad data lies, such as a run and step.
+        location: String,
+        /// What is wrong with it.
+        message: String,
+    },
+
     /// The storage itself failed.
     #[error("commit store failure: {0}")]
     Storage(String),

@@ -15,10 +15,15 @@ use crate::tool::ToolError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LogLevel {
+    /// Fine-grained detail of what the component does.
     Trace,
+    /// Detail useful when debugging the component.
     Debug,
+    /// Ordinary information.
     Info,
+    /// Something unexpected that the component carried on past.
     Warn,
+    /// A failure.
     Error,
 }
 
@@ -67,11 +72,17 @@ pub struct Denial {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LimitKind {
+    /// The bundle's linear memory limit.
     Memory,
+    /// The bundle's fuel, the budget of instructions a call may execute.
     Fuel,
+    /// The bundle's time limit for one call.
     Timeout,
+    /// The size of a value a component returns, such as a tool's result.
     Output,
+    /// Bytes a component logs or prints to stdout and stderr.
     Log,
+    /// How deeply tool calls may nest inside each other.
     CallDepth,
     /// Bytes or paths a call, a step or a run stages in a workspace.
     Staging,
@@ -100,46 +111,73 @@ impl fmt::Display for LimitKind {
 pub enum Event {
     /// A component's message, from the log interface or its stdout/stderr.
     Log {
+        /// The bundle that logged it.
         bundle: String,
+        /// Its severity.
         level: LogLevel,
+        /// The message.
         message: String,
     },
     /// A component's progress report.
     Progress {
+        /// The bundle that reported it.
         bundle: String,
+        /// Units of work done so far.
         done: u64,
+        /// Units of work in all, when known.
         total: Option<u64>,
+        /// What the component is doing.
         message: String,
     },
     /// The host refused a capability request.
     Denied(Denial),
     /// A call hit a resource limit and was stopped.
     LimitExceeded {
+        /// The bundle whose call was stopped.
         bundle: String,
+        /// What ran into the limit: a tool, a hook phase or a backend operation.
         tool: String,
+        /// Which limit.
         limit: LimitKind,
+        /// What was exceeded, such as `fuel limit of 1000 exhausted`.
         detail: String,
     },
     /// A hook trapped, timed out, hit a limit, answered something malformed or
     /// staged writes that were refused; the loop failed closed.
     HookFailed {
+        /// The hook's bundle.
         bundle: String,
+        /// The phase it ran in.
         phase: HookPhase,
+        /// The tool call it was judging, for the tool-call phases.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         call_id: Option<String>,
+        /// How it failed.
         error: ToolError,
     },
     /// A before-tool-call hook replaced a call's arguments.
     ArgumentsRewritten {
+        /// The hook's bundle.
         bundle: String,
+        /// The call whose arguments were replaced.
         call_id: String,
         /// The arguments before the rewrite.
         original: Value,
     },
     /// An after-tool-call hook replaced what the model observes of a call.
-    ObservationReplaced { bundle: String, call_id: String },
+    ObservationReplaced {
+        /// The hook's bundle.
+        bundle: String,
+        /// The call whose observation was replaced.
+        call_id: String,
+    },
     /// A before-inference hook added text to a model request's instructions.
-    ContextAdded { bundle: String, bytes: usize },
+    ContextAdded {
+        /// The hook's bundle.
+        bundle: String,
+        /// The length of the added text, in bytes.
+        bytes: usize,
+    },
 }
 
 /// Receives events as they happen.

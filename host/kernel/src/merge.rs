@@ -24,11 +24,19 @@ use crate::typed_state::{MergePolicy, Scope};
 #[serde(tag = "writer", rename_all = "kebab-case")]
 pub enum Writer {
     /// A tool call.
-    Tool { call_id: String, tool: String },
+    Tool {
+        /// The call.
+        call_id: String,
+        /// The tool it called.
+        tool: String,
+    },
     /// A hook, for the call it judged or filtered when there is one.
     Hook {
+        /// The hook's bundle.
         bundle: String,
+        /// The phase it ran in.
         phase: HookPhase,
+        /// The call it judged or filtered, if any.
         call_id: Option<String>,
     },
 }

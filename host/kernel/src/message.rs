@@ -43,15 +43,25 @@ pub enum CallResult {
 #[serde(tag = "role", rename_all = "kebab-case")]
 pub enum Message {
     /// Input to the model.
-    User { text: String },
+    User {
+        /// The input.
+        text: String,
+    },
     /// The model's turn: text and the tool calls it requests.
     Assistant {
+        /// What the model said.
         text: String,
+        /// The tool calls it requests, in order.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
     /// A tool call's result.
-    Tool { call_id: String, result: CallResult },
+    Tool {
+        /// The call it answers.
+        call_id: String,
+        /// What the call produced.
+        result: CallResult,
+    },
 }
 
 impl Message {

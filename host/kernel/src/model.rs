@@ -78,7 +78,13 @@ pub enum ModelError {
     Request(String),
     /// The provider answered with an error status.
     #[error("the model provider answered HTTP {status}: {message}")]
-    Http { status: u16, message: String },
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// The provider's explanation, or the start of the response body.
+        message: String,
+    },
+
     /// The provider's answer could not be understood.
     #[error("malformed model response: {0}")]
     Malformed(String),

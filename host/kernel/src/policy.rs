@@ -97,10 +97,20 @@ impl Effect {
 pub enum PolicyError {
     /// A rule does not parse.
     #[error("invalid rule {rule:?}: {reason}")]
-    Rule { rule: String, reason: String },
+    Rule {
+        /// The rule as written.
+        rule: String,
+        /// Why it does not parse.
+        reason: String,
+    },
     /// The policy file cannot be read or parsed.
     #[error("{file}: {message}")]
-    File { file: String, message: String },
+    File {
+        /// The policy file.
+        file: String,
+        /// Why it cannot be read or parsed.
+        message: String,
+    },
 }
 
 impl Rule {

@@ -18,11 +18,26 @@ pub enum Progress {
     /// streamed since the step began does not count.
     Restarted,
     /// A call the model requested, with the gate's verdict.
-    ToolCall { call: ToolCall, decision: Decision },
+    ToolCall {
+        /// The call.
+        call: ToolCall,
+        /// The gate's verdict on it.
+        decision: Decision,
+    },
     /// What a call produced.
-    ToolResult { call_id: String, result: CallResult },
+    ToolResult {
+        /// The call.
+        call_id: String,
+        /// What it produced.
+        result: CallResult,
+    },
     /// A step is durable.
-    Committed { seq: u64, disposition: Disposition },
+    Committed {
+        /// The step's position in the run, from 1.
+        seq: u64,
+        /// Where the run stands after it.
+        disposition: Disposition,
+    },
 }
 
 /// Receives progress as it happens.

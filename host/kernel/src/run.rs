@@ -41,13 +41,18 @@ use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
 pub enum RunOutcome {
     /// Paused until each pending call is approved or denied.
     Waiting {
+        /// The run.
         run_id: String,
+        /// The calls waiting for a decision.
         pending: Vec<PendingCall>,
     },
     /// Over.
     Ended {
+        /// The run.
         run_id: String,
+        /// Why it ended.
         cause: EndCause,
+        /// The model's last reply, when the run ended on one.
         answer: Option<String>,
     },
 }
@@ -77,10 +82,20 @@ pub enum RunError {
     Publish(#[from] PublishError),
     /// A pending call has no decision.
     #[error("run {run_id} is waiting on call {call_id}: approve or deny it")]
-    MissingDecision { run_id: String, call_id: String },
+    MissingDecision {
+        /// The run.
+        run_id: String,
+        /// The pending call with no decision.
+        call_id: String,
+    },
     /// A decision names a call that is not pending.
     #[error("run {run_id} has no pending call {call_id}")]
-    UnknownCall { run_id: String, call_id: String },
+    UnknownCall {
+        /// The run.
+        run_id: String,
+        /// The call the decision names.
+        call_id: String,
+    },
 }
 
 /// The loop and the ports it runs on.

@@ -18,20 +18,40 @@ use serde_json::Value;
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum StateOp {
     /// Replace the value.
-    Set { value: Value },
+    Set {
+        /// The new value.
+        value: Value,
+    },
     /// Remove the key.
     Remove,
     /// Add to an integer counter; an absent key counts as 0.
-    Increment { delta: i64 },
+    Increment {
+        /// The amount to add; negative to subtract.
+        delta: i64,
+    },
     /// Append to a list; an absent key counts as an empty list.
-    Append { item: Value },
+    Append {
+        /// The element to append.
+        item: Value,
+    },
     /// Add to a set (a list without duplicates) unless present; an absent key
     /// counts as an empty set.
-    Insert { item: Value },
+    Insert {
+        /// The element to add.
+        item: Value,
+    },
     /// Set one field of a map (a JSON object); an absent key counts as `{}`.
-    SetField { field: String, value: Value },
+    SetField {
+        /// The field's name.
+        field: String,
+        /// Its new value.
+        value: Value,
+    },
     /// Remove one field of a map.
-    RemoveField { field: String },
+    RemoveField {
+        /// The field's name.
+        field: String,
+    },
 }
 
 impl StateOp {
@@ -173,17 +193,29 @@ pub enum StateError {
 pub enum StateStoreError {
     /// The stored data cannot be read back.
     #[error("state store {location} is unreadable: {message}")]
-    Corrupt { location: String, message: String },
+    Corrupt {
+        /// Where the bad data lies, such as the store's file and thread.
+        location: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The underlying storage failed.
     #[error("state store {location}: {source}")]
     Io {
+        /// Where, such as the store's file and thread.
         location: String,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
     /// A staged operation no longer applies to the committed value.
     #[error("state write to `{key}` does not apply: {error}")]
-    Rejected { key: String, error: StateError },
+    Rejected {
+        /// The key written.
+        key: String,
+        /// Why the operation does not apply.
+        error: StateError,
+    },
 }
 
 /// Read access to committed state: what a tool call sees before its own writes.

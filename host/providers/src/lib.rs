@@ -93,9 +93,12 @@ pub enum ResolveError {
     /// A hosted provider needs a key that is not set.
     #[error("{provider} needs an API key: set {var}")]
     MissingKey {
+        /// The provider, such as `openai`.
         provider: &'static str,
+        /// The environment variable that holds its key.
         var: &'static str,
     },
+
     /// The provider could not be set up.
     #[error(transparent)]
     Setup(#[from] ModelError),

@@ -65,13 +65,20 @@ pub enum ScriptError {
     /// The file cannot be read.
     #[error("{}: cannot read model script: {source}", file.display())]
     Read {
+        /// The script file.
         file: PathBuf,
+        /// Why it cannot be read.
         #[source]
         source: std::io::Error,
     },
     /// The file does not parse, or a turn is malformed.
     #[error("{}: {message}", file.display())]
-    Invalid { file: PathBuf, message: String },
+    Invalid {
+        /// The script file.
+        file: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 impl ScriptedModel {

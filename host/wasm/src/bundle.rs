@@ -86,7 +86,12 @@ pub enum BundleError {
     Manifest(#[from] ManifestError),
     /// The plugins directory, or a folder in it, cannot be read.
     #[error("{}: {message}", path.display())]
-    Folder { path: PathBuf, message: String },
+    Folder {
+        /// The directory or folder.
+        path: PathBuf,
+        /// Why it cannot be read.
+        message: String,
+    },
     /// The manifest lists a hook phase the component does not export.
     #[error(
         "{}: field `plugin.hooks` lists `{phase}`, but the component does not export `cordon:plugin/{phase}@{CONTRACT_VERSION}`; it exports [{}]",
@@ -94,38 +99,58 @@ pub enum BundleError {
         exports.join(", ")
     )]
     MissingHook {
+        /// The manifest file.
         file: PathBuf,
+        /// The phase the component does not export.
         phase: HookPhase,
+        /// The interfaces the component does export.
         exports: Vec<String>,
     },
     /// The component file cannot be read.
     #[error("{}: field `plugin.component` = {component:?}: cannot read {}: {source}", file.display(), path.display())]
     ComponentUnreadable {
+        /// The manifest file.
         file: PathBuf,
+        /// The component as the manifest names it.
         component: PathBuf,
+        /// The component file it resolves to.
         path: PathBuf,
+        /// Why it cannot be read.
         #[source]
         source: std::io::Error,
     },
     /// The component's digest differs from the manifest's.
     #[error("{}: field `plugin.sha256` = \"{expected}\": {} has sha256 {actual}", file.display(), path.display())]
     DigestMismatch {
+        /// The manifest file.
         file: PathBuf,
+        /// The component file.
         path: PathBuf,
+        /// The digest the manifest gives, in hex.
         expected: String,
+        /// The component's digest, in hex.
         actual: String,
     },
     /// A directory grant does not resolve to a directory inside the workspace.
     #[error("{}: field `{field}` = {value:?}: {reason}", file.display())]
     DirGrant {
+        /// The manifest file.
         file: PathBuf,
+        /// The field at fault, such as `grants.dirs[0].host`.
         field: String,
+        /// The directory as the manifest gives it.
         value: PathBuf,
+        /// Why it was refused.
         reason: String,
     },
     /// The file is not a WebAssembly component this engine can compile.
     #[error("{}: not a valid WebAssembly component: {message}", path.display())]
-    NotAComponent { path: PathBuf, message: String },
+    NotAComponent {
+        /// The component file.
+        path: PathBuf,
+        /// Why it does not compile.
+        message: String,
+    },
     /// The component does not export the interface its kind needs.
     #[error(
         "{}: wrong world: a {kind} bundle must export `{}@{CONTRACT_VERSION}` (build it against the `{}` world); it exports [{}]",
@@ -135,28 +160,47 @@ pub enum BundleError {
         exports.join(", ")
     )]
     WrongWorld {
+        /// The component file.
         path: PathBuf,
+        /// The bundle's kind, as its manifest declares it.
         kind: BundleKind,
+        /// The interfaces the component does export.
         exports: Vec<String>,
     },
     /// The component imports something Cordon does not provide.
     #[error("{}: imports something Cordon does not provide: {message}", path.display())]
-    Imports { path: PathBuf, message: String },
+    Imports {
+        /// The component file.
+        path: PathBuf,
+        /// What cannot be provided.
+        message: String,
+    },
     /// `describe` failed or returned something unusable.
     #[error("{}: describe(): {message}", path.display())]
-    Describe { path: PathBuf, message: String },
+    Describe {
+        /// The component file.
+        path: PathBuf,
+        /// How it failed, or what is wrong with its answer.
+        message: String,
+    },
     /// A described tool is invalid.
     #[error("{}: tool {tool:?}: {reason}", path.display())]
     InvalidTool {
+        /// The component file.
         path: PathBuf,
+        /// The tool's name.
         tool: String,
+        /// What is wrong with it.
         reason: String,
     },
     /// Two bundles share a name.
     #[error("{}: bundle name `{name}` is already used by {}", second.display(), first.display())]
     DuplicateBundle {
+        /// The shared name.
         name: String,
+        /// The folder of the bundle loaded first, which keeps the name.
         first: PathBuf,
+        /// The folder of the bundle refused.
         second: PathBuf,
     },
 }

@@ -107,19 +107,30 @@ pub enum ManifestError {
     /// The file could not be read.
     #[error("{}: cannot read manifest: {source}", file.display())]
     Read {
+        /// The manifest file.
         file: PathBuf,
+        /// Why it could not be read.
         #[source]
         source: std::io::Error,
     },
     /// The file is not valid TOML, has an unknown key or a value of the wrong type.
     #[error("{}: {message}", file.display())]
-    Parse { file: PathBuf, message: String },
+    Parse {
+        /// The manifest file.
+        file: PathBuf,
+        /// The parser's explanation.
+        message: String,
+    },
     /// A value is present and well typed, but not acceptable.
     #[error("{}: field `{field}` = {value}: {reason}", file.display())]
     Invalid {
+        /// The manifest file.
         file: PathBuf,
+        /// The field at fault, such as `plugin.sha256`.
         field: String,
+        /// The value, quoted as in Rust's `Debug` output.
         value: String,
+        /// Why the value was refused.
         reason: String,
     },
 }

@@ -4,7 +4,7 @@ use crate::exports::cordon::plugin::workspace as wit;
 use cordon_sandbox_kit::{Error, shell, workspace};
 
 /// A kit error as the WIT error variant.
-pub fn error_to_wit(error: Error) -> wit::WorkspaceError {
+pub(crate) fn error_to_wit(error: Error) -> wit::WorkspaceError {
     match error {
         Error::NotFound(message) => wit::WorkspaceError::NotFound(message),
         Error::Denied(message) => wit::WorkspaceError::Denied(message),
@@ -14,7 +14,7 @@ pub fn error_to_wit(error: Error) -> wit::WorkspaceError {
 }
 
 /// A kit entry as the WIT record.
-pub fn entry_to_wit(entry: workspace::Entry) -> wit::Entry {
+pub(crate) fn entry_to_wit(entry: workspace::Entry) -> wit::Entry {
     wit::Entry {
         path: entry.path,
         is_dir: entry.is_dir,
@@ -23,7 +23,7 @@ pub fn entry_to_wit(entry: workspace::Entry) -> wit::Entry {
 }
 
 /// A WIT grep query as the kit's.
-pub fn grep_query_from_wit(query: wit::GrepQuery) -> workspace::GrepQuery {
+pub(crate) fn grep_query_from_wit(query: wit::GrepQuery) -> workspace::GrepQuery {
     workspace::GrepQuery {
         pattern: query.pattern,
         path: query.path,
@@ -34,7 +34,7 @@ pub fn grep_query_from_wit(query: wit::GrepQuery) -> workspace::GrepQuery {
 }
 
 /// A kit grep result as the WIT record.
-pub fn grep_result_to_wit(result: workspace::GrepResult) -> wit::GrepResult {
+pub(crate) fn grep_result_to_wit(result: workspace::GrepResult) -> wit::GrepResult {
     wit::GrepResult {
         matches: result
             .matches
@@ -50,7 +50,7 @@ pub fn grep_result_to_wit(result: workspace::GrepResult) -> wit::GrepResult {
 }
 
 /// A WIT command as the kit's.
-pub fn command_from_wit(command: wit::Command) -> workspace::Command {
+pub(crate) fn command_from_wit(command: wit::Command) -> workspace::Command {
     workspace::Command {
         line: command.line,
         cwd: command.cwd,
@@ -61,7 +61,7 @@ pub fn command_from_wit(command: wit::Command) -> workspace::Command {
 }
 
 /// What a command line did, as the WIT record.
-pub fn output_to_wit(output: shell::Output) -> wit::CommandResult {
+pub(crate) fn output_to_wit(output: shell::Output) -> wit::CommandResult {
     wit::CommandResult {
         exit_code: output.exit_code,
         stdout: output.stdout,

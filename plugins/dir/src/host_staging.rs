@@ -4,7 +4,7 @@ use crate::cordon::plugin::staging as wit;
 use cordon_sandbox_kit::{Error, Result, Staged, Staging};
 
 /// The `staging` import.
-pub struct HostStaging;
+pub(crate) struct HostStaging;
 
 /// A WIT staged entry as the kit's.
 fn from_wit(entry: wit::Staged) -> Staged {

@@ -16,7 +16,7 @@ const MAX_ENTRIES: usize = 10_000;
 /// Arguments of `files.list`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Directory relative to the workspace root. Defaults to the root, `.`.
     path: Option<String>,
     /// Glob selecting paths at any depth below `path` instead of its direct entries:
@@ -28,7 +28,7 @@ pub struct ListArgs {
 
 /// What `files.list` returns.
 #[derive(Serialize)]
-pub struct ListOutput {
+pub(crate) struct ListOutput {
     /// The entries, sorted by path.
     entries: Vec<Entry>,
     /// Whether more entries matched than were returned.
@@ -47,7 +47,7 @@ struct Entry {
 }
 
 /// The `files.list` tool.
-pub struct List;
+pub(crate) struct List;
 
 impl Tool for List {
     const NAME: &'static str = "files.list";

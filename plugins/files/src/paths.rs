@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 const ROOT: &str = "/workspace";
 
 /// The guest path of `relative`, a path relative to the workspace root.
-pub fn resolve(relative: &str) -> Result<PathBuf, ToolError> {
+pub(crate) fn resolve(relative: &str) -> Result<PathBuf, ToolError> {
     let mut full = PathBuf::from(ROOT);
     for component in Path::new(relative).components() {
         match component {
@@ -34,7 +34,7 @@ pub fn resolve(relative: &str) -> Result<PathBuf, ToolError> {
 }
 
 /// `full` as the model sees it: relative to the workspace root, `.` for the root.
-pub fn shown(full: &Path) -> String {
+pub(crate) fn shown(full: &Path) -> String {
     match full.strip_prefix(ROOT) {
         Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(),
         Ok(relative) => relative.display().to_string(),
@@ -43,7 +43,7 @@ pub fn shown(full: &Path) -> String {
 }
 
 /// A tool error for an I/O failure on the path shown as `shown`.
-pub fn io_error(shown: &str, error: &io::Error) -> ToolError {
+pub(crate) fn io_error(shown: &str, error: &io::Error) -> ToolError {
     match error.kind() {
         io::ErrorKind::NotFound => ToolError::Failed(format!("{shown} does not exist")),
         io::ErrorKind::PermissionDenied => {

@@ -7,14 +7,14 @@ use globset::{GlobBuilder, GlobMatcher};
 use std::path::Path;
 
 /// A compiled glob filter.
-pub struct PathPattern {
+pub(crate) struct PathPattern {
     matcher: GlobMatcher,
     whole_path: bool,
 }
 
 impl PathPattern {
     /// Compiles `pattern`; a malformed glob is invalid input.
-    pub fn new(pattern: &str) -> Result<Self, ToolError> {
+    pub(crate) fn new(pattern: &str) -> Result<Self, ToolError> {
         let glob = GlobBuilder::new(pattern)
             .literal_separator(true)
             .build()
@@ -28,7 +28,7 @@ impl PathPattern {
     }
 
     /// Whether `relative`, a path below the listed or searched directory, matches.
-    pub fn matches(&self, relative: &Path) -> bool {
+    pub(crate) fn matches(&self, relative: &Path) -> bool {
         if self.whole_path {
             self.matcher.is_match(relative)
         } else {

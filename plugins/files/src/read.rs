@@ -15,7 +15,7 @@ const DEFAULT_LIMIT: usize = 2000;
 /// Arguments of `files.read`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReadArgs {
+pub(crate) struct ReadArgs {
     /// File path relative to the workspace root, for example `src/main.rs`.
     path: String,
     /// Line number to start at, counting from 1. Defaults to 1.
@@ -26,7 +26,7 @@ pub struct ReadArgs {
 
 /// What `files.read` returns.
 #[derive(Serialize)]
-pub struct ReadOutput {
+pub(crate) struct ReadOutput {
     /// The path read, relative to the workspace root.
     path: String,
     /// The requested lines, each ending in a newline.
@@ -43,7 +43,7 @@ pub struct ReadOutput {
 }
 
 /// The `files.read` tool.
-pub struct Read;
+pub(crate) struct Read;
 
 impl Tool for Read {
     const NAME: &'static str = "files.read";

@@ -20,7 +20,7 @@ const MAX_LINE_CHARS: usize = 300;
 /// Arguments of `files.search`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// Regular expression (Rust `regex` syntax) matched against each line.
     pattern: String,
     /// File or directory to search, relative to the workspace root. Defaults to `.`.
@@ -37,7 +37,7 @@ pub struct SearchArgs {
 
 /// What `files.search` returns.
 #[derive(Serialize)]
-pub struct SearchOutput {
+pub(crate) struct SearchOutput {
     /// Matching lines in path order, then line order.
     matches: Vec<Match>,
     /// Whether the search stopped at `max_results`.
@@ -60,7 +60,7 @@ struct Match {
 }
 
 /// The `files.search` tool.
-pub struct Search;
+pub(crate) struct Search;
 
 impl Tool for Search {
     const NAME: &'static str = "files.search";

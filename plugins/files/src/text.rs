@@ -4,6 +4,6 @@
 const BINARY_PROBE_BYTES: usize = 8192;
 
 /// Whether `bytes` look like the contents of a binary file.
-pub fn looks_binary(bytes: &[u8]) -> bool {
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(BINARY_PROBE_BYTES).any(|&b| b == 0)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 use walkdir::{DirEntry, WalkDir};
 
 /// Every entry below `dir`, not including `dir` itself, sorted by name.
-pub fn below(dir: &Path) -> impl Iterator<Item = DirEntry> {
+pub(crate) fn below(dir: &Path) -> impl Iterator<Item = DirEntry> {
     WalkDir::new(dir)
         .min_depth(1)
         .sort_by_file_name()

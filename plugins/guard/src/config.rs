@@ -59,7 +59,7 @@ const ASK_COMMANDS: &[&str] = &[
 /// fails closed instead of silently leaving its default in place.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
-pub struct Config {
+pub(crate) struct Config {
     /// Argument names holding paths that must stay inside the workspace.
     pub path_args: Vec<String>,
     /// Argument names holding shell commands.

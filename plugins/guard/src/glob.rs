@@ -1,7 +1,7 @@
 //! Tool-name globs: `*` matches any run of characters, everything else itself.
 
 /// Whether `name` matches `pattern`.
-pub fn matches(pattern: &str, name: &str) -> bool {
+pub(crate) fn matches(pattern: &str, name: &str) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
     let name: Vec<char> = name.chars().collect();
     let (mut p, mut n) = (0, 0);

@@ -4,7 +4,7 @@
 
 /// Whether `path` is absolute (`/`, `\`, `~` or a drive letter) or climbs
 /// above where it starts with `..`.
-pub fn leaves_workspace(path: &str) -> bool {
+pub(crate) fn leaves_workspace(path: &str) -> bool {
     is_absolute(path) || climbs_out(path)
 }
 

@@ -18,7 +18,7 @@ const QUOTED_CHARS: usize = 200;
 
 /// The configuration.
 #[derive(Debug)]
-pub struct Policy {
+pub(crate) struct Policy {
     path_args: Vec<String>,
     command_args: Vec<String>,
     deny_commands: Vec<String>,
@@ -29,7 +29,7 @@ pub struct Policy {
 
 impl Policy {
     /// The policy `config` describes.
-    pub fn new(config: Config) -> Self {
+    pub(crate) fn new(config: Config) -> Self {
         Self {
             deny_commands: config.deny_commands,
             ask_commands: config.ask_commands,
@@ -41,7 +41,7 @@ impl Policy {
     }
 
     /// The verdict on calling the tool `name` with `args`.
-    pub fn judge(&self, name: &str, args: &Value) -> Verdict {
+    pub(crate) fn judge(&self, name: &str, args: &Value) -> Verdict {
         let empty = Map::new();
         let args = args.as_object().unwrap_or(&empty);
         let commands = self.commands(args);

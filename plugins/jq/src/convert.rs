@@ -7,13 +7,13 @@ use jaq_json::{Num, Val};
 use serde_json::{Map, Value};
 
 /// The jaq value of a JSON input.
-pub fn from_json(value: Value) -> Result<Val, ToolError> {
+pub(crate) fn from_json(value: Value) -> Result<Val, ToolError> {
     serde_json::from_value(value)
         .map_err(|error| ToolError::InvalidInput(format!("input is not usable JSON: {error}")))
 }
 
 /// The JSON form of a filter result.
-pub fn to_json(value: &Val) -> Result<Value, ToolError> {
+pub(crate) fn to_json(value: &Val) -> Result<Value, ToolError> {
     Ok(match value {
         Val::Null => Value::Null,
         Val::Bool(b) => Value::Bool(*b),

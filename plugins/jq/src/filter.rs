@@ -11,7 +11,7 @@ use jaq_json::Val;
 const MAX_RESULTS: usize = 10_000;
 
 /// Runs `code` on `input` and collects every value it produces.
-pub fn run(code: &str, input: Val) -> Result<Vec<Val>, ToolError> {
+pub(crate) fn run(code: &str, input: Val) -> Result<Vec<Val>, ToolError> {
     let defs = jaq_core::defs()
         .chain(jaq_std::defs())
         .chain(jaq_json::defs());

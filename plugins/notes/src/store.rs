@@ -9,7 +9,7 @@ const NEXT_ID: &str = "notes.next-id";
 
 /// One note.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Note {
+pub(crate) struct Note {
     /// Identifier, unique among this agent's notes.
     pub id: i64,
     /// Short title.
@@ -23,18 +23,18 @@ pub struct Note {
 
 impl Note {
     /// Whether the note carries `tag`, ignoring case.
-    pub fn has_tag(&self, tag: &str) -> bool {
+    pub(crate) fn has_tag(&self, tag: &str) -> bool {
         self.tags.iter().any(|t| t.eq_ignore_ascii_case(tag))
     }
 }
 
 /// Every note, oldest first.
-pub fn all() -> Result<Vec<Note>, StateError> {
+pub(crate) fn all() -> Result<Vec<Note>, StateError> {
     Ok(state::get(NOTES)?.unwrap_or_default())
 }
 
 /// Stores a new note with a fresh id and returns it.
-pub fn add(title: String, body: String, tags: Vec<String>) -> Result<Note, StateError> {
+pub(crate) fn add(title: String, body: String, tags: Vec<String>) -> Result<Note, StateError> {
     let id = state::increment(NEXT_ID, 1)?;
     let note = Note {
         id,
@@ -47,6 +47,6 @@ pub fn add(title: String, body: String, tags: Vec<String>) -> Result<Note, State
 }
 
 /// Replaces the stored list with `notes`.
-pub fn replace(notes: &[Note]) -> Result<(), StateError> {
+pub(crate) fn replace(notes: &[Note]) -> Result<(), StateError> {
     state::set(NOTES, &notes)
 }

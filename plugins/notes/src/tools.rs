@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// Arguments of `notes.add`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AddArgs {
+pub(crate) struct AddArgs {
     /// Short title, not empty.
     title: String,
     /// The note's text.
@@ -19,7 +19,7 @@ pub struct AddArgs {
 }
 
 /// The `notes.add` tool.
-pub struct Add;
+pub(crate) struct Add;
 
 impl Tool for Add {
     const NAME: &'static str = "notes.add";
@@ -47,7 +47,7 @@ impl Tool for Add {
 
 /// What `notes.list` and `notes.search` return.
 #[derive(Serialize)]
-pub struct Found {
+pub(crate) struct Found {
     /// The notes, oldest first.
     notes: Vec<Note>,
     /// How many notes there are.
@@ -66,13 +66,13 @@ impl Found {
 /// Arguments of `notes.list`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Only notes carrying this tag (case-insensitive).
     tag: Option<String>,
 }
 
 /// The `notes.list` tool.
-pub struct List;
+pub(crate) struct List;
 
 impl Tool for List {
     const NAME: &'static str = "notes.list";
@@ -97,13 +97,13 @@ impl Tool for List {
 /// Arguments of `notes.search`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// Text to look for in titles and bodies, ignoring case.
     query: String,
 }
 
 /// The `notes.search` tool.
-pub struct Search;
+pub(crate) struct Search;
 
 impl Tool for Search {
     const NAME: &'static str = "notes.search";
@@ -134,20 +134,20 @@ impl Tool for Search {
 /// Arguments of `notes.delete`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DeleteArgs {
+pub(crate) struct DeleteArgs {
     /// Id of the note to delete, as returned by `notes.add`.
     id: i64,
 }
 
 /// What `notes.delete` returns.
 #[derive(Serialize)]
-pub struct Deleted {
+pub(crate) struct Deleted {
     /// The note that was deleted.
     deleted: Note,
 }
 
 /// The `notes.delete` tool.
-pub struct Delete;
+pub(crate) struct Delete;
 
 impl Tool for Delete {
     const NAME: &'static str = "notes.delete";

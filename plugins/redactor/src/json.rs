@@ -11,7 +11,10 @@ impl Redactor {
     /// `result` with its secrets redacted, or `None` when it has none. The
     /// shape stays: only strings change, except that a number under a
     /// secret-named field becomes a marker string.
-    pub fn result(&self, result: &Result<Value, ToolError>) -> Option<Result<Value, ToolError>> {
+    pub(crate) fn result(
+        &self,
+        result: &Result<Value, ToolError>,
+    ) -> Option<Result<Value, ToolError>> {
         match result {
             Ok(output) => {
                 let mut output = output.clone();

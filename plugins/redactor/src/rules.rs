@@ -76,14 +76,14 @@ const BUILT_IN: &[(&str, &str, Secret)] = &[
 ];
 
 /// The kind of the `name = value` rule, and of values under secret-named fields.
-pub const NAMED_SECRET: &str = "secret";
+pub(crate) const NAMED_SECRET: &str = "secret";
 
 /// The kind of the operator's extra patterns.
-pub const CUSTOM: &str = "custom";
+pub(crate) const CUSTOM: &str = "custom";
 
 /// Which part of a match is the secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Secret {
+pub(crate) enum Secret {
     /// The whole match.
     Whole,
     /// The whole match, when it contains a digit: real keys are random and
@@ -99,7 +99,7 @@ pub enum Secret {
 
 /// One kind of secret and how to find it.
 #[derive(Debug)]
-pub struct Rule {
+pub(crate) struct Rule {
     /// The name in `[REDACTED:<kind>]`.
     pub kind: &'static str,
     /// Where the candidates are.
@@ -111,7 +111,7 @@ pub struct Rule {
 /// The complete rule set: the built-in formats, `name = value` assignments and
 /// the operator's patterns, in priority order.
 #[derive(Debug)]
-pub struct Redactor {
+pub(crate) struct Redactor {
     /// The rules, most specific first.
     pub rules: Vec<Rule>,
 }
@@ -119,7 +119,7 @@ pub struct Redactor {
 impl Redactor {
     /// The built-in rules plus `extra` patterns; a pattern that does not compile
     /// is an error naming it, since skipping it would let its secrets through.
-    pub fn new(extra: &[String]) -> Result<Self, String> {
+    pub(crate) fn new(extra: &[String]) -> Result<Self, String> {
         let mut rules = Vec::with_capacity(BUILT_IN.len() + 1 + extra.len());
         for &(kind, pattern, secret) in BUILT_IN {
             rules.push(compile(kind, pattern, secret)?);
@@ -138,7 +138,7 @@ impl Redactor {
 
 /// Whether a field named `name` holds a secret: its name, lowercased and with
 /// `-`, `_`, `.` and spaces removed, ends with a secret name.
-pub fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     let name: String = name
         .chars()
         .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))

@@ -18,7 +18,7 @@ struct Span {
 
 impl Redactor {
     /// `text` with its secrets replaced, or `None` when it has none.
-    pub fn text(&self, text: &str) -> Option<String> {
+    pub(crate) fn text(&self, text: &str) -> Option<String> {
         let markers = markers(text);
         let mut spans = Vec::new();
         for rule in &self.rules {
@@ -44,7 +44,7 @@ impl Redactor {
 }
 
 /// Whether `text` is exactly one redaction marker.
-pub fn is_marker(text: &str) -> bool {
+pub(crate) fn is_marker(text: &str) -> bool {
     markers(text).first() == Some(&(0..text.len()))
 }
 

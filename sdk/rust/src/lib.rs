@@ -61,6 +61,7 @@ pub use export::__private;
 ///
 /// Tools built with [`export_tools!`] do not need these. They are public for
 /// components that must speak the raw contract, such as test fixtures.
+#[allow(missing_docs)] // generated from wit/
 pub mod bindings {
     wit_bindgen::generate!({
         path: "../../wit",

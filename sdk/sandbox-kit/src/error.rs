@@ -62,6 +62,6 @@ impl Error {
 }
 
 /// A workspace path as messages show it: `.` for the root.
-pub fn shown(path: &str) -> &str {
+pub(crate) fn shown(path: &str) -> &str {
     if path.is_empty() { "." } else { path }
 }

@@ -8,13 +8,13 @@ use crate::path;
 use globset::{GlobBuilder, GlobMatcher};
 
 /// Whether `text` has glob metacharacters.
-pub fn has_glob_chars(text: &str) -> bool {
+pub(crate) fn has_glob_chars(text: &str) -> bool {
     text.contains(['*', '?', '[', '{'])
 }
 
 /// Compiles `pattern`, matching `/` only literally; a malformed pattern is
 /// invalid.
-pub fn matcher(pattern: &str, case_insensitive: bool) -> Result<GlobMatcher> {
+pub(crate) fn matcher(pattern: &str, case_insensitive: bool) -> Result<GlobMatcher> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(false)
@@ -25,7 +25,7 @@ pub fn matcher(pattern: &str, case_insensitive: bool) -> Result<GlobMatcher> {
 }
 
 /// A glob over whole workspace paths.
-pub struct PathGlob {
+pub(crate) struct PathGlob {
     /// The directory holding every possible match, normalized.
     pub root: String,
     /// Whether the pattern has no glob characters at all.
@@ -35,7 +35,7 @@ pub struct PathGlob {
 
 impl PathGlob {
     /// Compiles `pattern`, a workspace-relative glob such as `src/**/*.rs`.
-    pub fn new(pattern: &str) -> Result<Self> {
+    pub(crate) fn new(pattern: &str) -> Result<Self> {
         if pattern.starts_with('/') {
             return Err(Error::Denied(format!(
                 "{pattern}: absolute paths are outside the workspace"
@@ -71,7 +71,7 @@ impl PathGlob {
     }
 
     /// Whether the workspace path `path` matches.
-    pub fn is_match(&self, path: &str) -> bool {
+    pub(crate) fn is_match(&self, path: &str) -> bool {
         self.matcher.is_match(path)
     }
 }
@@ -79,14 +79,14 @@ impl PathGlob {
 /// A filter on file paths with gitignore-like meaning: a pattern without `/`
 /// matches file names at any depth (`*.rs`), one with `/` matches the whole
 /// workspace path (`src/**/*.rs`).
-pub struct FileFilter {
+pub(crate) struct FileFilter {
     whole_path: bool,
     matcher: GlobMatcher,
 }
 
 impl FileFilter {
     /// Compiles `pattern`.
-    pub fn new(pattern: &str) -> Result<Self> {
+    pub(crate) fn new(pattern: &str) -> Result<Self> {
         let pattern = pattern.trim_start_matches("./");
         Ok(Self {
             whole_path: pattern.contains('/'),
@@ -95,7 +95,7 @@ impl FileFilter {
     }
 
     /// Whether the file at workspace path `path` passes.
-    pub fn is_match(&self, path: &str) -> bool {
+    pub(crate) fn is_match(&self, path: &str) -> bool {
         if self.whole_path {
             self.matcher.is_match(path)
         } else {

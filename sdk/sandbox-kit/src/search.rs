@@ -10,13 +10,13 @@ use std::ops::ControlFlow;
 const BINARY_PROBE: usize = 8 * 1024;
 
 /// Whether `data` looks binary: a NUL byte in its first 8 KiB.
-pub fn is_binary(data: &[u8]) -> bool {
+pub(crate) fn is_binary(data: &[u8]) -> bool {
     memchr(0, &data[..data.len().min(BINARY_PROBE)]).is_some()
 }
 
 /// Calls `visit` with the 1-based number and the text (without `\n`) of each
 /// line of `data` that `regex` matches, in order, until it breaks.
-pub fn matching_lines(
+pub(crate) fn matching_lines(
     regex: &Regex,
     data: &[u8],
     mut visit: impl FnMut(usize, &[u8]) -> ControlFlow<()>,
@@ -43,7 +43,7 @@ pub fn matching_lines(
 }
 
 /// `line` without a trailing carriage return.
-pub fn trim_cr(line: &[u8]) -> &[u8] {
+pub(crate) fn trim_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 

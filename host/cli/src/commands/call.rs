@@ -26,7 +26,7 @@ struct Printed<'a> {
     events: Vec<Event>,
 }
 
-pub async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(global)?;
     let host = context::host(global, &operator)?;
     let report = context::load_all(&host, &global.workspace, &args.plugins.plugins).await?;

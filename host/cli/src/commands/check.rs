@@ -111,7 +111,7 @@ fn bundle_report<'a>(loaded: &'a LoadedBundle, trust: &Trust) -> BundleReport<'a
     }
 }
 
-pub async fn run(global: &GlobalArgs, args: CheckArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs, args: CheckArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(global)?;
     let host = context::host(global, &operator)?;
     let report = host.load_dir(&args.dir, &global.workspace).await?;

@@ -13,7 +13,7 @@ use similar::TextDiff;
 
 use crate::args::DiffArgs;
 
-pub fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let store = SqliteCommitStore::open(&args.store.store)
         .with_context(|| format!("opening the run store {}", args.store.store.display()))?;
     let record = store.load(&args.run)?;

@@ -22,7 +22,7 @@ struct Listed<'a> {
     spec: &'a cordon_kernel::ToolSpec,
 }
 
-pub async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(global)?;
     let host = context::host(global, &operator)?;
     let report = context::load_all(&host, &global.workspace, &args.plugins.plugins).await?;

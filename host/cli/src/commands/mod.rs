@@ -1,8 +1,8 @@
 //! One module per command.
 
-pub mod call;
-pub mod check;
-pub mod diff;
-pub mod list;
-pub mod run;
-pub mod runs;
+pub(crate) mod call;
+pub(crate) mod check;
+pub(crate) mod diff;
+pub(crate) mod list;
+pub(crate) mod run;
+pub(crate) mod runs;

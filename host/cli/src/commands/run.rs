@@ -24,7 +24,7 @@ use crate::operator::Operator;
 use crate::progress::Printer;
 
 /// The exit code for a run that waits for approval.
-pub const EXIT_WAITING: u8 = 3;
+pub(crate) const EXIT_WAITING: u8 = 3;
 
 struct Session {
     agent: AgentDef,
@@ -296,7 +296,7 @@ fn describe_workspace(name: Option<&str>, workspace: &Workspace) -> String {
     format!("workspace: `{name}` backend on {folder} ({mode})")
 }
 
-pub async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
     let launch = Launch::from_args(global, &args.agent)?;
     let session = Session::open(global, &args.agent, launch, &args.store.store).await?;
     let now = SystemTime::now()
@@ -318,7 +318,7 @@ pub async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode>
     Ok(session.finish(&outcome))
 }
 
-pub async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<ExitCode> {
     let mut decisions = BTreeMap::new();
     for (calls, approval) in [
         (&args.approve, Approval::Approve),

@@ -27,7 +27,7 @@ fn describe(disposition: &Disposition) -> String {
     }
 }
 
-pub fn list(args: ListRunsArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn list(args: ListRunsArgs) -> anyhow::Result<ExitCode> {
     let runs = open(&args.store.store)?.runs()?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
@@ -48,7 +48,7 @@ pub fn list(args: ListRunsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(args: ShowRunArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn show(args: ShowRunArgs) -> anyhow::Result<ExitCode> {
     let store = open(&args.store.store)?;
     let record = store.load(&args.run)?;
     let state = record.state()?;

@@ -30,14 +30,14 @@ const CLEARED: &[&str] = &[
     "ANTHROPIC_BASE_URL",
 ];
 
-pub struct Project {
+pub(crate) struct Project {
     pub dir: TempDir,
     pub cache: TempDir,
 }
 
 impl Project {
     /// An empty project.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             dir: tempfile::tempdir().unwrap(),
             cache: tempfile::tempdir().unwrap(),
@@ -46,7 +46,7 @@ impl Project {
 
     /// Add the repository's bundled plugin `name` with its own manifest and
     /// `component`.
-    pub fn bundled(&self, name: &str, component: &str) {
+    pub(crate) fn bundled(&self, name: &str, component: &str) {
         let bundle = self.path("plugins").join(name);
         std::fs::create_dir_all(&bundle).unwrap();
         let manifest = Path::new(artifacts::PLUGINS_DIR)
@@ -57,30 +57,30 @@ impl Project {
     }
 
     /// Add a bundle `name` with `manifest`, whose component is `tool.wasm`.
-    pub fn bundle(&self, name: &str, manifest: &str, component: &str) {
+    pub(crate) fn bundle(&self, name: &str, manifest: &str, component: &str) {
         let bundle = self.path("plugins").join(name);
         std::fs::create_dir_all(&bundle).unwrap();
         std::fs::write(bundle.join("plugin.toml"), manifest).unwrap();
         std::fs::copy(component, bundle.join("tool.wasm")).unwrap();
     }
 
-    pub fn path(&self, relative: &str) -> PathBuf {
+    pub(crate) fn path(&self, relative: &str) -> PathBuf {
         self.dir.path().join(relative)
     }
 
     /// Write `text` to `relative`, creating its folders.
-    pub fn write(&self, relative: &str, text: &str) {
+    pub(crate) fn write(&self, relative: &str, text: &str) {
         let path = self.path(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
 
-    pub fn read(&self, relative: &str) -> Option<String> {
+    pub(crate) fn read(&self, relative: &str) -> Option<String> {
         std::fs::read_to_string(self.path(relative)).ok()
     }
 
     /// `cordon args` in the project, stdin closed.
-    pub fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
         command
             .args(args)
@@ -95,13 +95,13 @@ impl Project {
         command
     }
 
-    pub fn cordon(&self, args: &[&str]) -> Output {
+    pub(crate) fn cordon(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("run cordon")
     }
 
     /// `cordon run` of `agent.toml` with `script.toml` as run `run_id`, with
     /// `extra` flags.
-    pub fn run_scripted(&self, run_id: &str, extra: &[&str]) -> Output {
+    pub(crate) fn run_scripted(&self, run_id: &str, extra: &[&str]) -> Output {
         let mut args = vec![
             "run",
             "--agent",
@@ -117,7 +117,7 @@ impl Project {
     /// Start `cordon run` of `agent.toml` with `script.toml` as run `run_id`
     /// in a child process, and return it once the run has recorded the intent
     /// of its first tool calls, which are then running.
-    pub fn spawn_until_calls_start(&self, run_id: &str) -> Child {
+    pub(crate) fn spawn_until_calls_start(&self, run_id: &str) -> Child {
         let mut child = self
             .command(&[
                 "run",
@@ -158,18 +158,18 @@ impl Project {
     }
 
     /// `cordon runs show RUN --json`, which must succeed.
-    pub fn show(&self, run: &str) -> Value {
+    pub(crate) fn show(&self, run: &str) -> Value {
         let output = self.cordon(&["runs", "show", run, "--json"]);
         assert!(output.status.success(), "{}", text(&output.stderr));
         serde_json::from_slice(&output.stdout).unwrap()
     }
 }
 
-pub fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Stdout then stderr, for assertion messages.
-pub fn both(output: &Output) -> String {
+pub(crate) fn both(output: &Output) -> String {
     format!("{}{}", text(&output.stdout), text(&output.stderr))
 }

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 /// What the model saw at each step.
 #[derive(Debug, Clone)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub instructions: String,
     pub messages: Vec<Message>,
     pub tools: Vec<String>,
@@ -25,20 +25,20 @@ pub struct Seen {
 }
 
 /// Replays responses in order and records every request.
-pub struct Replay {
+pub(crate) struct Replay {
     pub turns: Mutex<VecDeque<ModelResponse>>,
     pub seen: Mutex<Vec<Seen>>,
 }
 
 impl Replay {
-    pub fn new(turns: Vec<ModelResponse>) -> Arc<Self> {
+    pub(crate) fn new(turns: Vec<ModelResponse>) -> Arc<Self> {
         Arc::new(Self {
             turns: Mutex::new(turns.into()),
             seen: Mutex::new(Vec::new()),
         })
     }
 
-    pub fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 }
@@ -68,7 +68,7 @@ impl ModelProvider for Replay {
     }
 }
 
-pub fn say(text: &str) -> ModelResponse {
+pub(crate) fn say(text: &str) -> ModelResponse {
     ModelResponse {
         text: text.into(),
         tool_calls: Vec::new(),
@@ -77,7 +77,7 @@ pub fn say(text: &str) -> ModelResponse {
     }
 }
 
-pub fn call(calls: &[(&str, &str, Value)]) -> ModelResponse {
+pub(crate) fn call(calls: &[(&str, &str, Value)]) -> ModelResponse {
     ModelResponse {
         text: String::new(),
         tool_calls: calls
@@ -93,10 +93,10 @@ pub fn call(calls: &[(&str, &str, Value)]) -> ModelResponse {
     }
 }
 
-pub type Handler = Box<dyn Fn(&Value, &dyn StateReader) -> ToolCallOutcome + Send + Sync>;
+pub(crate) type Handler = Box<dyn Fn(&Value, &dyn StateReader) -> ToolCallOutcome + Send + Sync>;
 
 /// Tools as plain functions, counting their calls.
-pub struct Functions {
+pub(crate) struct Functions {
     pub tools: Vec<(ToolSpec, Handler)>,
     pub calls: AtomicUsize,
     pub during: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
@@ -107,7 +107,7 @@ pub struct Functions {
 }
 
 impl Functions {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             tools: Vec::new(),
             calls: AtomicUsize::new(0),
@@ -119,13 +119,23 @@ impl Functions {
 
     /// Add tool `name`, which calls `callee` with its own arguments and
     /// returns what that call returns.
-    pub fn nesting(mut self, name: &str, annotations: ToolAnnotations, callee: &str) -> Self {
+    pub(crate) fn nesting(
+        mut self,
+        name: &str,
+        annotations: ToolAnnotations,
+        callee: &str,
+    ) -> Self {
         self = self.with(name, annotations, echo());
         self.nests.push((name.into(), callee.into()));
         self
     }
 
-    pub fn with(mut self, name: &str, annotations: ToolAnnotations, handler: Handler) -> Self {
+    pub(crate) fn with(
+        mut self,
+        name: &str,
+        annotations: ToolAnnotations,
+        handler: Handler,
+    ) -> Self {
         self.tools.push((
             ToolSpec {
                 name: name.into(),
@@ -139,7 +149,7 @@ impl Functions {
         self
     }
 
-    pub fn calls(&self) -> usize {
+    pub(crate) fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
     }
 }
@@ -187,7 +197,7 @@ impl ToolSet for Functions {
     }
 }
 
-pub fn echo() -> Handler {
+pub(crate) fn echo() -> Handler {
     Box::new(|args, _| ToolCallOutcome {
         files: Default::default(),
         events: Vec::new(),
@@ -198,7 +208,7 @@ pub fn echo() -> Handler {
     })
 }
 
-pub fn counter() -> Handler {
+pub(crate) fn counter() -> Handler {
     Box::new(|_, state| {
         let seen = state.get("count").unwrap().unwrap_or(json!(0));
         ToolCallOutcome {
@@ -215,20 +225,20 @@ pub fn counter() -> Handler {
     })
 }
 
-pub const READ_ONLY: ToolAnnotations = ToolAnnotations {
+pub(crate) const READ_ONLY: ToolAnnotations = ToolAnnotations {
     read_only: true,
     destructive: false,
     idempotent: true,
     open_world: false,
 };
-pub const EFFECTFUL: ToolAnnotations = ToolAnnotations {
+pub(crate) const EFFECTFUL: ToolAnnotations = ToolAnnotations {
     read_only: false,
     destructive: false,
     idempotent: false,
     open_world: false,
 };
 
-pub fn agent(default: Verdict, rules: &[(Verdict, &str)], max_steps: u32) -> AgentDef {
+pub(crate) fn agent(default: Verdict, rules: &[(Verdict, &str)], max_steps: u32) -> AgentDef {
     let mut policy = PermissionPolicy::new(default);
     for (verdict, text) in rules {
         policy = policy.with_rule(Rule::parse(*verdict, text).unwrap());
@@ -236,19 +246,23 @@ pub fn agent(default: Verdict, rules: &[(Verdict, &str)], max_steps: u32) -> Age
     AgentDef::new("test", "be brief", &["*"], max_steps, policy).unwrap()
 }
 
-pub struct Rig {
+pub(crate) struct Rig {
     pub model: Arc<Replay>,
     pub tools: Arc<Functions>,
     pub store: Arc<MemoryCommitStore>,
     pub runtime: Runtime,
 }
 
-pub fn rig(turns: Vec<ModelResponse>, tools: Functions) -> Rig {
+pub(crate) fn rig(turns: Vec<ModelResponse>, tools: Functions) -> Rig {
     rig_on(turns, tools, Arc::new(MemoryCommitStore::new()))
 }
 
 /// A rig on `store`, as a new process on the same store would be.
-pub fn rig_on(turns: Vec<ModelResponse>, tools: Functions, store: Arc<MemoryCommitStore>) -> Rig {
+pub(crate) fn rig_on(
+    turns: Vec<ModelResponse>,
+    tools: Functions,
+    store: Arc<MemoryCommitStore>,
+) -> Rig {
     let model = Replay::new(turns);
     let tools = Arc::new(tools);
     let runtime = Runtime::new(
@@ -265,7 +279,7 @@ pub fn rig_on(turns: Vec<ModelResponse>, tools: Functions, store: Arc<MemoryComm
     }
 }
 
-pub fn tool_result(message: &Message) -> Option<&CallResult> {
+pub(crate) fn tool_result(message: &Message) -> Option<&CallResult> {
     match message {
         Message::Tool { result, .. } => Some(result),
         _ => None,

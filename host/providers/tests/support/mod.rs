@@ -12,10 +12,10 @@ use cordon_kernel::{
 use cordon_providers::{ModelOptions, RetryPolicy};
 use serde_json::Value;
 
-pub use cordon_tests::replay::{Reply, Server};
+pub(crate) use cordon_tests::replay::{Reply, Server};
 
 /// Options for a provider at `url` that retries quickly.
-pub fn options(url: &str) -> ModelOptions {
+pub(crate) fn options(url: &str) -> ModelOptions {
     ModelOptions {
         base_url: Some(url.to_owned()),
         idle_timeout: Duration::from_millis(500),
@@ -29,7 +29,7 @@ pub fn options(url: &str) -> ModelOptions {
 }
 
 /// A tool spec named `name` taking a `path` string.
-pub fn tool(name: &str) -> ToolSpec {
+pub(crate) fn tool(name: &str) -> ToolSpec {
     ToolSpec {
         name: name.into(),
         description: format!("the {name} tool"),
@@ -44,7 +44,7 @@ pub fn tool(name: &str) -> ToolSpec {
 
 /// One step against `model` with the user saying `text` and `tools` offered,
 /// returning the response and the deltas it streamed.
-pub async fn step(
+pub(crate) async fn step(
     model: &dyn ModelProvider,
     tools: &[ToolSpec],
 ) -> (Result<ModelResponse, ModelError>, Vec<ModelDelta>) {
@@ -63,7 +63,7 @@ pub async fn step(
 }
 
 /// The text deltas of `deltas`, joined, with a restart shown as `|`.
-pub fn streamed(deltas: &[ModelDelta]) -> String {
+pub(crate) fn streamed(deltas: &[ModelDelta]) -> String {
     deltas
         .iter()
         .map(|delta| match delta {
@@ -74,7 +74,7 @@ pub fn streamed(deltas: &[ModelDelta]) -> String {
 }
 
 /// SSE `data:` lines for each JSON value, as OpenAI-compatible servers send them.
-pub fn data_lines(chunks: &[Value]) -> String {
+pub(crate) fn data_lines(chunks: &[Value]) -> String {
     chunks
         .iter()
         .map(|chunk| format!("data: {chunk}\n\n"))

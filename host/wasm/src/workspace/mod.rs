@@ -53,9 +53,11 @@ pub struct WorkspaceOptions {
 pub enum WriteMode {
     /// The backend writes its folder as its grant allows.
     Direct,
-    /// Writes are staged and committed with each step; `publishes` says
-    /// whether committed changes reach the folder.
-    Staged { publishes: bool },
+    /// Writes are staged and committed with each step.
+    Staged {
+        /// Whether committed changes reach the folder.
+        publishes: bool,
+    },
 }
 
 /// Why a backend cannot be bound.
@@ -64,15 +66,27 @@ pub enum WorkspaceError {
     /// No loaded bundle has this name.
     #[error("no sandbox backend named `{name}` is loaded; sandbox bundles: [{}]", available.join(", "))]
     Unknown {
+        /// The name asked for.
         name: String,
+        /// The names of the sandbox bundles that are loaded.
         available: Vec<String>,
     },
     /// The bundle is not a sandbox backend.
     #[error("bundle `{name}` is a {kind} bundle, not a sandbox backend")]
-    NotASandbox { name: String, kind: BundleKind },
+    NotASandbox {
+        /// The bundle's name.
+        name: String,
+        /// Its kind.
+        kind: BundleKind,
+    },
     /// The backend's folder cannot be opened.
     #[error("cannot open the workspace folder {folder}: {message}")]
-    Folder { folder: String, message: String },
+    Folder {
+        /// The folder.
+        folder: String,
+        /// Why it cannot be opened.
+        message: String,
+    },
 }
 
 /// A backend bound to a run: its tools and its file ledger.

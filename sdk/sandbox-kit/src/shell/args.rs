@@ -4,7 +4,7 @@
 
 /// Parsed arguments of a command.
 #[derive(Debug, Default)]
-pub struct Args {
+pub(super) struct Args {
     /// Flags in the order given, with their values.
     pub flags: Vec<(char, Option<String>)>,
     /// Everything that is not an option.
@@ -14,7 +14,7 @@ pub struct Args {
 impl Args {
     /// Parses `args`, where the letters in `switches` are flags without a
     /// value and those in `valued` take one; the error is a usage message.
-    pub fn parse(args: &[String], switches: &str, valued: &str) -> Result<Self, String> {
+    pub(super) fn parse(args: &[String], switches: &str, valued: &str) -> Result<Self, String> {
         let mut parsed = Args::default();
         let mut rest = args.iter();
         while let Some(arg) = rest.next() {
@@ -52,17 +52,17 @@ impl Args {
     }
 
     /// Whether `flag` was given.
-    pub fn has(&self, flag: char) -> bool {
+    pub(super) fn has(&self, flag: char) -> bool {
         self.flags.iter().any(|(given, _)| *given == flag)
     }
 
     /// The last value given for `flag`.
-    pub fn value(&self, flag: char) -> Option<&str> {
+    pub(super) fn value(&self, flag: char) -> Option<&str> {
         self.values(flag).last()
     }
 
     /// Every value given for `flag`, in order.
-    pub fn values(&self, flag: char) -> impl Iterator<Item = &str> {
+    pub(super) fn values(&self, flag: char) -> impl Iterator<Item = &str> {
         self.flags
             .iter()
             .filter(move |(given, _)| *given == flag)

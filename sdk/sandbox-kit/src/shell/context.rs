@@ -11,19 +11,19 @@ use std::time::Instant;
 
 /// Why a command line stopped before its end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interrupt {
+pub(super) enum Interrupt {
     /// The time limit passed.
     TimedOut,
 }
 
 /// A command's exit status, or why the whole line stopped.
-pub type Status = std::result::Result<i32, Interrupt>;
+pub(super) type Status = std::result::Result<i32, Interrupt>;
 
 /// How many [`Ctx::tick`]s pass between looks at the clock.
 const TICKS_PER_CHECK: u32 = 256;
 
 /// The shell's state while a command line runs.
-pub struct Ctx<'f> {
+pub(super) struct Ctx<'f> {
     /// The workspace.
     pub fs: &'f dyn FileSystem,
     /// The working directory, a workspace path.
@@ -38,7 +38,7 @@ pub struct Ctx<'f> {
 
 impl<'f> Ctx<'f> {
     /// A shell in `cwd` with `vars`, stopping at `deadline` if there is one.
-    pub fn new(
+    pub(super) fn new(
         fs: &'f dyn FileSystem,
         cwd: String,
         vars: BTreeMap<String, String>,
@@ -55,12 +55,12 @@ impl<'f> Ctx<'f> {
     }
 
     /// `arg`, a path as a command got it, as a workspace path.
-    pub fn resolve(&self, arg: &str) -> Result<String> {
+    pub(super) fn resolve(&self, arg: &str) -> Result<String> {
         path::resolve(&self.cwd, arg)
     }
 
     /// Fails once the deadline has passed.
-    pub fn check(&mut self) -> std::result::Result<(), Interrupt> {
+    pub(super) fn check(&mut self) -> std::result::Result<(), Interrupt> {
         match self.deadline {
             Some(deadline) if Instant::now() >= deadline => Err(Interrupt::TimedOut),
             _ => Ok(()),
@@ -69,7 +69,7 @@ impl<'f> Ctx<'f> {
 
     /// [`Ctx::check`], but looking at the clock only every so many calls, for
     /// loops over lines and files.
-    pub fn tick(&mut self) -> std::result::Result<(), Interrupt> {
+    pub(super) fn tick(&mut self) -> std::result::Result<(), Interrupt> {
         self.ticks += 1;
         if self.ticks.is_multiple_of(TICKS_PER_CHECK) {
             self.check()
@@ -80,7 +80,7 @@ impl<'f> Ctx<'f> {
 
     /// The contents of the input `arg` (a file, or `-` for stdin), or `None`
     /// after reporting why it cannot be read.
-    pub fn input(&mut self, io: &mut Io, command: &str, arg: &str) -> Option<Vec<u8>> {
+    pub(super) fn input(&mut self, io: &mut Io, command: &str, arg: &str) -> Option<Vec<u8>> {
         if arg == "-" {
             return Some(io.stdin.to_vec());
         }
@@ -103,7 +103,7 @@ impl<'f> Ctx<'f> {
 
 /// Reports `error` about `arg` on stderr the way coreutils does, for example
 /// `cat: missing.txt: No such file or directory`.
-pub fn report(io: &mut Io, command: &str, arg: &str, error: &Error) {
+pub(super) fn report(io: &mut Io, command: &str, arg: &str, error: &Error) {
     match error {
         Error::NotFound(_) => io.errln(format_args!("{command}: {arg}: No such file or directory")),
         Error::Denied(message) | Error::Invalid(message) | Error::Failed(message)

@@ -62,7 +62,7 @@ fn value(ctx: &Ctx, name: &str) -> String {
 }
 
 /// `word` expanded into fields: variables, splitting, globs.
-pub fn fields(ctx: &Ctx, word: &Word) -> Vec<String> {
+pub(super) fn fields(ctx: &Ctx, word: &Word) -> Vec<String> {
     let mut done: Vec<Field> = Vec::new();
     let mut current = Field::default();
     for piece in word {
@@ -104,7 +104,7 @@ pub fn fields(ctx: &Ctx, word: &Word) -> Vec<String> {
 
 /// `word` expanded to one string, without splitting or globbing, as for
 /// assignments and redirection targets.
-pub fn plain(ctx: &Ctx, word: &Word) -> String {
+pub(super) fn plain(ctx: &Ctx, word: &Word) -> String {
     word.iter()
         .map(|piece| match piece {
             Piece::Bare(text) | Piece::Quoted(text) => text.clone(),

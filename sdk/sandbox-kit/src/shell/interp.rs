@@ -29,7 +29,7 @@ struct FileSink {
 
 /// Runs `script`, writing to `out` and `err`; the exit status of the last
 /// pipeline run.
-pub fn run(
+pub(super) fn run(
     ctx: &mut Ctx,
     script: &Script,
     stdin: &[u8],
@@ -238,7 +238,7 @@ fn write_file(ctx: &Ctx, file: &FileSink, buffer: Buffer) -> Result<(), String> 
 }
 
 /// The message for a command line stopped by `interrupt` after `timeout_ms`.
-pub fn interrupted(interrupt: Interrupt, timeout_ms: u32) -> String {
+pub(super) fn interrupted(interrupt: Interrupt, timeout_ms: u32) -> String {
     match interrupt {
         Interrupt::TimedOut => format!("sh: timed out after {timeout_ms} ms\n"),
     }

@@ -11,7 +11,7 @@ pub const PIPE_LIMIT: usize = 64 * 1024 * 1024;
 
 /// A capped output buffer.
 #[derive(Debug, Default)]
-pub struct Buffer {
+pub(super) struct Buffer {
     data: Vec<u8>,
     limit: usize,
     truncated: bool,
@@ -19,7 +19,7 @@ pub struct Buffer {
 
 impl Buffer {
     /// An empty buffer holding at most `limit` bytes.
-    pub fn new(limit: usize) -> Self {
+    pub(super) fn new(limit: usize) -> Self {
         Self {
             data: Vec::new(),
             limit,
@@ -28,7 +28,7 @@ impl Buffer {
     }
 
     /// Appends what fits of `bytes`.
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub(super) fn push(&mut self, bytes: &[u8]) {
         let room = self.limit - self.data.len();
         if bytes.len() > room {
             self.data.extend_from_slice(&bytes[..room]);
@@ -39,19 +39,19 @@ impl Buffer {
     }
 
     /// Whether bytes were dropped at the limit.
-    pub fn truncated(&self) -> bool {
+    pub(super) fn truncated(&self) -> bool {
         self.truncated
     }
 
     /// The bytes held.
-    pub fn into_bytes(self) -> Vec<u8> {
+    pub(super) fn into_bytes(self) -> Vec<u8> {
         self.data
     }
 }
 
 /// One command's streams: its input and the buffers its stdout and stderr go
 /// to, which may be one and the same (`2>&1`).
-pub struct Io<'i> {
+pub(super) struct Io<'i> {
     /// Standard input.
     pub stdin: &'i [u8],
     /// Output buffers; `out` and `err` index into them.
@@ -64,18 +64,18 @@ pub struct Io<'i> {
 
 impl Io<'_> {
     /// Writes to standard output.
-    pub fn out(&mut self, bytes: &[u8]) {
+    pub(super) fn out(&mut self, bytes: &[u8]) {
         self.sinks[self.out].push(bytes);
     }
 
     /// Writes a line of text to standard output.
-    pub fn outln(&mut self, text: impl Display) {
+    pub(super) fn outln(&mut self, text: impl Display) {
         let line = format!("{text}\n");
         self.out(line.as_bytes());
     }
 
     /// Writes a line of text to standard error.
-    pub fn errln(&mut self, text: impl Display) {
+    pub(super) fn errln(&mut self, text: impl Display) {
         let line = format!("{text}\n");
         self.sinks[self.err].push(line.as_bytes());
     }

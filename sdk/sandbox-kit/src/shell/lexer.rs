@@ -6,7 +6,7 @@ use super::syntax::{Piece, Stream, Word};
 
 /// Why a command line cannot run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParseError {
+pub(super) enum ParseError {
     /// It is not well formed.
     Syntax(String),
     /// It uses a construct the language does not have.
@@ -23,18 +23,18 @@ impl std::fmt::Display for ParseError {
 }
 
 /// A syntax error saying `message`.
-pub fn syntax<T>(message: impl Into<String>) -> Result<T, ParseError> {
+pub(super) fn syntax<T>(message: impl Into<String>) -> Result<T, ParseError> {
     Err(ParseError::Syntax(message.into()))
 }
 
 /// A refusal of an unsupported construct described by `message`.
-pub fn unsupported<T>(message: impl Into<String>) -> Result<T, ParseError> {
+pub(super) fn unsupported<T>(message: impl Into<String>) -> Result<T, ParseError> {
     Err(ParseError::Unsupported(message.into()))
 }
 
 /// An operator between words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(super) enum Op {
     /// `;`.
     Semi,
     /// A line break, which separates like `;`.
@@ -49,7 +49,7 @@ pub enum Op {
 
 impl Op {
     /// The operator as written.
-    pub fn text(self) -> &'static str {
+    pub(super) fn text(self) -> &'static str {
         match self {
             Op::Semi => ";",
             Op::Newline => "newline",
@@ -62,7 +62,7 @@ impl Op {
 
 /// A redirection operator; all but `Duplicate` take a file name word after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RedirectOp {
+pub(super) enum RedirectOp {
     /// `<`.
     Input,
     /// `>`, `>>`, `2>`, `2>>`.
@@ -75,7 +75,7 @@ pub enum RedirectOp {
 
 impl RedirectOp {
     /// The operator as written.
-    pub fn text(self) -> &'static str {
+    pub(super) fn text(self) -> &'static str {
         match self {
             RedirectOp::Input => "<",
             RedirectOp::Output(Stream::Out, false) => ">",
@@ -92,7 +92,7 @@ impl RedirectOp {
 
 /// One token of a command line.
 #[derive(Debug)]
-pub enum Token {
+pub(super) enum Token {
     /// A word.
     Word(Word),
     /// A list or pipeline operator.
@@ -102,7 +102,7 @@ pub enum Token {
 }
 
 /// Splits `line` into tokens, or says what is wrong with it.
-pub fn tokenize(line: &str) -> Result<Vec<Token>, ParseError> {
+pub(super) fn tokenize(line: &str) -> Result<Vec<Token>, ParseError> {
     Lexer {
         chars: line.chars().collect(),
         at: 0,
@@ -340,7 +340,7 @@ impl Lexer {
 }
 
 /// Whether `name` is a valid variable name.
-pub fn is_name(name: &str) -> bool {
+pub(super) fn is_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()

@@ -8,7 +8,7 @@ use std::iter::Peekable;
 use std::vec::IntoIter;
 
 /// Parses a command line, or says what is wrong with it.
-pub fn parse(line: &str) -> Result<Script, ParseError> {
+pub(super) fn parse(line: &str) -> Result<Script, ParseError> {
     let mut parser = Parser {
         tokens: tokenize(line)?.into_iter().peekable(),
     };

@@ -2,11 +2,11 @@
 //! simple commands, whose words keep which of their parts were quoted.
 
 /// A word as written: pieces that expand and glob differently.
-pub type Word = Vec<Piece>;
+pub(super) type Word = Vec<Piece>;
 
 /// One piece of a word.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece {
+pub(super) enum Piece {
     /// Unquoted text: may glob.
     Bare(String),
     /// Quoted or escaped text: taken literally.
@@ -22,14 +22,14 @@ pub enum Piece {
 
 /// A whole command line: and-or chains run one after another.
 #[derive(Debug, Default)]
-pub struct Script {
+pub(super) struct Script {
     /// The chains in order.
     pub chains: Vec<Chain>,
 }
 
 /// Pipelines joined by `&&` and `||`, evaluated left to right.
 #[derive(Debug)]
-pub struct Chain {
+pub(super) struct Chain {
     /// The first pipeline.
     pub first: Pipeline,
     /// Each later pipeline with the operator before it.
@@ -38,7 +38,7 @@ pub struct Chain {
 
 /// How a pipeline joins the chain before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Connector {
+pub(super) enum Connector {
     /// `&&`: run only if the chain so far succeeded.
     And,
     /// `||`: run only if the chain so far failed.
@@ -47,7 +47,7 @@ pub enum Connector {
 
 /// Simple commands joined by `|`, optionally negated with `!`.
 #[derive(Debug)]
-pub struct Pipeline {
+pub(super) struct Pipeline {
     /// Whether `!` inverts the exit status.
     pub negated: bool,
     /// The commands, first to last.
@@ -56,7 +56,7 @@ pub struct Pipeline {
 
 /// One simple command.
 #[derive(Debug, Default)]
-pub struct Simple {
+pub(super) struct Simple {
     /// `NAME=value` words before the command name.
     pub assignments: Vec<(String, Word)>,
     /// The command name and its arguments.
@@ -67,7 +67,7 @@ pub struct Simple {
 
 /// An output stream of a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
+pub(super) enum Stream {
     /// Standard output, descriptor 1.
     Out,
     /// Standard error, descriptor 2.
@@ -76,7 +76,7 @@ pub enum Stream {
 
 /// A redirection.
 #[derive(Debug)]
-pub enum Redirect {
+pub(super) enum Redirect {
     /// `< file`.
     Input(Word),
     /// `> file`, `>> file`, `2> file`, `2>> file`.

@@ -6,10 +6,10 @@ use cordon_sandbox_kit::shell::{self, Output};
 use cordon_sandbox_kit::{EmptyBase, FileSystem, MemoryStaging, Overlay};
 
 /// A staged workspace over an empty base.
-pub type MemoryFs = Overlay<EmptyBase, MemoryStaging>;
+pub(crate) type MemoryFs = Overlay<EmptyBase, MemoryStaging>;
 
 /// A staged workspace holding `files` (path, contents).
-pub fn memory_fs(files: &[(&str, &str)]) -> MemoryFs {
+pub(crate) fn memory_fs(files: &[(&str, &str)]) -> MemoryFs {
     let fs = Overlay::new(EmptyBase, MemoryStaging::new());
     for (path, contents) in files {
         fs.write(path, contents.as_bytes()).unwrap();
@@ -18,22 +18,22 @@ pub fn memory_fs(files: &[(&str, &str)]) -> MemoryFs {
 }
 
 /// Runs `line` at the workspace root with no stdin and no time limit.
-pub fn sh(fs: &dyn FileSystem, line: &str) -> Output {
+pub(crate) fn sh(fs: &dyn FileSystem, line: &str) -> Output {
     shell::run(fs, line, "", &[], b"", 0)
 }
 
 /// Runs `line` and returns (exit code, stdout, stderr) as text.
-pub fn run(fs: &dyn FileSystem, line: &str) -> (i32, String, String) {
+pub(crate) fn run(fs: &dyn FileSystem, line: &str) -> (i32, String, String) {
     text(sh(fs, line))
 }
 
 /// Runs `line` with `stdin`.
-pub fn run_with(fs: &dyn FileSystem, line: &str, stdin: &str) -> (i32, String, String) {
+pub(crate) fn run_with(fs: &dyn FileSystem, line: &str, stdin: &str) -> (i32, String, String) {
     text(shell::run(fs, line, "", &[], stdin.as_bytes(), 0))
 }
 
 /// An output as (exit code, stdout, stderr) text.
-pub fn text(output: Output) -> (i32, String, String) {
+pub(crate) fn text(output: Output) -> (i32, String, String) {
     (
         output.exit_code,
         String::from_utf8(output.stdout).unwrap(),
@@ -42,7 +42,7 @@ pub fn text(output: Output) -> (i32, String, String) {
 }
 
 /// Stdout of `line`, asserting it succeeded without stderr.
-pub fn out(fs: &dyn FileSystem, line: &str) -> String {
+pub(crate) fn out(fs: &dyn FileSystem, line: &str) -> String {
     let (code, stdout, stderr) = run(fs, line);
     assert_eq!((code, stderr.as_str()), (0, ""), "{line}");
     stdout

@@ -7,19 +7,19 @@ use cordon_sdk::{log, state, tools};
 use serde_json::json;
 
 /// Panics, which traps the instance.
-pub fn trap() -> ! {
+pub(crate) fn trap() -> ! {
     panic!("hostile hook panicked")
 }
 
 /// Spins forever; `black_box` keeps the optimizer from removing the loop.
-pub fn spin() -> ! {
+pub(crate) fn spin() -> ! {
     loop {
         black_box(());
     }
 }
 
 /// Allocates and touches memory until the host's limit stops the instance.
-pub fn hoard() -> ! {
+pub(crate) fn hoard() -> ! {
     let mut hoard = Vec::new();
     loop {
         hoard.push(black_box(vec![1_u8; 1 << 20]));
@@ -29,7 +29,7 @@ pub fn hoard() -> ! {
 /// Tries, in order, the environment, the filesystem, another tool and an
 /// ungranted state key, logging each outcome as a warning; a success is logged
 /// too, so that a test can see a leak rather than just a missing refusal.
-pub fn reach(phase: &str) {
+pub(crate) fn reach(phase: &str) {
     report(phase, "env HOME", std::env::var("HOME"));
     report(
         phase,

@@ -7,7 +7,7 @@ use serde::Deserialize;
 /// the others answer neutrally.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Log each call and answer neutrally.
     #[default]
     Record,
@@ -42,7 +42,7 @@ pub enum Mode {
 /// The `[config]` table.
 #[derive(Debug, Deserialize)]
 #[serde(default, rename_all = "kebab-case")]
-pub struct Config {
+pub(crate) struct Config {
     /// The behaviour; `record` when absent.
     pub mode: Mode,
     /// What `rewrite` puts in every `path` argument.
@@ -60,7 +60,7 @@ impl Default for Config {
 
 /// The configuration; a malformed one panics, so that a test with a typo in its
 /// manifest sees a trap instead of silently running in `record` mode.
-pub fn load() -> Config {
+pub(crate) fn load() -> Config {
     match cordon_sdk::config::get::<Config>() {
         Ok(config) => config,
         Err(error) => panic!("hostile-hooks: {error}"),

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// `args` with every string field named `path` set to `path`.
-pub fn repoint(mut args: Value, path: &str) -> Value {
+pub(crate) fn repoint(mut args: Value, path: &str) -> Value {
     repoint_in(&mut args, path);
     args
 }

@@ -5,92 +5,92 @@ use serde::Deserialize;
 
 /// No arguments.
 #[derive(Deserialize, JsonSchema)]
-pub struct NoArgs {}
+pub(crate) struct NoArgs {}
 
 /// A filesystem path, as the guest sees it.
 #[derive(Deserialize, JsonSchema)]
-pub struct PathArgs {
+pub(crate) struct PathArgs {
     /// Path to access.
-    pub path: String,
+    pub(crate) path: String,
 }
 
 /// A path and the text to write there.
 #[derive(Deserialize, JsonSchema)]
-pub struct WriteArgs {
+pub(crate) struct WriteArgs {
     /// Path to write.
-    pub path: String,
+    pub(crate) path: String,
     /// Text to write.
-    pub content: String,
+    pub(crate) content: String,
 }
 
 /// The name of an environment variable or a tool.
 #[derive(Deserialize, JsonSchema)]
-pub struct NameArgs {
+pub(crate) struct NameArgs {
     /// The name.
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// A network address.
 #[derive(Deserialize, JsonSchema)]
-pub struct AddrArgs {
+pub(crate) struct AddrArgs {
     /// `host:port` to connect to.
-    pub addr: String,
+    pub(crate) addr: String,
 }
 
 /// A state key.
 #[derive(Deserialize, JsonSchema)]
-pub struct KeyArgs {
+pub(crate) struct KeyArgs {
     /// The key.
-    pub key: String,
+    pub(crate) key: String,
 }
 
 /// A state key and the value to store there.
 #[derive(Deserialize, JsonSchema)]
-pub struct KeyValueArgs {
+pub(crate) struct KeyValueArgs {
     /// The key.
-    pub key: String,
+    pub(crate) key: String,
     /// The value.
-    pub value: serde_json::Value,
+    pub(crate) value: serde_json::Value,
 }
 
 /// A tool to call and its arguments.
 #[derive(Deserialize, JsonSchema)]
-pub struct CallArgs {
+pub(crate) struct CallArgs {
     /// The tool's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its arguments.
-    pub args: serde_json::Value,
+    pub(crate) args: serde_json::Value,
 }
 
 /// Tools to call in order, and how to end after them.
 #[derive(Deserialize, JsonSchema)]
-pub struct CallEachArgs {
+pub(crate) struct CallEachArgs {
     /// The calls, in order.
-    pub calls: Vec<CallArgs>,
+    pub(crate) calls: Vec<CallArgs>,
     /// `fail` or `trap` to end that way after the calls; success otherwise.
     #[serde(default)]
-    pub then: Option<String>,
+    pub(crate) then: Option<String>,
 }
 
 /// A duration.
 #[derive(Deserialize, JsonSchema)]
-pub struct SleepArgs {
+pub(crate) struct SleepArgs {
     /// Milliseconds to sleep.
-    pub ms: u64,
+    pub(crate) ms: u64,
 }
 
 /// A size.
 #[derive(Deserialize, JsonSchema)]
-pub struct BytesArgs {
+pub(crate) struct BytesArgs {
     /// Number of bytes.
-    pub bytes: usize,
+    pub(crate) bytes: usize,
 }
 
 /// Two filesystem paths: a source and a destination.
 #[derive(Deserialize, JsonSchema)]
-pub struct TwoPaths {
+pub(crate) struct TwoPaths {
     /// The existing path, or a link's target text.
-    pub from: String,
+    pub(crate) from: String,
     /// The new path.
-    pub to: String,
+    pub(crate) to: String,
 }

@@ -7,7 +7,7 @@
 /// Declares a tool named `$name` whose `call` takes `$args` and evaluates `$body`.
 macro_rules! hostile_tool {
     ($tool:ident, $name:literal, $description:literal, $args:ty, |$input:pat_param| $body:expr) => {
-        pub struct $tool;
+        pub(crate) struct $tool;
 
         impl cordon_sdk::Tool for $tool {
             const NAME: &'static str = $name;
@@ -34,7 +34,7 @@ use cordon_sdk::{Annotations, Tool, ToolError};
 use serde_json::{Map, Value, json};
 
 /// Returns its arguments unchanged.
-pub struct Echo;
+pub(crate) struct Echo;
 
 impl Tool for Echo {
     const NAME: &'static str = "hostile.echo";
@@ -52,7 +52,7 @@ impl Tool for Echo {
 }
 
 /// Returns planted secrets, for tests of hooks that redact them.
-pub struct Secret;
+pub(crate) struct Secret;
 
 impl Tool for Secret {
     const NAME: &'static str = "hostile.secret";

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 /// A state operation.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Op {
+pub(crate) enum Op {
     /// Replace the value at `key` with `value`.
     Set,
     /// Remove `key`.
@@ -29,17 +29,17 @@ pub enum Op {
 /// One state operation and its operands.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct StateArgs {
+pub(crate) struct StateArgs {
     /// The operation.
-    pub op: Op,
+    pub(crate) op: Op,
     /// The state key.
-    pub key: String,
+    pub(crate) key: String,
     /// The map field, for `set-field` and `remove-field`.
-    pub field: Option<String>,
+    pub(crate) field: Option<String>,
     /// The value, for `set`, `append`, `insert` and `set-field`.
-    pub value: Option<Value>,
+    pub(crate) value: Option<Value>,
     /// The amount, for `increment`; 1 when absent.
-    pub delta: Option<i64>,
+    pub(crate) delta: Option<i64>,
 }
 
 hostile_tool!(

@@ -11,7 +11,7 @@ use crate::shell::io::Io;
 type List = Vec<(usize, usize)>;
 
 /// `cut -f LIST [-d DELIM] [-s] | -c LIST | -b LIST [FILE...]`.
-pub fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "cut", args, "s", "fcbd")?;
     let (mode, spec) = match (args.value('f'), args.value('c'), args.value('b')) {
         (Some(spec), None, None) => ('f', spec),

@@ -3,7 +3,7 @@
 //! `\+`, `\?` become operators and their bare forms become literals.
 
 /// `pattern`, a basic regular expression, in extended syntax.
-pub fn basic_to_extended(pattern: &str) -> String {
+pub(super) fn basic_to_extended(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len());
     let mut chars = pattern.chars().peekable();
     let mut in_class = false;

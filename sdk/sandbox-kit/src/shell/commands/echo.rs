@@ -7,7 +7,7 @@ use crate::shell::context::Ctx;
 use crate::shell::io::Io;
 
 /// `echo [-neE] [ARG...]`.
-pub fn echo(_ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn echo(_ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let mut newline = true;
     let mut escapes = false;
     let mut rest = args;
@@ -97,7 +97,7 @@ fn unescape(text: &str) -> (String, bool) {
 }
 
 /// `printf FORMAT [ARG...]`.
-pub fn printf(_ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn printf(_ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let Some((format, mut rest)) = args.split_first() else {
         io.errln("printf: usage: printf FORMAT [ARGUMENT...]");
         return Ok(2);

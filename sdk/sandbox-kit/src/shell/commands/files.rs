@@ -12,7 +12,7 @@ use crate::shell::io::Io;
 use crate::workspace;
 
 /// `mkdir [-p] DIR...`.
-pub fn mkdir(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn mkdir(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "mkdir", args, "pv", "m")?;
     let mut status = 0;
     for operand in &args.operands {
@@ -36,7 +36,7 @@ pub fn mkdir(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
 }
 
 /// `rm [-rf] PATH...`.
-pub fn rm(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn rm(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "rm", args, "rRfdv", "")?;
     let recursive = args.has('r') || args.has('R');
     let force = args.has('f');
@@ -99,7 +99,7 @@ fn sources_and_target<'a>(
 }
 
 /// `mv SOURCE... DEST`.
-pub fn mv(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn mv(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "mv", args, "fnv", "")?;
     let Some((sources, target)) = sources_and_target(io, "mv", &args.operands) else {
         return Ok(1);
@@ -119,7 +119,7 @@ pub fn mv(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
 }
 
 /// `cp [-r] SOURCE... DEST`.
-pub fn cp(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn cp(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "cp", args, "rRafnpv", "")?;
     let recursive = args.has('r') || args.has('R') || args.has('a');
     let Some((sources, target)) = sources_and_target(io, "cp", &args.operands) else {
@@ -177,7 +177,7 @@ fn copy(ctx: &Ctx, from: &str, to: &str, recursive: bool) -> crate::error::Resul
 }
 
 /// `touch FILE...`.
-pub fn touch(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn touch(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "touch", args, "acm", "")?;
     let mut status = 0;
     for operand in &args.operands {

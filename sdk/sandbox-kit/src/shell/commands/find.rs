@@ -33,7 +33,7 @@ struct Query {
 }
 
 /// `find [PATH...] [TEST...]`.
-pub fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let split = args
         .iter()
         .position(|arg| arg.starts_with('-') || arg == "!" || arg == "(")

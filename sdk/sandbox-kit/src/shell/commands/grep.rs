@@ -30,7 +30,7 @@ struct Show {
 }
 
 /// `grep [OPTION...] PATTERN [FILE...]`.
-pub fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "grep", args, "ivnclLrREFGowxHhqsIa", "em")?;
     let mut operands = args.operands.clone();
     let mut patterns: Vec<String> = args.values('e').map(str::to_owned).collect();

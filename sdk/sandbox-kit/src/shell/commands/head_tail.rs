@@ -14,12 +14,12 @@ enum End {
 }
 
 /// `head [-n N | -N] [-c N] [FILE...]`.
-pub fn head(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn head(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     run(ctx, args, io, End::Head)
 }
 
 /// `tail [-n N | -n +N | -N] [-c N] [FILE...]`.
-pub fn tail(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn tail(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     run(ctx, args, io, End::Tail)
 }
 

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 type Listing = Vec<(String, Vec<(String, Meta)>)>;
 
 /// `ls [-aAlFdR1] [PATH...]`.
-pub fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "ls", args, "aAlFdR1h", "")?;
     let operands = if args.operands.is_empty() {
         vec![".".to_owned()]

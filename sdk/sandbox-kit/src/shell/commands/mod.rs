@@ -73,7 +73,7 @@ const COMMANDS: &[(&str, Run)] = &[
 ];
 
 /// Runs the command `name` with `args`.
-pub fn run(ctx: &mut Ctx, name: &str, args: &[String], io: &mut Io) -> Status {
+pub(super) fn run(ctx: &mut Ctx, name: &str, args: &[String], io: &mut Io) -> Status {
     match COMMANDS.iter().find(|(known, _)| *known == name) {
         Some((_, command)) => match command(ctx, args, io) {
             Ok(code) | Err(Stop::Code(code)) => Ok(code),

@@ -9,13 +9,13 @@ use crate::shell::io::Io;
 use crate::shell::lexer::is_name;
 
 /// `pwd`: `/` followed by the working directory.
-pub fn pwd(ctx: &mut Ctx, _args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn pwd(ctx: &mut Ctx, _args: &[String], io: &mut Io) -> Outcome {
     io.outln(format_args!("/{}", ctx.cwd));
     Ok(0)
 }
 
 /// `cd [DIR]`: changes the working directory for the rest of the line.
-pub fn cd(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn cd(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let target = match args {
         [] => {
             ctx.cwd.clear();
@@ -45,7 +45,7 @@ pub fn cd(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
 
 /// `export NAME=VALUE...`: sets variables (there are no child processes, so
 /// exporting is the same as assigning).
-pub fn export(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn export(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let mut status = 0;
     for arg in args {
         let (name, value) = arg.split_once('=').unwrap_or((arg, ""));

@@ -59,7 +59,7 @@ struct Command {
 }
 
 /// `sed [-nEri] [-e SCRIPT]... [SCRIPT] [FILE...]`.
-pub fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "sed", args, "nErisz", "e")?;
     let mut operands = args.operands.clone();
     let mut scripts: Vec<String> = args.values('e').map(str::to_owned).collect();

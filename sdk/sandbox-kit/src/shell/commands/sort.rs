@@ -18,7 +18,7 @@ struct Order {
 }
 
 /// `sort [-rnufs] [-k N[,M]] [-t SEP] [FILE...]`.
-pub fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "sort", args, "rnufsb", "kto")?;
     let key = match args.value('k').map(parse_key) {
         None => None,

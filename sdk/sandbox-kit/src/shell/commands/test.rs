@@ -7,22 +7,22 @@ use crate::shell::context::Ctx;
 use crate::shell::io::Io;
 
 /// `true`: succeeds.
-pub fn true_(_ctx: &mut Ctx, _args: &[String], _io: &mut Io) -> Outcome {
+pub(super) fn true_(_ctx: &mut Ctx, _args: &[String], _io: &mut Io) -> Outcome {
     Ok(0)
 }
 
 /// `false`: fails.
-pub fn false_(_ctx: &mut Ctx, _args: &[String], _io: &mut Io) -> Outcome {
+pub(super) fn false_(_ctx: &mut Ctx, _args: &[String], _io: &mut Io) -> Outcome {
     Ok(1)
 }
 
 /// `test EXPRESSION`.
-pub fn test(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn test(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     evaluate(ctx, "test", args, io)
 }
 
 /// `[ EXPRESSION ]`.
-pub fn bracket(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn bracket(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     match args.split_last() {
         Some((last, inner)) if last == "]" => evaluate(ctx, "[", inner, io),
         _ => {

@@ -6,7 +6,7 @@ use crate::shell::context::Ctx;
 use crate::shell::io::Io;
 
 /// `cat [-n] [FILE...]`.
-pub fn cat(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn cat(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "cat", args, "n", "")?;
     let stdin_only = ["-".to_owned()];
     let operands = if args.operands.is_empty() {

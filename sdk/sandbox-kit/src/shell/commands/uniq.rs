@@ -7,7 +7,7 @@ use crate::shell::context::Ctx;
 use crate::shell::io::Io;
 
 /// `uniq [-cdui] [INPUT]`.
-pub fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "uniq", args, "cdui", "")?;
     if args.operands.len() > 1 {
         io.errln("uniq: writing to an OUTPUT file is not supported");

@@ -7,7 +7,7 @@ use crate::shell::context::Ctx;
 use crate::shell::io::Io;
 
 /// `wc [-lwc] [FILE...]`.
-pub fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
+pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let args = options(io, "wc", args, "lwcm", "")?;
     let mut columns = [args.has('l'), args.has('w'), args.has('c') || args.has('m')];
     if columns.iter().all(|shown| !shown) {
