@@ -270,3 +270,43 @@ text = "after"
     assert!(output.status.success(), "{}", both(&output));
     assert_eq!(project.read("src/lib.rs").as_deref(), Some("overwritten\n"));
 }
+
+#[test]
+fn two_calls_writing_one_path_fail_the_step_naming_both_and_the_folder_stays() {
+    let project = project();
+    project.write("agent.toml", AGENT);
+    project.write(
+        "script.toml",
+        r#"
+[[turn]]
+[[turn.call]]
+tool = "write"
+args = { path = "README.md", content = "one\n" }
+[[turn.call]]
+tool = "write"
+args = { path = "notes.md", content = "beside\n" }
+[[turn.call]]
+tool = "write"
+args = { path = "README.md", content = "two\n" }
+
+[[turn]]
+text = "Done."
+"#,
+    );
+    let output = project.run_scripted("r1", &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", both(&output));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("file conflict on `README.md`")
+            && stderr.contains("call-1-1 (write)")
+            && stderr.contains("call-1-3 (write)")
+            && !stderr.contains("call-1-2 (write)"),
+        "{stderr}"
+    );
+    assert_eq!(project.read("README.md").as_deref(), Some("# Project\n"));
+    assert_eq!(
+        project.read("notes.md"),
+        None,
+        "nothing of the step commits"
+    );
+}
