@@ -22,7 +22,7 @@ use std::sync::Arc;
 use cordon_kernel::{FileLedger, ToolSet};
 
 use crate::bundle::Exports;
-use crate::capabilities::dirs::{DirMode, ResolvedDir};
+use crate::capabilities::dirs::{self, DirMode, ResolvedDir};
 use crate::capabilities::staging::StagingPolicy;
 use crate::manifest::BundleKind;
 use crate::plugins::Plugins;
@@ -165,19 +165,15 @@ impl Plugins {
         } else {
             WriteMode::Direct
         };
-        let mut dirs: Vec<ResolvedDir> = bundle
-            .dirs
-            .iter()
-            .filter(|dir| options.seed || dir.guest != WORKSPACE_GUEST_PATH)
-            .cloned()
-            .collect();
+        // Staged writes reach the folder only through publishing.
+        let dirs = dirs::narrowed(
+            &bundle.dirs,
+            (!options.seed).then_some(WORKSPACE_GUEST_PATH),
+            mode != WriteMode::Direct,
+        );
         let staging = match mode {
             WriteMode::Direct => None,
             WriteMode::Staged { publishes } => {
-                // Staged writes reach the folder only through publishing.
-                for dir in &mut dirs {
-                    dir.mode = DirMode::Ro;
-                }
                 let opened = folder
                     .as_ref()
                     .map(|dir| {

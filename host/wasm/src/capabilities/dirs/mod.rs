@@ -1,7 +1,7 @@
 //! The filesystem capability: directories a bundle asks for (`[[grants.dirs]]`),
 //! how they are checked (relative, inside the workspace root, never Cordon's
 //! `.cordon`), resolved to canonical host paths when the bundle loads,
-//! preopened for each call, and guarded on every path a call hands WASI
+//! narrowed by a run, preopened for each call, and guarded on every path a call hands WASI
 //! ([`wasi`]) by the run's [`FileGuard`] ([`guard`]).
 
 pub(crate) mod guard;
@@ -167,6 +167,22 @@ pub(crate) fn resolve(
         })
         .collect::<Result<_, _>>()?;
     Ok((root, resolved))
+}
+
+/// The grants `dirs` as a run narrows them: without the one seen at
+/// `withheld`, if any, and all read-only when `read_only`.
+pub(crate) fn narrowed(
+    dirs: &[ResolvedDir],
+    withheld: Option<&str>,
+    read_only: bool,
+) -> Vec<ResolvedDir> {
+    dirs.iter()
+        .filter(|dir| withheld != Some(dir.guest.as_str()))
+        .map(|dir| ResolvedDir {
+            mode: if read_only { DirMode::Ro } else { dir.mode },
+            ..dir.clone()
+        })
+        .collect()
 }
 
 /// Preopen `dirs` for one call, each with the access its mode gives.
