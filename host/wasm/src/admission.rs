@@ -5,9 +5,11 @@
 //! first waits for slots, bounded by its own timeout, and fails as a `limit`
 //! naming the pool when none free in time.
 //!
-//! A call holds the slots its whole chain may need: one, or, for a bundle
-//! granted tool calls, one per level a chain may nest plus one for a hook or
-//! backend operation running beside them. Everything started inside an
+//! A call holds the slots its whole chain may need: its component's
+//! footprint (one slot for every component Cordon knows of, more for a
+//! component bigger than a slot), and, for a bundle granted tool calls, that
+//! much again per level a chain may nest plus once for a hook or backend
+//! operation running beside them. Everything started inside an
 //! admitted chain (nested calls, their hooks, a workspace tool they call)
 //! runs on the chain's slots, so a chain never waits on itself.
 
@@ -64,10 +66,17 @@ impl Admission {
         }
     }
 
-    /// Run `future` once the slots its chain needs are free: one, or enough
-    /// for a chain of nested calls when `nests`. Waits at most `timeout`.
+    /// How many slots the pool has.
+    pub(crate) fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Run `future` once the slots its chain needs are free: `slots` for
+    /// one instance, or enough for a chain of nested calls when `nests`.
+    /// Waits at most `timeout`.
     pub(crate) async fn run<F: Future>(
         &self,
+        slots: u32,
         nests: bool,
         timeout: Duration,
         future: F,
@@ -75,8 +84,8 @@ impl Admission {
         if inside_chain() {
             return Ok(future.await);
         }
-        let wanted = if nests { MAX_CALL_DEPTH + 1 } else { 1 };
-        let wanted = wanted.min(self.size.max(1));
+        let levels = if nests { MAX_CALL_DEPTH + 1 } else { 1 };
+        let wanted = levels.saturating_mul(slots.max(1)).min(self.size.max(1));
         let slots = tokio::time::timeout(timeout, self.slots.acquire_many(wanted))
             .await
             .ok()
@@ -102,7 +111,7 @@ mod tests {
         let holder = {
             let pool = Arc::clone(&pool);
             tokio::spawn(async move {
-                pool.run(false, Duration::from_secs(5), async {
+                pool.run(1, false, Duration::from_secs(5), async {
                     held.await.ok();
                 })
                 .await
@@ -110,14 +119,17 @@ mod tests {
         };
         tokio::task::yield_now().await;
         let full = pool
-            .run(false, Duration::from_millis(20), async {})
+            .run(1, false, Duration::from_millis(20), async {})
             .await
             .unwrap_err();
         assert_eq!(full.size, 1);
         assert!(full.to_string().contains("--max-instances"), "{full}");
         let waiting = {
             let pool = Arc::clone(&pool);
-            tokio::spawn(async move { pool.run(false, Duration::from_secs(5), async { 7 }).await })
+            tokio::spawn(async move {
+                pool.run(1, false, Duration::from_secs(5), async { 7 })
+                    .await
+            })
         };
         release.send(()).unwrap();
         holder.await.unwrap().unwrap();
@@ -128,9 +140,9 @@ mod tests {
     async fn work_inside_a_chain_runs_on_the_chains_slots() {
         let pool = Admission::new(1);
         let nested = pool
-            .run(false, Duration::from_secs(1), async {
+            .run(1, false, Duration::from_secs(1), async {
                 assert!(inside_chain());
-                pool.run(false, Duration::from_millis(10), async { 3 })
+                pool.run(1, false, Duration::from_millis(10), async { 3 })
                     .await
             })
             .await

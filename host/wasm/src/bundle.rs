@@ -22,6 +22,7 @@ use crate::cache::{CacheOutcome, sha256_hex};
 use crate::capabilities::CallBuilder;
 use crate::capabilities::dirs::{self, ResolvedDir};
 use crate::engine::Engine;
+use crate::footprint::Footprint;
 use crate::guarded::{self, Body};
 use crate::manifest::{BundleKind, MANIFEST_FILE, Manifest, ManifestError, is_tool_name};
 use crate::safeguards::Safeguards;
@@ -39,6 +40,8 @@ pub struct Bundle {
     pub dirs: Vec<ResolvedDir>,
     /// The workspace root the grants resolved under, canonical.
     pub(crate) root: PathBuf,
+    /// What one instance takes from the instance pool.
+    pub footprint: Footprint,
     pub(crate) pre: InstancePre<CallState>,
     pub(crate) exports: Exports,
 }
@@ -193,6 +196,22 @@ pub enum BundleError {
         /// What is wrong with it.
         reason: String,
     },
+    /// One instance of the component needs more of the instance pool than
+    /// the whole pool holds.
+    #[error(
+        "{}: one instance needs {footprint}, {slots} slots of the instance pool, which has {pool}; raise it with `--max-instances N` or `max-instances` in the operator config",
+        path.display()
+    )]
+    TooBigForPool {
+        /// The component file.
+        path: PathBuf,
+        /// What one instance needs.
+        footprint: Footprint,
+        /// The slots that makes.
+        slots: u32,
+        /// The slots the pool has.
+        pool: u32,
+    },
     /// Two bundles share a name.
     #[error("{}: bundle name `{name}` is already used by {}", second.display(), first.display())]
     DuplicateBundle {
@@ -241,6 +260,15 @@ pub(crate) async fn load(
                 path: path.clone(),
                 message: format!("{error:#}"),
             })?;
+    let footprint = Footprint::of(&component, &bytes);
+    if footprint.slots() > engine.admission.size() {
+        return Err(BundleError::TooBigForPool {
+            path,
+            footprint,
+            slots: footprint.slots(),
+            pool: engine.admission.size(),
+        });
+    }
     let exported = export_names(&engine.engine, &component);
     if manifest.kind != BundleKind::Hook {
         check_world(manifest.kind, &exported, &path)?;
@@ -274,6 +302,7 @@ pub(crate) async fn load(
         digest,
         dirs,
         root,
+        footprint,
         pre,
         exports,
     });

@@ -13,6 +13,7 @@ use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 use crate::admission::Admission;
 use crate::cache::ComponentCache;
 use crate::capabilities;
+use crate::footprint::{CORE_INSTANCES_PER_SLOT, MEMORIES_PER_SLOT, TABLES_PER_SLOT};
 use crate::limits::MAX_MEMORY_MIB;
 use crate::sandbox::CallState;
 
@@ -71,13 +72,13 @@ impl Engine {
 
 fn wasmtime_config(max_instances: u32) -> Config {
     let mut pool = PoolingAllocationConfig::default();
-    // A component built by Rust for wasm32-wasip2 holds a few core instances
-    // (the program, the WASI adapter and glue); leave room for more.
+    // Each slot has room for the biggest component Cordon builds (see
+    // `footprint`); the address space is reserved, not committed.
     pool.total_component_instances(max_instances)
         .total_stacks(max_instances)
-        .total_core_instances(max_instances * 8)
-        .total_memories(max_instances * 2)
-        .total_tables(max_instances * 4)
+        .total_core_instances(max_instances * CORE_INSTANCES_PER_SLOT)
+        .total_memories(max_instances * MEMORIES_PER_SLOT)
+        .total_tables(max_instances * TABLES_PER_SLOT)
         .max_memories_per_module(2)
         .max_tables_per_module(4)
         .max_memory_size((MAX_MEMORY_MIB as usize) << 20);

@@ -11,7 +11,7 @@ use std::pin::Pin;
 
 use cordon_kernel::{LimitKind, ToolError, ToolErrorKind};
 use wasmtime::component::Instance;
-use wasmtime::{Store, Trap};
+use wasmtime::{PoolConcurrencyLimitError, Store, Trap};
 
 use crate::capabilities::CallBuilder;
 use crate::capabilities::log::LogLimitExceeded;
@@ -73,7 +73,7 @@ pub(crate) async fn call<T>(
     let timeout = bundle.manifest.limits.timeout;
     let ran = engine
         .admission
-        .run(nests, timeout, async {
+        .run(bundle.footprint.slots(), nests, timeout, async {
             let mut store = match call.build().and_then(|state| limited(engine, state)) {
                 Ok(store) => store,
                 Err(error) => {
@@ -155,6 +155,12 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Stopped {
         return Stopped::Limit(
             LimitKind::Memory,
             format!("memory limit of {} MiB exceeded", limits.memory_bytes >> 20),
+        );
+    }
+    if let Some(full) = error.downcast_ref::<PoolConcurrencyLimitError>() {
+        return Stopped::Limit(
+            LimitKind::Instances,
+            format!("the instance pool ran out of room: {full}; raise it with `--max-instances N`"),
         );
     }
     if let Some(StateUnavailable(message)) = error.downcast_ref::<StateUnavailable>() {

@@ -32,6 +32,7 @@ mod cache;
 mod call;
 mod capabilities;
 mod engine;
+mod footprint;
 mod guarded;
 mod hooks;
 pub mod limits;
@@ -45,9 +46,11 @@ pub use bundle::{Bundle, BundleError, LoadedBundle};
 pub use cache::CacheOutcome;
 pub use capabilities::dirs::ResolvedDir;
 pub use engine::{EngineError, HostConfig};
+pub use footprint::Footprint;
 pub use limits::{Limits, StagingLimits};
 pub use manifest::{
-    BundleKind, DirGrant, DirMode, Grants, Manifest, ManifestError, StagingPolicy, StateGrants,
+    BuildRecipe, BundleKind, DirGrant, DirMode, Grants, Manifest, ManifestError, StagingPolicy,
+    StateGrants,
 };
 pub use plugins::{DirReport, PluginHost, Plugins};
 pub use safeguards::{BUNDLED, Safeguards, Trust, TrustError};

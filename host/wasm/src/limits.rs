@@ -147,6 +147,11 @@ impl RawLimits {
     }
 }
 
+/// The error that stops a component growing its memory past the bundle's limit.
+#[derive(Debug, thiserror::Error)]
+#[error("memory limit of {} MiB exceeded", .0 >> 20)]
+pub(crate) struct MemoryLimitExceeded(pub(crate) usize);
+
 /// Enforces the memory limit of one call and remembers whether it refused growth,
 /// so that the resulting trap can be reported as a memory limit rather than a crash.
 #[derive(Debug)]
@@ -171,11 +176,14 @@ impl wasmtime::ResourceLimiter for CallLimiter {
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let allowed = desired <= self.memory_bytes && maximum.is_none_or(|max| desired <= max);
-        if !allowed {
+        if desired > self.memory_bytes {
+            // Past the bundle's limit the component stops, in every language:
+            // a runtime that would catch a failed allocation (Python's
+            // `MemoryError`) does not get to go on as if nothing happened.
             self.memory_refused = true;
+            return Err(MemoryLimitExceeded(self.memory_bytes).into());
         }
-        Ok(allowed)
+        Ok(maximum.is_none_or(|max| desired <= max))
     }
 
     fn table_growing(

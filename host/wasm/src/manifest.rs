@@ -47,6 +47,21 @@ pub struct Manifest {
     pub limits: Limits,
     /// The `[config]` table, as the component reads it: a JSON object.
     pub config: Value,
+    /// How `cordon build` makes the component from source; `None` for a
+    /// bundle that ships its component.
+    pub build: Option<BuildRecipe>,
+}
+
+/// The `[build]` table: a shell command run in the bundle folder that writes
+/// the component the manifest names. `cordon build` runs it; loading a
+/// bundle never does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildRecipe {
+    /// The command, run with `sh -c` in the bundle folder. `CORDON_WIT`
+    /// names a folder holding Cordon's WIT and `CORDON_SDK` one holding the
+    /// SDKs, for commands that need them.
+    pub command: String,
 }
 
 /// What a bundle provides. Closed: the host refuses kinds it cannot run.
@@ -145,6 +160,8 @@ struct RawManifest {
     limits: RawLimits,
     #[serde(default)]
     config: Option<toml::Table>,
+    #[serde(default)]
+    build: Option<BuildRecipe>,
 }
 
 #[derive(Deserialize)]
@@ -263,7 +280,20 @@ impl Validator<'_> {
             grants: raw.grants,
             limits,
             config,
+            build: self.build(raw.build)?,
         })
+    }
+
+    /// The `[build]` table: a command that is not blank.
+    fn build(&self, build: Option<BuildRecipe>) -> Result<Option<BuildRecipe>, ManifestError> {
+        match build {
+            Some(recipe) if recipe.command.trim().is_empty() => Err(self.invalid(
+                "build.command",
+                &recipe.command,
+                "give the shell command that builds the component, run in the bundle folder",
+            )),
+            build => Ok(build),
+        }
     }
 
     /// The phases `names` lists: at least one for a hook bundle, none for others.
@@ -374,6 +404,19 @@ mod tests {
         parse(text)
             .expect_err("manifest should be rejected")
             .to_string()
+    }
+
+    #[test]
+    fn a_build_table_names_its_command_and_a_blank_one_is_refused() {
+        let manifest = parse(&format!("{GOOD}\n[build]\ncommand = \"make tool\"\n")).unwrap();
+        assert_eq!(manifest.build.unwrap().command, "make tool");
+        assert_eq!(parse(GOOD).unwrap().build, None);
+        let error = error_text(&format!("{GOOD}\n[build]\ncommand = \"  \"\n"));
+        assert!(error.contains("field `build.command`"), "{error}");
+        let error = error_text(&format!(
+            "{GOOD}\n[build]\ncommand = \"make\"\nshell = \"bash\"\n"
+        ));
+        assert!(error.contains("shell"), "{error}");
     }
 
     #[test]

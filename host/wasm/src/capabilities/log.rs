@@ -3,10 +3,14 @@
 //! bundle's `log-kib` and all kept in the call's audit trail. Output past the
 //! budget stops the component as a `limit`.
 
+use std::sync::{Arc, Mutex};
+
+use bytes::{Bytes, BytesMut};
 use cordon_kernel::LogLevel;
 use wasmtime::component::{HasData, Linker};
 use wasmtime_wasi::WasiCtxBuilder;
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 
 use crate::audit::Audit;
 use crate::bindings::cordon::plugin::log;
@@ -19,8 +23,8 @@ pub(crate) struct LogLimitExceeded(pub(crate) usize);
 
 /// One call's output: its stdout and stderr, and what it may still log.
 pub(crate) struct LogOutput {
-    stdout: MemoryOutputPipe,
-    stderr: MemoryOutputPipe,
+    stdout: Captured,
+    stderr: Captured,
     /// The bundle's limit, in bytes.
     limit: usize,
     /// Bytes of log messages still allowed.
@@ -31,8 +35,8 @@ impl LogOutput {
     /// Output bounded by `limit` bytes, with stdout and stderr attached to `wasi`.
     pub(crate) fn attach(wasi: &mut WasiCtxBuilder, limit: usize) -> Self {
         let output = Self {
-            stdout: MemoryOutputPipe::new(limit),
-            stderr: MemoryOutputPipe::new(limit),
+            stdout: Captured::new(limit),
+            stderr: Captured::new(limit),
             limit,
             budget: limit,
         };
@@ -88,6 +92,111 @@ impl LogOutput {
                 audit.log(level, line.to_owned());
             }
         }
+    }
+}
+
+/// A stdout or stderr kept in memory, up to the bundle's limit. A write past
+/// the limit keeps what fits and stops the component as a `limit`, whatever
+/// the language: a runtime that would catch a failed write (Python's
+/// `BrokenPipeError`) never gets the chance to go on printing.
+#[derive(Clone)]
+struct Captured {
+    limit: usize,
+    buffer: Arc<Mutex<BytesMut>>,
+}
+
+impl Captured {
+    fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            buffer: Arc::default(),
+        }
+    }
+
+    fn contents(&self) -> Bytes {
+        self.buffer
+            .lock()
+            .map(|buffer| buffer.clone().freeze())
+            .unwrap_or_default()
+    }
+
+    /// Keep as much of `bytes` as fits; `false` when some did not.
+    fn keep(&self, bytes: &[u8]) -> bool {
+        let Ok(mut buffer) = self.buffer.lock() else {
+            return false;
+        };
+        let room = self.limit.saturating_sub(buffer.len());
+        buffer.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        bytes.len() <= room
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl OutputStream for Captured {
+    fn write(&mut self, bytes: Bytes) -> Result<(), StreamError> {
+        if self.keep(&bytes) {
+            Ok(())
+        } else {
+            Err(StreamError::Trap(LogLimitExceeded(self.limit).into()))
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), StreamError> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> Result<usize, StreamError> {
+        // Always invite the write: the one that overflows is the one that stops.
+        Ok(64 * 1024)
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for Captured {
+    async fn ready(&mut self) {}
+}
+
+impl tokio::io::AsyncWrite for Captured {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        bytes: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::task::Poll::Ready(if self.keep(bytes) {
+            Ok(bytes.len())
+        } else {
+            Err(std::io::Error::other(LogLimitExceeded(self.limit)))
+        })
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl IsTerminal for Captured {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for Captured {
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
     }
 }
 
