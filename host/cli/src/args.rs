@@ -57,6 +57,111 @@ pub(crate) enum Command {
     /// List and call tools.
     #[command(subcommand)]
     Tool(ToolCommand),
+    /// Write a new bundle from a template: a manifest with a `[build]` table
+    /// and a source file with one working tool (or hook).
+    New(NewArgs),
+    /// Build bundles from source with their `[build]` commands, then compile
+    /// each component into the cache.
+    ///
+    /// Exits 0 when every bundle built and loads, 1 otherwise.
+    Build(BuildArgs),
+    /// Cordon's WIT and SDKs, for build commands of languages whose
+    /// toolchains make core WebAssembly modules (C).
+    #[command(subcommand)]
+    Sdk(SdkCommand),
+}
+
+/// What `cordon sdk` does.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SdkCommand {
+    /// Print the folders holding Cordon's WIT and SDKs, as `CORDON_WIT=...`
+    /// and `CORDON_SDK=...` lines.
+    Path,
+    /// Write a world's bindings for a language into a folder.
+    Bindings(BindingsArgs),
+    /// Make a component of a core module built against a world's bindings,
+    /// adapting its WASI preview 1 imports.
+    Component(ComponentArgs),
+}
+
+/// What `cordon sdk bindings` writes.
+#[derive(Debug, Args)]
+pub(crate) struct BindingsArgs {
+    /// The language: `c`.
+    #[arg(value_enum)]
+    pub lang: BindingsLanguage,
+    /// The folder to write them to.
+    pub out: PathBuf,
+    /// The world the bindings are for.
+    #[arg(long, default_value = "tool-plugin")]
+    pub world: String,
+}
+
+/// Languages `cordon sdk bindings` writes bindings for.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum BindingsLanguage {
+    /// C: `WORLD.h`, `WORLD.c` and `WORLD_component_type.o`.
+    C,
+}
+
+/// What `cordon sdk component` makes.
+#[derive(Debug, Args)]
+pub(crate) struct ComponentArgs {
+    /// The core module, linked with the bindings' component type object.
+    pub module: PathBuf,
+    /// The component to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+/// What `cordon new` writes.
+#[derive(Debug, Args)]
+pub(crate) struct NewArgs {
+    /// What the bundle provides.
+    #[arg(value_enum)]
+    pub kind: NewKind,
+    /// The bundle's name, which also prefixes its tools' names.
+    pub name: String,
+    /// The folder to write [default: NAME].
+    pub dir: Option<PathBuf>,
+    /// The language of the source.
+    #[arg(long, value_enum, default_value = "rust")]
+    pub lang: Language,
+}
+
+/// The kinds of bundle `cordon new` writes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum NewKind {
+    /// A tool bundle.
+    Tool,
+    /// A hook bundle (Rust).
+    Hook,
+    /// A sandbox backend (Rust).
+    Sandbox,
+}
+
+/// The languages bundles are written in.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Language {
+    /// Rust, with the `cordon-sdk` crate.
+    Rust,
+    /// Python, with componentize-py and the `cordon_sdk` package.
+    Python,
+    /// JavaScript, with componentize-js and the `cordon-sdk` module.
+    Js,
+    /// C, with clang, wasi-libc and bindings Cordon generates.
+    C,
+}
+
+/// What `cordon build` builds.
+#[derive(Debug, Args)]
+pub(crate) struct BuildArgs {
+    /// Bundle folders, or folders of bundle folders.
+    #[arg(default_value = ".")]
+    pub dirs: Vec<PathBuf>,
+    /// Do not compile the built components into the cache.
+    #[arg(long)]
+    pub no_compile: bool,
 }
 
 /// How a run is set up; shared by `run` and `runs resume`.

@@ -67,6 +67,17 @@ pub(crate) fn store_reach(store: &Path, workspace: &Path) -> Vec<PathBuf> {
     Vec::new()
 }
 
+/// The folder Cordon keeps its caches under: `--cache-dir`, else
+/// `$XDG_CACHE_HOME/cordon` or `~/.cache/cordon`, else one in the temporary
+/// directory. Used even with `--no-cache`, for what is not a compiled component.
+pub(crate) fn cache_root(global: &GlobalArgs) -> PathBuf {
+    global
+        .cache_dir
+        .clone()
+        .or_else(default_cache_dir)
+        .unwrap_or_else(|| std::env::temp_dir().join("cordon"))
+}
+
 fn default_cache_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)

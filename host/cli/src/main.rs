@@ -9,6 +9,7 @@ mod approve;
 mod args;
 mod commands;
 mod context;
+mod embedded;
 mod events;
 mod operator;
 mod progress;
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command, PluginsCommand, RunsCommand, ToolCommand};
+use crate::args::{Cli, Command, PluginsCommand, RunsCommand, SdkCommand, ToolCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -46,6 +47,11 @@ fn main() -> ExitCode {
             }
             Command::Tool(ToolCommand::List(args)) => commands::list::run(&cli.global, args).await,
             Command::Tool(ToolCommand::Call(args)) => commands::call::run(&cli.global, args).await,
+            Command::New(args) => commands::new::run(&cli.global, args),
+            Command::Build(args) => commands::build::run(&cli.global, args).await,
+            Command::Sdk(SdkCommand::Path) => commands::sdk::path(&cli.global),
+            Command::Sdk(SdkCommand::Bindings(args)) => commands::sdk::bindings(&cli.global, args),
+            Command::Sdk(SdkCommand::Component(args)) => commands::sdk::component(args),
         }
     });
     // A sandbox backend's thread stuck in a system call (a FIFO in the

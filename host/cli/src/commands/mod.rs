@@ -1,8 +1,11 @@
 //! One module per command.
 
+pub(crate) mod build;
 pub(crate) mod call;
 pub(crate) mod check;
 pub(crate) mod diff;
 pub(crate) mod list;
+pub(crate) mod new;
 pub(crate) mod run;
 pub(crate) mod runs;
+pub(crate) mod sdk;

@@ -1,0 +1,216 @@
+//! What `cordon build` and `cordon new` hand to toolchains: Cordon's WIT, the
+//! SDKs and the bundle templates, embedded in the binary so that a bundle
+//! built anywhere is built against the contract this host runs. They are
+//! written out once per content into the cache, in the repository's layout
+//! (`wit/`, `sdk/python/cordon_sdk/`, `sdk/rust/`, `sdk/js/`, `sdk/c/`), which is the layout the
+//! SDKs' own relative paths expect.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use include_dir::{Dir, include_dir};
+use sha2::{Digest, Sha256};
+
+static WIT: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../wit");
+static PYTHON: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/python/cordon_sdk");
+static RUST: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/rust");
+static JS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js");
+static C: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/c");
+/// The bundle templates `cordon new` fills in, one folder per language.
+pub(crate) static TEMPLATES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/templates");
+/// The workspace manifest: the versions the Rust SDK's dependencies are pinned to.
+const WORKSPACE: &str = include_str!("../../../Cargo.toml");
+
+/// The embedded trees and where each goes under the written-out root.
+fn trees() -> [(&'static str, &'static Dir<'static>); 5] {
+    [
+        ("wit", &WIT),
+        ("sdk/python/cordon_sdk", &PYTHON),
+        ("sdk/rust", &RUST),
+        ("sdk/js", &JS),
+        ("sdk/c", &C),
+    ]
+}
+
+/// The WIT and the SDKs, written out.
+pub(crate) struct Sdk {
+    root: PathBuf,
+}
+
+impl Sdk {
+    /// Write them out under `cache` (once per content) and return where.
+    pub(crate) fn materialize(cache: &Path) -> anyhow::Result<Self> {
+        let root = cache.join(format!("sdk-{}", digest()));
+        if !root.join(".complete").is_file() {
+            write(&root).with_context(|| format!("writing Cordon's SDK to {}", root.display()))?;
+        }
+        Ok(Self { root })
+    }
+
+    /// The folder holding Cordon's `.wit` files (`CORDON_WIT`).
+    pub(crate) fn wit(&self) -> PathBuf {
+        self.root.join("wit")
+    }
+
+    /// The folder holding one folder per SDK (`CORDON_SDK`).
+    pub(crate) fn sdks(&self) -> PathBuf {
+        self.root.join("sdk")
+    }
+}
+
+fn digest() -> String {
+    let mut hash = Sha256::new();
+    hash.update(WORKSPACE.as_bytes());
+    for (at, tree) in trees() {
+        for (path, bytes) in files(tree) {
+            hash.update(at.as_bytes());
+            hash.update(path.to_string_lossy().as_bytes());
+            hash.update((bytes.len() as u64).to_le_bytes());
+            hash.update(bytes);
+        }
+    }
+    hex_prefix(&hash.finalize())
+}
+
+fn hex_prefix(bytes: &[u8]) -> String {
+    bytes[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Every file of `tree` but bytecode caches, with its path inside the tree.
+pub(crate) fn files<'a>(tree: &'a Dir<'a>) -> Vec<(&'a Path, &'a [u8])> {
+    let mut out = Vec::new();
+    let mut pending = vec![tree];
+    while let Some(dir) = pending.pop() {
+        for file in dir.files() {
+            if file.path().extension().is_none_or(|ext| ext != "pyc") {
+                out.push((file.path(), file.contents()));
+            }
+        }
+        pending.extend(dir.dirs().filter(|sub| {
+            sub.path()
+                .file_name()
+                .is_none_or(|name| name != "__pycache__")
+        }));
+    }
+    out.sort_by_key(|(path, _)| *path);
+    out
+}
+
+/// Write every tree under a temporary folder beside `root`, then move it
+/// into place, so a half-written SDK never sits under the real name.
+fn write(root: &Path) -> anyhow::Result<()> {
+    let parent = root.parent().context("the SDK folder has no parent")?;
+    std::fs::create_dir_all(parent)?;
+    let staging = tempfile::tempdir_in(parent)?;
+    for (at, tree) in trees() {
+        for (path, bytes) in files(tree) {
+            let target = staging.path().join(at).join(path);
+            if let Some(dir) = target.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&target, bytes)?;
+        }
+    }
+    let rust = staging.path().join("sdk/rust/Cargo.toml");
+    std::fs::write(
+        &rust,
+        standalone_manifest(&std::fs::read_to_string(&rust)?)?,
+    )?;
+    std::fs::write(staging.path().join(".complete"), b"")?;
+    let staged = staging.keep();
+    if let Err(error) = std::fs::rename(&staged, root) {
+        // Another build wrote it first; theirs is the same content.
+        std::fs::remove_dir_all(&staged).ok();
+        if !root.join(".complete").is_file() {
+            return Err(error.into());
+        }
+    }
+    Ok(())
+}
+
+/// The workspace's pin of the crate `krate`, as inline TOML
+/// (`"1.0.145"` or `{ version = "1.0.228", features = ["derive"] }`).
+pub(crate) fn pinned_dependency(krate: &str) -> anyhow::Result<String> {
+    let workspace: toml::Table = toml::from_str(WORKSPACE)?;
+    let pin = workspace
+        .get("workspace")
+        .and_then(|value| value.get("dependencies"))
+        .and_then(|value| value.get(krate))
+        .with_context(|| format!("the workspace pins no crate `{krate}`"))?;
+    Ok(pin.to_string())
+}
+
+/// The Rust SDK's manifest with every `workspace = true` replaced by the
+/// workspace's own value, so it builds outside the repository.
+fn standalone_manifest(member: &str) -> anyhow::Result<String> {
+    let workspace: toml::Table = toml::from_str(WORKSPACE)?;
+    let shared = |section: &str| {
+        workspace
+            .get("workspace")
+            .and_then(|value| value.get(section))
+            .and_then(toml::Value::as_table)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (package, dependencies) = (shared("package"), shared("dependencies"));
+    let mut manifest: toml::Table = toml::from_str(member)?;
+    manifest.remove("lints");
+    for (section, values) in [("package", &package), ("dependencies", &dependencies)] {
+        let Some(table) = manifest
+            .get_mut(section)
+            .and_then(toml::Value::as_table_mut)
+        else {
+            continue;
+        };
+        for (key, value) in table.iter_mut() {
+            let inherited = value
+                .as_table()
+                .and_then(|fields| fields.get("workspace"))
+                .and_then(toml::Value::as_bool)
+                == Some(true);
+            if inherited {
+                let resolved = values
+                    .get(key)
+                    .with_context(|| format!("the workspace has no `{key}` for `[{section}]`"))?;
+                *value = resolved.clone();
+            }
+        }
+    }
+    Ok(toml::to_string(&manifest)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rust_sdk_manifest_stands_alone() {
+        let manifest = standalone_manifest(
+            std::str::from_utf8(RUST.get_file("Cargo.toml").unwrap().contents()).unwrap(),
+        )
+        .unwrap();
+        assert!(!manifest.contains("workspace"), "{manifest}");
+        let parsed: toml::Table = toml::from_str(&manifest).unwrap();
+        assert!(
+            parsed["dependencies"]["wit-bindgen"]
+                .get("version")
+                .is_some()
+        );
+        assert_eq!(parsed["package"]["edition"].as_str(), Some("2024"));
+    }
+
+    #[test]
+    fn writing_out_is_once_per_content_and_complete() {
+        let cache = tempfile::tempdir().unwrap();
+        let sdk = Sdk::materialize(cache.path()).unwrap();
+        assert!(sdk.wit().join("worlds.wit").is_file());
+        assert!(sdk.sdks().join("python/cordon_sdk/__init__.py").is_file());
+        assert!(sdk.sdks().join("rust/src/lib.rs").is_file());
+        let again = Sdk::materialize(cache.path()).unwrap();
+        assert_eq!(again.root, sdk.root);
+        assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 1);
+    }
+}

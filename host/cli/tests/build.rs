@@ -1,0 +1,187 @@
+//! `cordon new` and `cordon build` as a tool author uses them: a bundle
+//! written from each language's template builds with the toolchains
+//! `scripts/toolchains.sh` installs, is compiled into the cache, passes
+//! `cordon plugins check` and answers `cordon tool call`; broken builds and
+//! bad requests fail with errors that name the file, field or value.
+
+use std::process::Output;
+
+mod support;
+
+use support::{Project, text};
+
+fn succeeded(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    text(&output.stdout)
+}
+
+/// `cordon new tool NAME --lang LANG` into `plugins/NAME`, then `cordon
+/// build`, `cordon plugins check` and two calls of `NAME.greet`.
+fn new_build_check_call(project: &Project, kind: &str, lang: &str, name: &str) {
+    let folder = format!("plugins/{name}");
+    let wrote = succeeded(&project.cordon(&["new", kind, name, &folder, "--lang", lang]));
+    assert!(
+        wrote.contains(&format!("next   cordon build {folder}")),
+        "{wrote}"
+    );
+
+    let built = succeeded(&project.cordon(&["build", &folder]));
+    assert!(built.contains(&format!("{name}.wasm: ")), "{built}");
+    assert!(built.contains(", new in "), "{built}");
+    assert!(
+        built.contains("cached for the first call"),
+        "the build compiles into the cache: {built}"
+    );
+    assert!(built.contains("1 bundle(s) built, 0 failed"), "{built}");
+
+    let checked = succeeded(&project.cordon(&["plugins", "check", "plugins"]));
+    assert!(
+        checked.contains(&format!("ok     {name} 0.1.0")),
+        "{checked}"
+    );
+    assert!(
+        checked.contains("(cached, "),
+        "no compile on the first use: {checked}"
+    );
+}
+
+fn greet(project: &Project, name: &str) {
+    let args = r#"{"name": "Ada", "excited": true}"#;
+    let first =
+        succeeded(&project.cordon(&["tool", "call", &format!("{name}.greet"), "--args", args]));
+    assert_eq!(first.trim(), "Hello, Ada! (greeting 1)");
+    let blank = project.cordon(&[
+        "tool",
+        "call",
+        &format!("{name}.greet"),
+        "--args",
+        r#"{"name": " "}"#,
+    ]);
+    assert_eq!(blank.status.code(), Some(1));
+    assert!(
+        text(&blank.stderr).contains("invalid-input: name must not be blank"),
+        "{}",
+        text(&blank.stderr)
+    );
+}
+
+#[test]
+fn a_python_tool_from_the_template_builds_and_answers() {
+    let project = Project::new();
+    new_build_check_call(&project, "tool", "python", "greet-py");
+    greet(&project, "greet-py");
+}
+
+#[test]
+fn a_javascript_tool_from_the_template_builds_and_answers() {
+    let project = Project::new();
+    new_build_check_call(&project, "tool", "js", "greet-js");
+    greet(&project, "greet-js");
+}
+
+#[test]
+fn a_c_tool_from_the_template_builds_and_answers() {
+    let project = Project::new();
+    new_build_check_call(&project, "tool", "c", "greet-c");
+    greet(&project, "greet-c");
+}
+
+#[test]
+fn a_rust_tool_and_a_rust_hook_from_the_templates_build_and_work() {
+    let project = Project::new();
+    new_build_check_call(&project, "tool", "rust", "greet-rs");
+    greet(&project, "greet-rs");
+    let built = succeeded(&project.cordon(&["new", "hook", "blocklist", "plugins/blocklist"]));
+    assert!(built.contains("rust hook"), "{built}");
+    let built = succeeded(&project.cordon(&["build", "plugins/blocklist"]));
+    assert!(built.contains("cached for the first call"), "{built}");
+    let checked = succeeded(&project.cordon(&["plugins", "check", "plugins"]));
+    assert!(checked.contains("hooks:  before-tool-call"), "{checked}");
+
+    // The hook denies a call that mentions a blocked word, through a run.
+    project.write(
+        "agent.toml",
+        "name = \"a\"\n[permissions]\ndefault = \"allow\"\n",
+    );
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"greet-rs.greet\"\nargs = { name = \"my password\" }\n\n[[turn]]\ntext = \"Done.\"\n",
+    );
+    let run = project.run_scripted("blocked", &["--json"]);
+    let lines = text(&run.stdout);
+    assert!(
+        lines.contains("the arguments of greet-rs.greet mention `password`"),
+        "{lines}\n{}",
+        text(&run.stderr)
+    );
+}
+
+#[test]
+fn rebuilding_reports_whether_the_component_changed() {
+    let project = Project::new();
+    succeeded(&project.cordon(&["new", "tool", "again", "plugins/again", "--lang", "c"]));
+    succeeded(&project.cordon(&["build", "plugins/again"]));
+    let again = succeeded(&project.cordon(&["build", "plugins"]));
+    assert!(again.contains("unchanged"), "{again}");
+    assert!(again.contains("already compiled"), "{again}");
+}
+
+#[test]
+fn a_failing_build_names_the_manifest_field_and_the_others_still_build() {
+    let project = Project::new();
+    project.write(
+        "plugins/broken/plugin.toml",
+        "[plugin]\nname = \"broken\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"broken.wasm\"\n[build]\ncommand = \"echo compiling && exit 3\"\n",
+    );
+    project.write(
+        "plugins/silent/plugin.toml",
+        "[plugin]\nname = \"silent\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"silent.wasm\"\n[build]\ncommand = \"true\"\n",
+    );
+    succeeded(&project.cordon(&["new", "tool", "fine", "plugins/fine", "--lang", "c"]));
+    let output = project.cordon(&["build", "plugins"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("broken/plugin.toml: field `build.command` failed (exit status: 3)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("silent/plugin.toml: the build succeeded but did not write")
+            && stderr.contains("field `plugin.component`"),
+        "{stderr}"
+    );
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("1 bundle(s) built, 2 failed"), "{stdout}");
+}
+
+#[test]
+fn new_refuses_bad_names_occupied_folders_and_missing_templates() {
+    let project = Project::new();
+    let output = project.cordon(&["new", "tool", "Bad_Name"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("bundle name \"Bad_Name\""),
+        "{}",
+        text(&output.stderr)
+    );
+
+    project.write("taken/file.txt", "mine");
+    let output = project.cordon(&["new", "tool", "x", "taken", "--lang", "python"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("already exists and is not empty"));
+    assert_eq!(project.read("taken/file.txt").as_deref(), Some("mine"));
+
+    let output = project.cordon(&["new", "hook", "x", "--lang", "python"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr)
+            .contains("there is no hook template for python; `cordon new hook` knows: rust"),
+        "{}",
+        text(&output.stderr)
+    );
+}
