@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs Cordon's whole test suite on a fresh machine: adds the wasm32-wasip2 target,
-# builds the guest components (the build script of tests/artifacts does that once
-# per run), then runs every test of every crate.
+# installs the pinned toolchains for tools in other languages (once, cached
+# outside the clone), builds the test binaries (the build script of
+# tests/artifacts builds the Rust guest components once per run), builds the
+# example tools and hostile fixtures in Python, JavaScript and C with
+# `cordon build`, runs the Python and JavaScript SDKs' own tests, then runs
+# every test of every crate.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,4 +15,13 @@ rustup target add wasm32-wasip2 >/dev/null 2>&1 || {
     echo "error: could not add the wasm32-wasip2 target; run \`rustup target add wasm32-wasip2\`" >&2
     exit 1
 }
+eval "$(scripts/toolchains.sh)"
+
+cargo test --workspace --no-run
+target_dir="${CARGO_TARGET_DIR:-target}"
+"$target_dir/debug/cordon" build --no-compile examples/tools tests/guests/hostile-py tests/guests/hostile-js
+
+PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s sdk/python/tests
+node --test sdk/js/tests/
+
 cargo test --workspace "$@"

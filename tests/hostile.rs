@@ -22,6 +22,19 @@ fn test_files() -> Vec<(PathBuf, String)> {
     files
 }
 
+/// The source of a guest written in another language: its `app.py` or `app.js`.
+fn language_source(name: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("guests")
+        .join(name);
+    ["app.py", "app.js"]
+        .iter()
+        .map(|file| dir.join(file))
+        .filter(|path| path.is_file())
+        .map(|path| std::fs::read_to_string(path).expect("read guest source"))
+        .collect()
+}
+
 /// The text of every Rust file of guest `name`'s source.
 fn guest_source(name: &str) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -122,6 +135,29 @@ fn untested(guest: &str, constant: &str, behaviours: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The tools of guest `guest` (written in another language) that no test
+/// file loading it (from `LANGUAGE_GUESTS_DIR`, by its quoted folder name) names, as `"NAME"` (a scenario shared across languages
+/// calls `BUNDLE.NAME`) or `"BUNDLE.NAME"`.
+fn untested_in_language(guest: &str, tools: &[String]) -> Vec<String> {
+    let named = format!("\"{guest}\"");
+    let files: Vec<String> = test_files()
+        .into_iter()
+        .filter(|(_, text)| text.contains("LANGUAGE_GUESTS_DIR") && text.contains(&named))
+        .map(|(_, text)| text)
+        .collect();
+    assert!(!files.is_empty(), "no test file loads {guest}");
+    tools
+        .iter()
+        .filter_map(|full| {
+            let short = full.strip_prefix(&format!("{guest}."))?;
+            let named = |text: &String| {
+                text.contains(&format!("\"{full}\"")) || text.contains(&format!("\"{short}\""))
+            };
+            (!files.iter().any(named)).then(|| format!("{guest}: {full}"))
+        })
+        .collect()
+}
+
 #[test]
 fn every_behaviour_of_a_hostile_guest_has_a_test() {
     let tools = literals_starting(&guest_source("hostile"), "hostile.");
@@ -133,6 +169,11 @@ fn every_behaviour_of_a_hostile_guest_has_a_test() {
     let mut missing = untested("hostile", "HOSTILE", &tools);
     missing.extend(untested("hostile-backend", "HOSTILE_BACKEND", &attempts));
     missing.extend(untested("hostile-hooks", "HOSTILE_HOOKS", &hook_modes));
+    for guest in ["hostile-py", "hostile-js"] {
+        let tools = literals_starting(&language_source(guest), &format!("{guest}."));
+        assert!(tools.len() >= 6, "{guest}'s tools: {tools:?}");
+        missing.extend(untested_in_language(guest, &tools));
+    }
     assert!(
         missing.is_empty(),
         "hostile behaviours without a test (name each, quoted, in a test that loads its guest):\n  {}",

@@ -26,7 +26,7 @@ fn defines_test(source: &str, name: &str) -> bool {
                 .iter()
                 .rev()
                 .take(2)
-                .any(|above| above.contains("#[test]") || above.contains("#[tokio::test]"))
+                .any(|above| above.contains("#[test]") || above.contains("#[tokio::test"))
     })
 }
 

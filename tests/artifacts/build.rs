@@ -140,6 +140,20 @@ fn main() {
         "The repository's `plugins/` folder, one bundle folder per plugin.",
         &root.join("plugins"),
     );
+    define(
+        &mut generated,
+        "EXAMPLE_TOOLS_DIR",
+        "The repository's `examples/tools/` folder: tools in other languages, each \
+         built in its own folder by `cordon build` (the test command builds them).",
+        &root.join("examples/tools"),
+    );
+    define(
+        &mut generated,
+        "LANGUAGE_GUESTS_DIR",
+        "The hostile fixtures written in other languages, in `tests/guests/`, built \
+         like the example tools.",
+        &root.join("tests/guests"),
+    );
     let artifacts = out_dir.join("artifacts.rs");
     if let Err(error) = std::fs::write(&artifacts, generated) {
         fail(&format!("cannot write {}: {error}", artifacts.display()));

@@ -148,3 +148,54 @@ pub fn manifest(name: &str, extra: &str) -> String {
         "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n{extra}"
     )
 }
+
+/// The bundle folder `folder` under `parent` (the example tools or the hostile
+/// fixtures in other languages), whose component `cordon build` must have
+/// built: a missing component fails the test with the command that builds it.
+pub fn built_bundle(parent: &str, folder: &str) -> PathBuf {
+    let dir = Path::new(parent).join(folder);
+    let manifest = std::fs::read_to_string(dir.join("plugin.toml"))
+        .unwrap_or_else(|error| panic!("read {}/plugin.toml: {error}", dir.display()));
+    let component = manifest
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("component = "))
+        .map(|value| value.trim_matches('"').to_owned())
+        .unwrap_or_else(|| panic!("{}/plugin.toml names no component", dir.display()));
+    assert!(
+        dir.join(&component).is_file(),
+        "{}/{component} is missing: build it with `cargo run -p cordon-cli -- build {}` \
+         (./scripts/test.sh installs the toolchains and builds it)",
+        dir.display(),
+        dir.display()
+    );
+    dir
+}
+
+/// Load the bundles in `dirs` (each already built) on a host with the default
+/// pool, directory grants resolving under `workspace`, with fresh in-memory
+/// state and events.
+pub async fn load_bundles(dirs: &[PathBuf], workspace: &Path, safeguards: Safeguards) -> Loaded {
+    let host = PluginHost::new(HostConfig {
+        cache_dir: Some(cache_dir()),
+        ..HostConfig::default()
+    })
+    .expect("create plugin host");
+    let mut bundles = Vec::new();
+    for dir in dirs {
+        let loaded = host
+            .load_bundle(dir, workspace)
+            .await
+            .unwrap_or_else(|error| panic!("load {}: {error}", dir.display()));
+        bundles.push(loaded);
+    }
+    let state = Arc::new(MemoryStateStore::new());
+    let events = Arc::new(EventLog::new());
+    let plugins = host
+        .plugins_with(bundles, events.clone(), safeguards)
+        .unwrap_or_else(|errors| panic!("{}", errors[0]));
+    Loaded {
+        plugins,
+        state,
+        events,
+    }
+}

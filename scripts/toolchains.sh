@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs the pinned toolchains that build tools in languages other than Rust,
+# from the registries only, into a cache outside the clone (so a fresh clone
+# does not download them again), and prints the `export PATH=...` line that
+# puts them first:
+#
+#   eval "$(scripts/toolchains.sh)"
+#
+#   Python  componentize-py 0.25.1 (PyPI), in a virtual environment
+#   JS      @bytecodealliance/componentize-js 0.23.0 and esbuild 0.28.2 (npm)
+#   C       clang-19, lld-19, wasi-libc, libclang-rt-19-dev-wasm32 (Debian; as root)
+#
+# CORDON_TOOLCHAINS chooses the cache folder.
+set -euo pipefail
+
+cache="${CORDON_TOOLCHAINS:-${XDG_CACHE_HOME:-$HOME/.cache}/cordon-toolchains}"
+python_version=0.25.1
+js_version=0.23.0
+esbuild_version=0.28.2
+mkdir -p "$cache"
+
+say() { echo "toolchains: $*" >&2; }
+fail() { say "error: $*"; exit 1; }
+
+python_env="$cache/python-componentize-$python_version"
+if [ ! -x "$python_env/bin/componentize-py" ]; then
+    say "installing componentize-py $python_version into $python_env"
+    rm -rf "$python_env"
+    python3 -m venv "$python_env" || fail "python3 -m venv failed; install python3-venv"
+    "$python_env/bin/pip" install --quiet --disable-pip-version-check "componentize-py==$python_version" \
+        || fail "pip could not install componentize-py==$python_version"
+fi
+
+js_prefix="$cache/js-componentize-$js_version-esbuild-$esbuild_version"
+if [ ! -x "$js_prefix/node_modules/.bin/componentize-js" ] || [ ! -x "$js_prefix/node_modules/.bin/esbuild" ]; then
+    command -v npm >/dev/null || fail "npm is missing; install Node.js 20 or newer"
+    say "installing componentize-js $js_version and esbuild $esbuild_version into $js_prefix"
+    rm -rf "$js_prefix"
+    mkdir -p "$js_prefix"
+    npm install --silent --no-audit --no-fund --prefix "$js_prefix" \
+        "@bytecodealliance/componentize-js@$js_version" "esbuild@$esbuild_version" >&2 \
+        || fail "npm could not install componentize-js $js_version and esbuild $esbuild_version"
+fi
+
+if ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-wasi ] || ! command -v wasm-ld-19 >/dev/null \
+    || [ ! -d /usr/lib/llvm-19/lib/clang/19/lib/wasi ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        say "installing clang-19, lld-19, wasi-libc and the wasm32 runtime from Debian"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+            clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32 >&2 \
+            || fail "apt-get could not install the C toolchain"
+    else
+        fail "the C toolchain is missing; run: apt-get install clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32"
+    fi
+fi
+
+echo "export PATH=\"$python_env/bin:$js_prefix/node_modules/.bin:\$PATH\""
