@@ -1,7 +1,8 @@
 //! The example tools in Python, JavaScript and C beside a Rust tool, in one
 //! process: component size, cold load (compiling), cached load, a call in a
 //! fresh instance, and the memory 64 concurrent calls take. Each figure is
-//! also given as a ratio to the Rust tool's, measured in the same run.
+//! also given as a ratio to a minimal Rust tool's (an echo), measured in the
+//! same run; the bundled `jq` is a Rust tool that does real work per call.
 //!
 //! Run with `cargo bench -p cordon-tests --bench languages` after the test
 //! command has built the example tools (`cordon build examples/tools`).
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_kernel::{EventLog, MemoryStateStore, call_committed};
-use cordon_test_artifacts::{EXAMPLE_TOOLS_DIR, JQ, PLUGINS_DIR};
+use cordon_test_artifacts::{EXAMPLE_TOOLS_DIR, HOSTILE, JQ, PLUGINS_DIR};
 use cordon_wasm::{CacheOutcome, HostConfig, PluginHost, Plugins};
 use serde_json::{Value, json};
 
@@ -45,8 +46,22 @@ fn main() {
     )
     .expect("jq manifest");
     std::fs::copy(JQ, jq.join("jq.wasm")).expect("jq component");
+    let echo = rust.path().join("hostile");
+    std::fs::create_dir_all(&echo).expect("echo folder");
+    std::fs::write(
+        echo.join("plugin.toml"),
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n",
+    )
+    .expect("echo manifest");
+    std::fs::copy(HOSTILE, echo.join("tool.wasm")).expect("echo component");
     let examples = Path::new(EXAMPLE_TOOLS_DIR);
     let subjects = [
+        Subject {
+            label: "Rust (echo)",
+            bundle: echo,
+            tool: "hostile.echo",
+            args: json!({"text": "a"}),
+        },
         Subject {
             label: "Rust (jq)",
             bundle: jq,
@@ -77,6 +92,7 @@ fn main() {
         .map(|subject| runtime.block_on(measure(subject)))
         .collect();
     let rust = &figures[0];
+    println!("ratios are to {}", subjects[0].label);
     println!(
         "{:<22} {:>10} {:>16} {:>16} {:>16} {:>20}",
         "tool", "size", "cold load", "cached load", "fresh call", "64 calls at once"
@@ -102,7 +118,7 @@ fn main() {
                 figure.call.as_secs_f64() / rust.call.as_secs_f64()
             ),
             format!(
-                "{:.0} MiB ({:.1}x)",
+                "{:.1} MiB ({:.1}x)",
                 figure.burst_mib,
                 figure.burst_mib / rust.burst_mib.max(0.1)
             ),

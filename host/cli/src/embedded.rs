@@ -2,8 +2,9 @@
 //! SDKs and the bundle templates, embedded in the binary so that a bundle
 //! built anywhere is built against the contract this host runs. They are
 //! written out once per content into the cache, in the repository's layout
-//! (`wit/`, `sdk/python/cordon_sdk/`, `sdk/rust/`, `sdk/js/`, `sdk/c/`), which is the layout the
-//! SDKs' own relative paths expect.
+//! (`wit/`, `sdk/python/cordon_sdk/`, `sdk/rust/`, `sdk/js/`, `sdk/c/`,
+//! `sdk/sandbox-kit/`, `sdk/paths/`), which is the layout the SDKs' own
+//! relative paths expect.
 
 use std::path::{Path, PathBuf};
 
@@ -16,19 +17,25 @@ static PYTHON: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/python/cord
 static RUST: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/rust");
 static JS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js");
 static C: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/c");
+static SANDBOX_KIT: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/sandbox-kit");
+static PATHS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/paths");
+/// The bundled `dir` backend's source, which `cordon new sandbox` starts from.
+pub(crate) static DIR_BACKEND: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../plugins/dir/src");
 /// The bundle templates `cordon new` fills in, one folder per language.
 pub(crate) static TEMPLATES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/templates");
 /// The workspace manifest: the versions the Rust SDK's dependencies are pinned to.
 const WORKSPACE: &str = include_str!("../../../Cargo.toml");
 
 /// The embedded trees and where each goes under the written-out root.
-fn trees() -> [(&'static str, &'static Dir<'static>); 5] {
+fn trees() -> [(&'static str, &'static Dir<'static>); 7] {
     [
         ("wit", &WIT),
         ("sdk/python/cordon_sdk", &PYTHON),
         ("sdk/rust", &RUST),
         ("sdk/js", &JS),
         ("sdk/c", &C),
+        ("sdk/sandbox-kit", &SANDBOX_KIT),
+        ("sdk/paths", &PATHS),
     ]
 }
 
@@ -114,11 +121,11 @@ fn write(root: &Path) -> anyhow::Result<()> {
             std::fs::write(&target, bytes)?;
         }
     }
-    let rust = staging.path().join("sdk/rust/Cargo.toml");
-    std::fs::write(
-        &rust,
-        standalone_manifest(&std::fs::read_to_string(&rust)?)?,
-    )?;
+    for krate in ["sdk/rust", "sdk/sandbox-kit", "sdk/paths"] {
+        let manifest = staging.path().join(krate).join("Cargo.toml");
+        let text = standalone_manifest(krate, &std::fs::read_to_string(&manifest)?)?;
+        std::fs::write(&manifest, text)?;
+    }
     std::fs::write(staging.path().join(".complete"), b"")?;
     let staged = staging.keep();
     if let Err(error) = std::fs::rename(&staged, root) {
@@ -143,9 +150,11 @@ pub(crate) fn pinned_dependency(krate: &str) -> anyhow::Result<String> {
     Ok(pin.to_string())
 }
 
-/// The Rust SDK's manifest with every `workspace = true` replaced by the
-/// workspace's own value, so it builds outside the repository.
-fn standalone_manifest(member: &str) -> anyhow::Result<String> {
+/// The manifest of the workspace member at `member` (a path from the
+/// repository root) with every `workspace = true` replaced by the
+/// workspace's own value, path dependencies made relative to the member, so
+/// it builds outside the repository.
+fn standalone_manifest(member: &str, text: &str) -> anyhow::Result<String> {
     let workspace: toml::Table = toml::from_str(WORKSPACE)?;
     let shared = |section: &str| {
         workspace
@@ -156,9 +165,14 @@ fn standalone_manifest(member: &str) -> anyhow::Result<String> {
             .unwrap_or_default()
     };
     let (package, dependencies) = (shared("package"), shared("dependencies"));
-    let mut manifest: toml::Table = toml::from_str(member)?;
+    let up = "../".repeat(Path::new(member).components().count());
+    let mut manifest: toml::Table = toml::from_str(text)?;
     manifest.remove("lints");
-    for (section, values) in [("package", &package), ("dependencies", &dependencies)] {
+    for (section, values) in [
+        ("package", &package),
+        ("dependencies", &dependencies),
+        ("dev-dependencies", &dependencies),
+    ] {
         let Some(table) = manifest
             .get_mut(section)
             .and_then(toml::Value::as_table_mut)
@@ -172,10 +186,15 @@ fn standalone_manifest(member: &str) -> anyhow::Result<String> {
                 .and_then(toml::Value::as_bool)
                 == Some(true);
             if inherited {
-                let resolved = values
+                let mut resolved = values
                     .get(key)
-                    .with_context(|| format!("the workspace has no `{key}` for `[{section}]`"))?;
-                *value = resolved.clone();
+                    .with_context(|| format!("the workspace has no `{key}` for `[{section}]`"))?
+                    .clone();
+                if let Some(path) = resolved.get_mut("path") {
+                    let relative = format!("{up}{}", path.as_str().unwrap_or_default());
+                    *path = toml::Value::String(relative);
+                }
+                *value = resolved;
             }
         }
     }
@@ -188,10 +207,8 @@ mod tests {
 
     #[test]
     fn the_rust_sdk_manifest_stands_alone() {
-        let manifest = standalone_manifest(
-            std::str::from_utf8(RUST.get_file("Cargo.toml").unwrap().contents()).unwrap(),
-        )
-        .unwrap();
+        let text = std::str::from_utf8(RUST.get_file("Cargo.toml").unwrap().contents()).unwrap();
+        let manifest = standalone_manifest("sdk/rust", text).unwrap();
         assert!(!manifest.contains("workspace"), "{manifest}");
         let parsed: toml::Table = toml::from_str(&manifest).unwrap();
         assert!(
@@ -200,6 +217,18 @@ mod tests {
                 .is_some()
         );
         assert_eq!(parsed["package"]["edition"].as_str(), Some("2024"));
+    }
+
+    #[test]
+    fn path_dependencies_point_at_their_written_out_copies() {
+        let text =
+            std::str::from_utf8(SANDBOX_KIT.get_file("Cargo.toml").unwrap().contents()).unwrap();
+        let manifest = standalone_manifest("sdk/sandbox-kit", text).unwrap();
+        let parsed: toml::Table = toml::from_str(&manifest).unwrap();
+        assert_eq!(
+            parsed["dependencies"]["cordon-paths"]["path"].as_str(),
+            Some("../../sdk/paths")
+        );
     }
 
     #[test]

@@ -185,3 +185,26 @@ fn new_refuses_bad_names_occupied_folders_and_missing_templates() {
         text(&output.stderr)
     );
 }
+
+#[test]
+fn a_rust_sandbox_backend_from_the_template_builds_and_serves_a_run() {
+    let project = Project::new();
+    let wrote = succeeded(&project.cordon(&["new", "sandbox", "mybox", "plugins/mybox"]));
+    assert!(wrote.contains("rust sandbox"), "{wrote}");
+    let built = succeeded(&project.cordon(&["build", "plugins/mybox"]));
+    assert!(built.contains("cached for the first call"), "{built}");
+    let checked = succeeded(&project.cordon(&["plugins", "check", "plugins"]));
+    assert!(checked.contains("workspace backend"), "{checked}");
+
+    project.write(
+        "agent.toml",
+        "name = \"a\"\nsandbox = \"mybox\"\n[permissions]\ndefault = \"allow\"\n",
+    );
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"write\"\nargs = { path = \"notes/plan.md\", content = \"ship it\\n\" }\n\n[[turn]]\ntext = \"Done.\"\n",
+    );
+    let run = project.run_scripted("boxed", &[]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert_eq!(project.read("notes/plan.md").as_deref(), Some("ship it\n"));
+}

@@ -51,6 +51,9 @@ pub(crate) fn run(global: &GlobalArgs, args: NewArgs) -> anyhow::Result<ExitCode
         std::fs::write(&target, values.render(text)?)
             .with_context(|| format!("writing {}", target.display()))?;
     }
+    if matches!(args.kind, NewKind::Sandbox) {
+        write_backend_source(&dir.join("src"), &sdk.wit())?;
+    }
     println!(
         "wrote  {} ({} {})",
         dir.display(),
@@ -62,6 +65,29 @@ pub(crate) fn run(global: &GlobalArgs, args: NewArgs) -> anyhow::Result<ExitCode
         println!("       (needs {toolchain})");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The source of the bundled `dir` backend, which a new sandbox backend
+/// starts from, with its WIT path pointing at `wit`.
+fn write_backend_source(src: &Path, wit: &Path) -> anyhow::Result<()> {
+    const BUNDLED_WIT: &str = "path: \"../../wit\"";
+    std::fs::create_dir_all(src)?;
+    for (path, bytes) in embedded::files(&embedded::DIR_BACKEND) {
+        let mut text = std::str::from_utf8(bytes)
+            .with_context(|| format!("backend source {} is not text", path.display()))?
+            .to_owned();
+        if path.file_name().is_some_and(|name| name == "lib.rs") {
+            if !text.contains(BUNDLED_WIT) {
+                bail!("the bundled backend's lib.rs no longer names its WIT as {BUNDLED_WIT}");
+            }
+            text = text.replace(
+                BUNDLED_WIT,
+                &format!("path: {:?}", wit.display().to_string()),
+            );
+        }
+        std::fs::write(src.join(path), text)?;
+    }
+    Ok(())
 }
 
 /// The templates there are for `kind`, as `LANG`.
