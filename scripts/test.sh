@@ -19,7 +19,8 @@ eval "$(scripts/toolchains.sh)"
 
 cargo test --workspace --no-run
 target_dir="${CARGO_TARGET_DIR:-target}"
-"$target_dir/debug/cordon" build --no-compile examples/tools tests/guests/hostile-py tests/guests/hostile-js
+"$target_dir/debug/cordon" build --no-compile examples/tools examples/tools/markdown/quickjs \
+    tests/guests/hostile-py tests/guests/hostile-js tests/guests/hostile-js/quickjs
 
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s sdk/python/tests
 node --test sdk/js/tests/

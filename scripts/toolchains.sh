@@ -7,7 +7,8 @@
 #   eval "$(scripts/toolchains.sh)"
 #
 #   Python  componentize-py 0.25.1 (PyPI), in a virtual environment
-#   JS      @bytecodealliance/componentize-js 0.23.0 and esbuild 0.28.2 (npm)
+#   JS      @bytecodealliance/componentize-js 0.23.0 (StarlingMonkey), componentize-qjs 0.4.5
+#           (QuickJS) and esbuild 0.28.2 (npm)
 #   C       clang-19, lld-19, wasi-libc, libclang-rt-19-dev-wasm32 (Debian; as root)
 #
 # CORDON_TOOLCHAINS chooses the cache folder.
@@ -16,6 +17,7 @@ set -euo pipefail
 cache="${CORDON_TOOLCHAINS:-${XDG_CACHE_HOME:-$HOME/.cache}/cordon-toolchains}"
 python_version=0.25.1
 js_version=0.23.0
+qjs_version=0.4.5
 esbuild_version=0.28.2
 mkdir -p "$cache"
 
@@ -31,15 +33,17 @@ if [ ! -x "$python_env/bin/componentize-py" ]; then
         || fail "pip could not install componentize-py==$python_version"
 fi
 
-js_prefix="$cache/js-componentize-$js_version-esbuild-$esbuild_version"
-if [ ! -x "$js_prefix/node_modules/.bin/componentize-js" ] || [ ! -x "$js_prefix/node_modules/.bin/esbuild" ]; then
+js_prefix="$cache/js-componentize-$js_version-qjs-$qjs_version-esbuild-$esbuild_version"
+if [ ! -x "$js_prefix/node_modules/.bin/componentize-js" ] || [ ! -x "$js_prefix/node_modules/.bin/componentize-qjs" ] \
+    || [ ! -x "$js_prefix/node_modules/.bin/esbuild" ]; then
     command -v npm >/dev/null || fail "npm is missing; install Node.js 20 or newer"
-    say "installing componentize-js $js_version and esbuild $esbuild_version into $js_prefix"
+    say "installing componentize-js $js_version, componentize-qjs $qjs_version and esbuild $esbuild_version into $js_prefix"
     rm -rf "$js_prefix"
     mkdir -p "$js_prefix"
     npm install --silent --no-audit --no-fund --prefix "$js_prefix" \
-        "@bytecodealliance/componentize-js@$js_version" "esbuild@$esbuild_version" >&2 \
-        || fail "npm could not install componentize-js $js_version and esbuild $esbuild_version"
+        "@bytecodealliance/componentize-js@$js_version" "componentize-qjs@$qjs_version" \
+        "esbuild@$esbuild_version" >&2 \
+        || fail "npm could not install componentize-js $js_version, componentize-qjs $qjs_version and esbuild $esbuild_version"
 fi
 
 if ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-wasi ] || ! command -v wasm-ld-19 >/dev/null \

@@ -141,8 +141,17 @@ async fn the_python_examples_schema_comes_from_its_type_hints() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_javascript_example_turns_markdown_into_plain_text() {
-    let (markdown, _workspace) = example("markdown").await;
+async fn the_javascript_example_turns_markdown_into_plain_text_on_starlingmonkey() {
+    markdown_example("markdown").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_javascript_source_works_on_quickjs() {
+    markdown_example("markdown/quickjs").await;
+}
+
+async fn markdown_example(folder: &str) {
+    let (markdown, _workspace) = example(folder).await;
     let document = "# Title\n\nSome **bold** and _em_ text, [a link](https://example.org) and `code`.\n\n- one\n- [x] two\n\n```sh\n# not a heading\necho hi\n```\n\n## Next\n> quoted\n";
     let plain = markdown
         .call(
@@ -255,9 +264,9 @@ async fn a_cached_python_component_loads_without_compiling_again() {
 const DATA_RO: &str = "[[grants.dirs]]\nhost = \"inner\"\nguest = \"/data\"\nmode = \"ro\"\n";
 const GRANTS: &str = "[grants]\ntools = [\"hostile-py.echo\"]\n[grants.state]\nread = [\"mine\"]\nwrite = [\"mine\"]\n[limits]\nmemory-mib = 96\ntimeout-ms = 3000\nfuel = 2000000000\nlog-kib = 16\n";
 
-/// The hostile fixture `folder` (its built component) under bundle name
-/// `name`, with `extra` manifest TOML, over a workspace holding `inner/ok.txt`
-/// and a `secret.txt` beside it.
+/// The hostile fixture `folder` (its built component, as its manifest names
+/// it) under bundle name `name`, with `extra` manifest TOML, over a workspace
+/// holding `inner/ok.txt` and a `secret.txt` beside it.
 async fn hostile(folder: &str, name: &str, extra: &str) -> (Fixture, Loaded) {
     let fixture = Fixture::new();
     let root = fixture.workspace.path();
@@ -268,7 +277,7 @@ async fn hostile(folder: &str, name: &str, extra: &str) -> (Fixture, Loaded) {
     fixture.bundle(
         name,
         &manifest(name, extra),
-        &dir.join(format!("{folder}.wasm")),
+        &dir.join(format!("{name}.wasm")),
     );
     let loaded = fixture.load().await;
     (fixture, loaded)
@@ -384,15 +393,24 @@ async fn undeclared_state_and_tools_are_refused(loaded: &Loaded, bundle: &str) {
     assert_eq!(output.content, json!("via the host"));
 }
 
-/// The limits every language gets: a loop, an allocation and a print
-/// without end each stop as a typed, audited `limit`.
-async fn runaway_calls_stop_at_their_limits(loaded: &Loaded, bundle: &str) {
+/// The limits every language gets: a loop and an allocation without end
+/// each stop as a typed, audited `limit`, and so does a print without end
+/// where the runtime can print (QuickJS has no `console`).
+async fn runaway_calls_stop_at_their_limits(loaded: &Loaded, bundle: &str, prints: bool) {
     let tool = |name: &str| format!("{bundle}.{name}");
+    if !prints {
+        let (kind, message) = refused(loaded, &tool("print"), json!({})).await;
+        assert_eq!(kind, ToolErrorKind::Failed, "{message}");
+        assert!(message.contains("console is not defined"), "{message}");
+    }
+    let printing = prints.then_some(("print", &[LimitKind::Log][..]));
     for (name, expected) in [
         ("loop", &[LimitKind::Fuel, LimitKind::Timeout][..]),
         ("alloc", &[LimitKind::Memory][..]),
-        ("print", &[LimitKind::Log][..]),
-    ] {
+    ]
+    .into_iter()
+    .chain(printing)
+    {
         let before = limits(loaded).len();
         let (kind, message) = refused(loaded, &tool(name), json!({})).await;
         assert_eq!(kind, ToolErrorKind::Limit, "{name}: {message}");
@@ -412,7 +430,7 @@ async fn python_gets_no_undeclared_state_or_tool() {
 #[tokio::test(flavor = "multi_thread")]
 async fn python_that_loops_allocates_or_prints_without_end_stops_at_its_limits() {
     let (_fixture, py) = hostile("hostile-py", "hostile-py", GRANTS).await;
-    runaway_calls_stop_at_their_limits(&py, "hostile-py").await;
+    runaway_calls_stop_at_their_limits(&py, "hostile-py", true).await;
 }
 
 // ---- Hostile JavaScript --------------------------------------------------
@@ -430,5 +448,17 @@ async fn javascript_gets_no_undeclared_state_or_tool() {
 #[tokio::test(flavor = "multi_thread")]
 async fn javascript_that_loops_allocates_or_prints_without_end_stops_at_its_limits() {
     let (_fixture, js) = hostile("hostile-js", "hostile-js", &js_grants()).await;
-    runaway_calls_stop_at_their_limits(&js, "hostile-js").await;
+    runaway_calls_stop_at_their_limits(&js, "hostile-js", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn javascript_on_quickjs_gets_no_undeclared_state_or_tool() {
+    let (_fixture, js) = hostile("hostile-js/quickjs", "hostile-js", &js_grants()).await;
+    undeclared_state_and_tools_are_refused(&js, "hostile-js").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn javascript_on_quickjs_that_loops_or_allocates_without_end_stops_at_its_limits() {
+    let (_fixture, js) = hostile("hostile-js/quickjs", "hostile-js", &js_grants()).await;
+    runaway_calls_stop_at_their_limits(&js, "hostile-js", false).await;
 }

@@ -30,6 +30,17 @@ import { Denied, Failed, InvalidInput, StateError, Timeout } from "./core.js";
 
 export * from "./core.js";
 
+// The engine the component runs on, which a QuickJS build sets with esbuild's
+// `--define:CORDON_JS_ENGINE='"quickjs"'`: QuickJS's bindings take 64-bit
+// integers as Numbers, StarlingMonkey's as BigInts.
+/* global CORDON_JS_ENGINE */
+const QUICKJS = typeof CORDON_JS_ENGINE !== "undefined" && CORDON_JS_ENGINE === "quickjs";
+
+/** `value` as the engine's bindings take a WIT `s64` or `u64`. */
+function int64(value) {
+  return QUICKJS ? Number(value) : BigInt(value);
+}
+
 function hostCall(operation) {
   try {
     return operation();
@@ -50,7 +61,7 @@ export const state = {
   },
   set: (key, value) => hostCall(() => hostState.set(key, JSON.stringify(value))),
   remove: (key) => hostCall(() => hostState.remove(key)),
-  increment: (key, delta = 1) => Number(hostCall(() => hostState.increment(key, BigInt(delta)))),
+  increment: (key, delta = 1) => Number(hostCall(() => hostState.increment(key, int64(delta)))),
   append: (key, item) => hostCall(() => hostState.append(key, JSON.stringify(item))),
   insert: (key, item) => hostCall(() => hostState.insert(key, JSON.stringify(item))),
   setField: (key, field, value) => hostCall(() => hostState.setField(key, field, JSON.stringify(value))),
@@ -65,7 +76,7 @@ export const log = {
   warn: (message) => hostLog.log("warn", String(message)),
   error: (message) => hostLog.log("error", String(message)),
   progress: (done, total, message = "") =>
-    hostLog.progress(BigInt(done), total === undefined ? undefined : BigInt(total), String(message)),
+    hostLog.progress(int64(done), total === undefined ? undefined : int64(total), String(message)),
 };
 
 /** The bundle's `[config]` table as an object. */

@@ -81,6 +81,12 @@ fn main() {
             args: json!({"markdown": "# a\n## b\n"}),
         },
         Subject {
+            label: "JavaScript on QuickJS",
+            bundle: examples.join("markdown/quickjs"),
+            tool: "markdown.outline",
+            args: json!({"markdown": "# a\n## b\n"}),
+        },
+        Subject {
             label: "C (wc)",
             bundle: examples.join("wc"),
             tool: "wc.count",

@@ -139,6 +139,10 @@ fn a_failing_build_names_the_manifest_field_and_the_others_still_build() {
         "[plugin]\nname = \"broken\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"broken.wasm\"\n[build]\ncommand = \"echo compiling && exit 3\"\n",
     );
     project.write(
+        "plugins/missing/plugin.toml",
+        "[plugin]\nname = \"missing\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"m.wasm\"\n[build]\ncommand = \"no-such-compiler-here m.c\"\n",
+    );
+    project.write(
         "plugins/silent/plugin.toml",
         "[plugin]\nname = \"silent\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"silent.wasm\"\n[build]\ncommand = \"true\"\n",
     );
@@ -155,8 +159,13 @@ fn a_failing_build_names_the_manifest_field_and_the_others_still_build() {
             && stderr.contains("field `plugin.component`"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("missing/plugin.toml: field `build.command` failed (exit status: 127)")
+            && stderr.contains("is its toolchain installed and on PATH?"),
+        "{stderr}"
+    );
     let stdout = text(&output.stdout);
-    assert!(stdout.contains("1 bundle(s) built, 2 failed"), "{stdout}");
+    assert!(stdout.contains("1 bundle(s) built, 3 failed"), "{stdout}");
 }
 
 #[test]
@@ -207,4 +216,39 @@ fn a_rust_sandbox_backend_from_the_template_builds_and_serves_a_run() {
     let run = project.run_scripted("boxed", &[]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     assert_eq!(project.read("notes/plan.md").as_deref(), Some("ship it\n"));
+}
+
+#[test]
+fn the_javascript_template_builds_on_quickjs_with_the_command_its_manifest_suggests() {
+    let project = Project::new();
+    succeeded(&project.cordon(&[
+        "new",
+        "tool",
+        "greet-qjs",
+        "plugins/greet-qjs",
+        "--lang",
+        "js",
+    ]));
+    let manifest = project.read("plugins/greet-qjs/plugin.toml").unwrap();
+    // The manifest suggests the QuickJS command in a comment; use it instead.
+    let suggested: Vec<&str> = manifest
+        .lines()
+        .skip_while(|line| !line.starts_with("# For QuickJS"))
+        .skip(1)
+        .take_while(|line| line.starts_with("#   "))
+        .map(|line| line.trim_start_matches("#   "))
+        .collect();
+    assert!(suggested.len() >= 2, "{manifest}");
+    let start = manifest.find("command = \"\"\"").unwrap();
+    let end = start + manifest[start..].find("\n\"\"\"").unwrap() + 4;
+    let quickjs = format!(
+        "{}command = \"\"\"\n{}\n\"\"\"{}",
+        &manifest[..start],
+        suggested.join("\n"),
+        &manifest[end..]
+    );
+    project.write("plugins/greet-qjs/plugin.toml", &quickjs);
+    let built = succeeded(&project.cordon(&["build", "plugins/greet-qjs"]));
+    assert!(built.contains("greet-qjs.wasm: "), "{built}");
+    greet(&project, "greet-qjs");
 }

@@ -68,8 +68,14 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
             .status()
             .with_context(|| format!("cannot run `sh` for {}", dir.display()))?;
         if !status.success() {
+            // `sh` exits 127 when it cannot find a program the command runs.
+            let hint = if status.code() == Some(127) {
+                "; a program it runs was not found: is its toolchain installed and on PATH?"
+            } else {
+                ""
+            };
             eprintln!(
-                "error: {}: field `build.command` failed ({status}) after {:.1} s; its output is above",
+                "error: {}: field `build.command` failed ({status}) after {:.1} s; its output is above{hint}",
                 dir.join(MANIFEST_FILE).display(),
                 started.elapsed().as_secs_f64()
             );

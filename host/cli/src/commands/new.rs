@@ -165,9 +165,9 @@ impl Language {
         match self {
             Self::Rust => Some("`rustup target add wasm32-wasip2`"),
             Self::Python => Some("`pip install componentize-py==0.25.1`"),
-            Self::Js => {
-                Some("`npm install -g @bytecodealliance/componentize-js@0.23.0 esbuild@0.28.2`")
-            }
+            Self::Js => Some(
+                "`npm install -g @bytecodealliance/componentize-js@0.23.0 componentize-qjs@0.4.5 esbuild@0.28.2`",
+            ),
             Self::C => {
                 Some("`apt-get install clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32`")
             }
