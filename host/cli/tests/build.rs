@@ -78,6 +78,39 @@ fn a_python_tool_from_the_template_builds_and_answers() {
 }
 
 #[test]
+fn a_python_tool_bundles_its_pure_python_dependencies_and_refuses_native_ones() {
+    let project = Project::new();
+    succeeded(&project.cordon(&["new", "tool", "pick", "plugins/pick", "--lang", "python"]));
+    project.write("plugins/pick/requirements.txt", "jmespath==1.0.1\n");
+    let app = project.read("plugins/pick/app.py").unwrap();
+    project.write(
+        "plugins/pick/app.py",
+        &format!(
+            "{app}\n\nimport jmespath\n\n\n@tool(\"pick.search\", read_only=True)\ndef search(data: dict, expression: str) -> object:\n    \"\"\"Search data with a JMESPath expression.\"\"\"\n    return jmespath.search(expression, data)\n"
+        ),
+    );
+    succeeded(&project.cordon(&["build", "plugins/pick"]));
+    let found = succeeded(&project.cordon(&[
+        "tool",
+        "call",
+        "pick.search",
+        "--args",
+        r#"{"data": {"a": [{"b": 1}, {"b": 2}]}, "expression": "a[].b"}"#,
+    ]));
+    assert_eq!(found.split_whitespace().collect::<String>(), "[1,2]");
+
+    project.write("plugins/pick/requirements.txt", "pyyaml==6.0.2\n");
+    let output = project.cordon(&["build", "plugins/pick"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("No matching distribution found for pyyaml==6.0.2"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("field `build.command` failed"), "{stderr}");
+}
+
+#[test]
 fn a_javascript_tool_from_the_template_builds_and_answers() {
     let project = Project::new();
     new_build_check_call(&project, "tool", "js", "greet-js");
