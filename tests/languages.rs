@@ -204,6 +204,51 @@ async fn the_c_example_counts_like_wc() {
     assert!(spec.output_schema.is_some());
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_component_exporting_more_than_its_world_loads_and_serves_its_tools() {
+    let bundle = built_bundle(EXAMPLE_TOOLS_DIR, "csv");
+    let exports = top_level_exports(&std::fs::read(bundle.join("csv.wasm")).unwrap());
+    assert!(
+        exports
+            .iter()
+            .any(|name| name == "cordon:plugin/tool@0.1.0")
+            && exports
+                .iter()
+                .any(|name| !name.starts_with("cordon:plugin/")),
+        "componentize-py adds an export of its own beside the tool interface: {exports:?}"
+    );
+    let (csv, _workspace) = example("csv").await;
+    let mut names: Vec<String> = csv
+        .plugins
+        .specs()
+        .into_iter()
+        .map(|spec| spec.name)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["csv.columns", "csv.summary"]);
+}
+
+/// The names a component exports at its top level.
+fn top_level_exports(bytes: &[u8]) -> Vec<String> {
+    let mut depth = 0usize;
+    let mut names = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        match payload.expect("a valid component") {
+            wasmparser::Payload::Version { .. } => depth += 1,
+            wasmparser::Payload::End(_) => depth -= 1,
+            wasmparser::Payload::ComponentExportSection(reader) if depth == 1 => {
+                names.extend(
+                    reader
+                        .into_iter()
+                        .map(|export| export.unwrap().name.name.to_owned()),
+                );
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
 // ---- The instance pool and the cache -------------------------------------
 
 #[tokio::test(flavor = "multi_thread")]

@@ -29,6 +29,13 @@ fn new_build_check_call(project: &Project, kind: &str, lang: &str, name: &str) {
         wrote.contains(&format!("next   cordon build {folder}")),
         "{wrote}"
     );
+    let ignored = project
+        .read(&format!("{folder}/.gitignore"))
+        .unwrap_or_default();
+    assert!(
+        ignored.contains("*.wasm"),
+        "the bundle's build output is ignored: {ignored:?}"
+    );
 
     let built = succeeded(&project.cordon(&["build", &folder]));
     assert!(built.contains(&format!("{name}.wasm: ")), "{built}");
@@ -38,6 +45,9 @@ fn new_build_check_call(project: &Project, kind: &str, lang: &str, name: &str) {
         "the build compiles into the cache: {built}"
     );
     assert!(built.contains("1 bundle(s) built, 0 failed"), "{built}");
+    if kind == "tool" {
+        assert!(built.contains(&format!("tools: {name}.greet;")), "{built}");
+    }
 
     let checked = succeeded(&project.cordon(&["plugins", "check", "plugins"]));
     assert!(
@@ -133,6 +143,7 @@ fn a_rust_tool_and_a_rust_hook_from_the_templates_build_and_work() {
     assert!(built.contains("rust hook"), "{built}");
     let built = succeeded(&project.cordon(&["build", "plugins/blocklist"]));
     assert!(built.contains("cached for the first call"), "{built}");
+    assert!(built.contains("hooks: before-tool-call;"), "{built}");
     let checked = succeeded(&project.cordon(&["plugins", "check", "plugins"]));
     assert!(checked.contains("hooks:  before-tool-call"), "{checked}");
 

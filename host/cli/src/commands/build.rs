@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use cordon_wasm::manifest::MANIFEST_FILE;
-use cordon_wasm::{CacheOutcome, Manifest};
+use cordon_wasm::{BundleKind, CacheOutcome, LoadedBundle, Manifest};
 
 use crate::args::{BuildArgs, GlobalArgs};
 use crate::context;
@@ -106,7 +106,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
             let started = Instant::now();
             match host.load_bundle(dir, &global.workspace).await {
                 Ok(loaded) => println!(
-                    "       {}; {} tool(s); {}",
+                    "       {}; {}; {}",
                     match loaded.cache {
                         CacheOutcome::Hit => "already compiled".to_owned(),
                         CacheOutcome::Compiled => format!(
@@ -118,7 +118,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
                             started.elapsed().as_secs_f64()
                         ),
                     },
-                    loaded.tools.len(),
+                    provides(&loaded),
                     loaded.bundle.footprint
                 ),
                 Err(error) => {
@@ -136,6 +136,22 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
     } else {
         ExitCode::from(1)
     })
+}
+
+/// What a loaded bundle provides, in a few words.
+fn provides(loaded: &LoadedBundle) -> String {
+    let manifest = &loaded.bundle.manifest;
+    match manifest.kind {
+        BundleKind::Tool => {
+            let names: Vec<&str> = loaded.tools.iter().map(|tool| tool.name.as_str()).collect();
+            format!("tools: {}", names.join(", "))
+        }
+        BundleKind::Hook => {
+            let phases: Vec<&str> = manifest.hooks.iter().map(|phase| phase.as_str()).collect();
+            format!("hooks: {}", phases.join(", "))
+        }
+        BundleKind::Sandbox => "a workspace backend".to_owned(),
+    }
 }
 
 /// Each folder of `dirs` that holds a manifest, or else each sub-folder of it
