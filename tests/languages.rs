@@ -249,6 +249,53 @@ fn top_level_exports(bytes: &[u8]) -> Vec<String> {
     names
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn the_go_example_takes_urls_apart_and_resolves_links() {
+    let (urls, _workspace) = example("urls").await;
+    let parts = urls
+        .call(
+            "urls.parse",
+            json!({"url": "https://ada@example.org:8443/a/b?x=1&x=2&y=z#top"}),
+        )
+        .await
+        .expect("parse")
+        .content;
+    assert_eq!(
+        parts,
+        json!({
+            "scheme": "https", "user": "ada", "host": "example.org", "port": "8443",
+            "path": "/a/b", "query": {"x": ["1", "2"], "y": ["z"]}, "keys": ["x", "y"],
+            "fragment": "top"
+        })
+    );
+    let resolved = urls
+        .call(
+            "urls.resolve",
+            json!({"base": "https://example.org/docs/a/", "links": ["../b", "/c?d=1", "https://other.org/"]}),
+        )
+        .await
+        .expect("resolve");
+    assert_eq!(
+        resolved.content,
+        json!([
+            "https://example.org/docs/b",
+            "https://example.org/c?d=1",
+            "https://other.org/"
+        ])
+    );
+    let (kind, message) = refused(
+        &urls,
+        "urls.resolve",
+        json!({"base": "relative/x", "links": []}),
+    )
+    .await;
+    assert_eq!(kind, ToolErrorKind::InvalidInput, "{message}");
+    assert!(
+        message.contains("base must be an absolute URL"),
+        "{message}"
+    );
+}
+
 // ---- The instance pool and the cache -------------------------------------
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,4 +1,4 @@
-//! The example tools in Python, JavaScript and C beside a Rust tool, in one
+//! The example tools in Python, JavaScript, Go and C beside a Rust tool, in one
 //! process: component size, cold load (compiling), cached load, a call in a
 //! fresh instance, and the memory 64 concurrent calls take. Each figure is
 //! also given as a ratio to a minimal Rust tool's (an echo), measured in the
@@ -85,6 +85,12 @@ fn main() {
             bundle: examples.join("markdown/quickjs"),
             tool: "markdown.outline",
             args: json!({"markdown": "# a\n## b\n"}),
+        },
+        Subject {
+            label: "Go (urls)",
+            bundle: examples.join("urls"),
+            tool: "urls.parse",
+            args: json!({"url": "https://example.org/a?b=c"}),
         },
         Subject {
             label: "C (wc)",

@@ -66,7 +66,7 @@ pub(crate) enum Command {
     /// Exits 0 when every bundle built and loads, 1 otherwise.
     Build(BuildArgs),
     /// Cordon's WIT and SDKs, for build commands of languages whose
-    /// toolchains make core WebAssembly modules (C).
+    /// toolchains make core WebAssembly modules (C, Go).
     #[command(subcommand)]
     Sdk(SdkCommand),
 }
@@ -87,7 +87,7 @@ pub(crate) enum SdkCommand {
 /// What `cordon sdk bindings` writes.
 #[derive(Debug, Args)]
 pub(crate) struct BindingsArgs {
-    /// The language: `c`.
+    /// The language: `c` or `go`.
     #[arg(value_enum)]
     pub lang: BindingsLanguage,
     /// The folder to write them to.
@@ -102,6 +102,8 @@ pub(crate) struct BindingsArgs {
 pub(crate) enum BindingsLanguage {
     /// C: `WORLD.h`, `WORLD.c` and `WORLD_component_type.o`.
     C,
+    /// Go: a `wit_component` module (`go.mod`, `wit_exports.go`, one package per interface).
+    Go,
 }
 
 /// What `cordon sdk component` makes.
@@ -112,6 +114,10 @@ pub(crate) struct ComponentArgs {
     /// The component to write.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Embed this world's component type first, for a module whose toolchain
+    /// did not link the bindings' (Go).
+    #[arg(long)]
+    pub world: Option<String>,
 }
 
 /// What `cordon new` writes.
@@ -151,6 +157,8 @@ pub(crate) enum Language {
     Js,
     /// C, with clang, wasi-libc and bindings Cordon generates.
     C,
+    /// Go, with Go 1.24 or newer and bindings Cordon generates.
+    Go,
 }
 
 /// What `cordon build` builds.

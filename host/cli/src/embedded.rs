@@ -19,6 +19,13 @@ static JS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/js");
 static C: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/c");
 static SANDBOX_KIT: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/sandbox-kit");
 static PATHS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../sdk/paths");
+/// The Go runtime package Go bindings import, from the `wit-bindgen-go` crate
+/// (see `build.rs`): its `wit/` folder, `go.mod` and licence.
+pub(crate) static GO_PKG: Dir<'_> = include_dir!("$CORDON_GO_PKG/wit");
+/// The Go runtime package's licence.
+pub(crate) const GO_PKG_LICENSE: &str = include_str!(concat!(env!("CORDON_GO_PKG"), "/LICENSE"));
+/// The Go runtime package's module file.
+pub(crate) const GO_PKG_MODULE: &str = "module go.bytecodealliance.org/pkg\n\ngo 1.25\n";
 /// The bundled `dir` backend's source, which `cordon new sandbox` starts from.
 pub(crate) static DIR_BACKEND: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../plugins/dir/src");
 /// The bundle templates `cordon new` fills in, one folder per language.

@@ -51,7 +51,9 @@ fn main() -> ExitCode {
             Command::Build(args) => commands::build::run(&cli.global, args).await,
             Command::Sdk(SdkCommand::Path) => commands::sdk::path(&cli.global),
             Command::Sdk(SdkCommand::Bindings(args)) => commands::sdk::bindings(&cli.global, args),
-            Command::Sdk(SdkCommand::Component(args)) => commands::sdk::component(args),
+            Command::Sdk(SdkCommand::Component(args)) => {
+                commands::sdk::component(&cli.global, args)
+            }
         }
     });
     // A sandbox backend's thread stuck in a system call (a FIFO in the

@@ -128,6 +128,13 @@ fn a_javascript_tool_from_the_template_builds_and_answers() {
 }
 
 #[test]
+fn a_go_tool_from_the_template_builds_and_answers() {
+    let project = Project::new();
+    new_build_check_call(&project, "tool", "go", "greet-go");
+    greet(&project, "greet-go");
+}
+
+#[test]
 fn a_c_tool_from_the_template_builds_and_answers() {
     let project = Project::new();
     new_build_check_call(&project, "tool", "c", "greet-c");

