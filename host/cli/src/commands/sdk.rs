@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use wit_parser::Resolve;
+use wit_parser::{Resolve, WorldId};
 
 use crate::args::{BindingsArgs, BindingsLanguage, ComponentArgs, GlobalArgs};
 use crate::context;
@@ -22,15 +22,21 @@ pub(crate) fn path(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn bindings(global: &GlobalArgs, args: BindingsArgs) -> anyhow::Result<ExitCode> {
+/// Cordon's WIT, resolved, and its world `name`.
+fn world(global: &GlobalArgs, name: &str) -> anyhow::Result<(Resolve, WorldId)> {
     let sdk = Sdk::materialize(&context::cache_root(global))?;
     let mut resolve = Resolve::default();
     let (package, _) = resolve
         .push_dir(sdk.wit())
         .context("reading Cordon's WIT")?;
     let world = resolve
-        .select_world(&[package], Some(&args.world))
-        .with_context(|| format!("world `{}`", args.world))?;
+        .select_world(&[package], Some(name))
+        .with_context(|| format!("world `{name}`"))?;
+    Ok((resolve, world))
+}
+
+pub(crate) fn bindings(global: &GlobalArgs, args: BindingsArgs) -> anyhow::Result<ExitCode> {
+    let (mut resolve, world) = world(global, &args.world)?;
     let mut generator = match args.lang {
         BindingsLanguage::C => wit_bindgen_c::Opts::default().build(),
         BindingsLanguage::Go => wit_bindgen_go::Opts::default().build(),
@@ -85,14 +91,7 @@ pub(crate) fn component(global: &GlobalArgs, args: ComponentArgs) -> anyhow::Res
     if let Some(world) = &args.world {
         // A toolchain that does not link the bindings' component type (Go)
         // gets it here, from the world it was built against.
-        let sdk = Sdk::materialize(&context::cache_root(global))?;
-        let mut resolve = Resolve::default();
-        let (package, _) = resolve
-            .push_dir(sdk.wit())
-            .context("reading Cordon's WIT")?;
-        let world = resolve
-            .select_world(&[package], Some(world))
-            .with_context(|| format!("world `{world}`"))?;
+        let (resolve, world) = self::world(global, world)?;
         wit_component::embed_component_metadata(
             &mut module,
             &resolve,
