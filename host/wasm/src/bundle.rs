@@ -22,7 +22,7 @@ use crate::cache::{CacheOutcome, sha256_hex};
 use crate::capabilities::CallBuilder;
 use crate::capabilities::dirs::{self, ResolvedDir};
 use crate::engine::Engine;
-use crate::footprint::Footprint;
+use crate::footprint::{Footprint, Unsized};
 use crate::guarded::{self, Body};
 use crate::manifest::{BundleKind, MANIFEST_FILE, Manifest, ManifestError, is_tool_name};
 use crate::safeguards::Safeguards;
@@ -212,6 +212,18 @@ pub enum BundleError {
         /// The slots the pool has.
         pool: u32,
     },
+    /// How much of the instance pool one instance takes cannot be known
+    /// from the component's binary.
+    #[error(
+        "{}: Cordon cannot tell how much of the instance pool one instance takes: {reason}",
+        path.display()
+    )]
+    Unsized {
+        /// The component file.
+        path: PathBuf,
+        /// Why.
+        reason: Unsized,
+    },
     /// Two bundles share a name.
     #[error("{}: bundle name `{name}` is already used by {}", second.display(), first.display())]
     DuplicateBundle {
@@ -260,7 +272,10 @@ pub(crate) async fn load(
                 path: path.clone(),
                 message: format!("{error:#}"),
             })?;
-    let footprint = Footprint::of(&component, &bytes);
+    let footprint = Footprint::of(&component, &bytes).map_err(|reason| BundleError::Unsized {
+        path: path.clone(),
+        reason,
+    })?;
     if footprint.slots() > engine.admission.size() {
         return Err(BundleError::TooBigForPool {
             path,

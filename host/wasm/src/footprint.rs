@@ -7,7 +7,10 @@
 //! pool is sized so that every such component fits one slot; a
 //! component that needs more takes several, so a burst of its calls waits for
 //! room instead of exhausting the allocator mid-instantiation. A component
-//! that would need more than the whole pool is refused at load.
+//! that would need more than the whole pool is refused at load, and so is one
+//! whose footprint cannot be known from its binary (it instantiates core
+//! modules or components it is handed at run time): a count that could be
+//! low would let it take the room of other calls.
 
 use wasmparser::{
     ComponentAlias, ComponentExternalKind, ComponentInstance, ComponentOuterAliasKind,
@@ -33,16 +36,20 @@ pub struct Footprint {
 }
 
 impl Footprint {
-    /// The footprint of `component`, whose binary is `bytes`.
-    pub(crate) fn of(component: &wasmtime::component::Component, bytes: &[u8]) -> Self {
-        let (memories, tables) = component
+    /// The footprint of `component`, whose binary is `bytes`, or why it
+    /// cannot be known.
+    pub(crate) fn of(
+        component: &wasmtime::component::Component,
+        bytes: &[u8],
+    ) -> Result<Self, Unsized> {
+        let needed = component
             .resources_required()
-            .map_or((0, 0), |needed| (needed.num_memories, needed.num_tables));
-        Self {
-            core_instances: core_instances(bytes),
-            memories,
-            tables,
-        }
+            .ok_or(Unsized("it instantiates core modules it imports"))?;
+        Ok(Self {
+            core_instances: core_instances(bytes)?,
+            memories: needed.num_memories,
+            tables: needed.num_tables,
+        })
     }
 
     /// How many pool slots one instance takes: at least one.
@@ -59,17 +66,22 @@ impl Footprint {
     }
 }
 
+/// Why a component's footprint cannot be known from its binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unsized(&'static str);
+
 /// The core instances one instance of the component `bytes` creates: its own
 /// module instantiations plus, for each nested component it instantiates,
 /// that component's count (a component instantiated twice counts twice).
-fn core_instances(bytes: &[u8]) -> u32 {
+fn core_instances(bytes: &[u8]) -> Result<u32, Unsized> {
     // One entry per unit being read: `Some` for a component (its own
     // instantiations so far and the count of each entry of its component
     // index space), `None` for a core module.
     let mut frames: Vec<Option<Frame>> = Vec::new();
     let mut total = 0;
     for payload in Parser::new(0).parse_all(bytes) {
-        let Ok(payload) = payload else { break };
+        let payload = payload.map_err(|_| Unsized("its binary cannot be read"))?;
         match payload {
             Payload::Version { encoding, .. } => frames.push(match encoding {
                 Encoding::Component => Some(Frame::default()),
@@ -87,11 +99,11 @@ fn core_instances(bytes: &[u8]) -> u32 {
                 let Some((Some(frame), outer)) = frames.split_last_mut() else {
                     continue;
                 };
-                frame.read(payload, outer);
+                frame.read(payload, outer)?;
             }
         }
     }
-    total
+    Ok(total)
 }
 
 /// A component being read.
@@ -106,7 +118,7 @@ struct Frame {
 
 impl Frame {
     /// Account for one section; `outer` holds the enclosing units, innermost last.
-    fn read(&mut self, payload: Payload<'_>, outer: &[Option<Frame>]) {
+    fn read(&mut self, payload: Payload<'_>, outer: &[Option<Frame>]) -> Result<(), Unsized> {
         match payload {
             Payload::InstanceSection(reader) => {
                 let created = reader
@@ -156,13 +168,18 @@ impl Frame {
                         ComponentAlias::InstanceExport {
                             kind: ComponentExternalKind::Component,
                             ..
-                        } => self.components.push(0),
+                        } => {
+                            return Err(Unsized(
+                                "it instantiates a component it takes from another instance",
+                            ));
+                        }
                         _ => {}
                     }
                 }
             }
             _ => {}
         }
+        Ok(())
     }
 
     fn component(&self, index: u32) -> u32 {
@@ -183,6 +200,65 @@ impl std::fmt::Display for Footprint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn count(text: &str) -> Result<u32, Unsized> {
+        core_instances(&wat::parse_str(text).expect("valid component text"))
+    }
+
+    #[test]
+    fn a_nested_component_counts_once_per_instantiation() {
+        let counted = count(
+            r#"(component
+                (core module $m)
+                (core instance (instantiate $m))
+                (component $inner
+                    (core module $n)
+                    (core instance (instantiate $n))
+                    (core instance (instantiate $n)))
+                (instance (instantiate $inner))
+                (instance (instantiate $inner))
+                (component $outer
+                    (alias outer 1 $inner (component $again))
+                    (instance (instantiate $again)))
+                (instance (instantiate $outer)))"#,
+        );
+        assert_eq!(counted, Ok(1 + 2 * 2 + 2));
+    }
+
+    #[test]
+    fn a_component_taken_from_another_instance_cannot_be_sized() {
+        let counted = count(
+            r#"(component
+                (component $exporter
+                    (component $hidden
+                        (core module $n)
+                        (core instance (instantiate $n)))
+                    (export "hidden" (component $hidden)))
+                (instance $from (instantiate $exporter))
+                (alias export $from "hidden" (component $taken))
+                (instance (instantiate $taken)))"#,
+        );
+        assert!(counted.is_err(), "{counted:?}");
+    }
+
+    #[test]
+    fn a_component_instantiating_an_imported_module_cannot_be_sized() {
+        let mut config = wasmtime::Config::new();
+        config.wasm_component_model(true);
+        let engine = wasmtime::Engine::new(&config).unwrap();
+        let bytes = wat::parse_str(
+            r#"(component
+                (import "m" (core module $m))
+                (core instance (instantiate $m)))"#,
+        )
+        .unwrap();
+        let component = wasmtime::component::Component::new(&engine, &bytes).unwrap();
+        let sized = Footprint::of(&component, &bytes);
+        assert_eq!(
+            sized,
+            Err(Unsized("it instantiates core modules it imports"))
+        );
+    }
 
     #[test]
     fn a_component_takes_one_slot_until_it_outgrows_one() {

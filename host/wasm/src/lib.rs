@@ -46,7 +46,7 @@ pub use bundle::{Bundle, BundleError, LoadedBundle};
 pub use cache::CacheOutcome;
 pub use capabilities::dirs::ResolvedDir;
 pub use engine::{EngineError, HostConfig};
-pub use footprint::Footprint;
+pub use footprint::{Footprint, Unsized};
 pub use limits::{Limits, StagingLimits};
 pub use manifest::{
     BuildRecipe, BundleKind, DirGrant, DirMode, Grants, Manifest, ManifestError, StagingPolicy,
