@@ -241,6 +241,41 @@ mod tests {
         assert!(counted.is_err(), "{counted:?}");
     }
 
+    #[tokio::test]
+    async fn a_component_bigger_than_the_whole_pool_is_refused_at_load() {
+        let instances = "(core instance (instantiate $m))\n".repeat(30);
+        let bytes = wat::parse_str(format!("(component (core module $m) {instances})")).unwrap();
+        let bundle = tempfile::tempdir().unwrap();
+        std::fs::write(
+            bundle.path().join("plugin.toml"),
+            "[plugin]\nname = \"big\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"big.wasm\"\n",
+        )
+        .unwrap();
+        std::fs::write(bundle.path().join("big.wasm"), bytes).unwrap();
+        let host = crate::PluginHost::new(crate::HostConfig {
+            cache_dir: None,
+            max_instances: 1,
+        })
+        .unwrap();
+        let error = host
+            .load_bundle(bundle.path(), bundle.path())
+            .await
+            .err()
+            .expect("a component needing two slots does not load on a pool of one");
+        assert!(
+            matches!(
+                error,
+                crate::BundleError::TooBigForPool {
+                    slots: 2,
+                    pool: 1,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        assert!(error.to_string().contains("--max-instances"), "{error}");
+    }
+
     #[test]
     fn a_component_instantiating_an_imported_module_cannot_be_sized() {
         let mut config = wasmtime::Config::new();
