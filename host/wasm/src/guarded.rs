@@ -184,15 +184,6 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Stopped {
         }
         _ => {}
     }
-    if state.log.stdio_full() {
-        return Stopped::Limit(
-            LimitKind::Log,
-            format!(
-                "stdout or stderr exceeded the limit of {} bytes",
-                limits.log_bytes
-            ),
-        );
-    }
     let cause = error
         .downcast_ref::<Trap>()
         .map_or_else(|| format!("{error:#}"), ToString::to_string);

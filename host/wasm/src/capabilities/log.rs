@@ -56,11 +56,6 @@ impl LogOutput {
         }
     }
 
-    /// Whether stdout or stderr filled its buffer.
-    pub(crate) fn stdio_full(&self) -> bool {
-        self.stdout.contents().len() >= self.limit || self.stderr.contents().len() >= self.limit
-    }
-
     /// What the component said last on stderr before it stopped: the message of
     /// a Rust panic when there was one, otherwise the last non-empty line.
     pub(crate) fn last_words(&self) -> Option<String> {
