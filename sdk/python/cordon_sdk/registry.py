@@ -38,6 +38,7 @@ class Registered:
     name: str
     description: str
     function: typing.Callable
+    hints: dict
     input_schema: dict
     output_schema: typing.Optional[dict]
     annotations: Annotations
@@ -69,6 +70,7 @@ def tool(name, *, description=None, read_only=False, destructive=False, idempote
             name=name,
             description=text,
             function=function,
+            hints=typing.get_type_hints(function, include_extras=True),
             input_schema=schema.input_schema(function, parameters),
             output_schema=schema.output_schema(function),
             annotations=Annotations(read_only, destructive, idempotent, open_world),
@@ -92,9 +94,8 @@ def run(name, args_json):
         return InvalidInput.kind, f"arguments for {name} are not JSON: {error}"
     if not isinstance(args, dict):
         return InvalidInput.kind, f"arguments for {name} must be a JSON object"
-    hints = typing.get_type_hints(registered.function, include_extras=True)
     try:
-        typed = {key: from_json(hints.get(key, typing.Any), value) for key, value in args.items()}
+        typed = {key: from_json(registered.hints.get(key, typing.Any), value) for key, value in args.items()}
     except (TypeError, ValueError, KeyError) as error:
         return InvalidInput.kind, f"arguments for {name} do not fit: {error}"
     try:
