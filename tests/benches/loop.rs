@@ -221,6 +221,7 @@ fn commit_throughput() {
             state: Vec::new(),
             thread_state: Vec::new(),
             events: Vec::new(),
+            skills: Vec::new(),
             disposition: Disposition::Running,
             files: Vec::new(),
         })

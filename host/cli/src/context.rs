@@ -38,6 +38,7 @@ pub(crate) fn safeguards(
         files: files.clone().union(&operator.files),
         reserved: store_reach(store, workspace),
         trust: operator.trust.clone(),
+        skills: Vec::new(),
     }
 }
 

@@ -105,5 +105,14 @@ pub(crate) fn render(event: &Event) -> String {
         Event::ContextAdded { bundle, bytes } => {
             format!("[{bundle}] added {bytes} bytes of context to the model request")
         }
+        Event::SkillDenied {
+            skill,
+            call_id,
+            tool,
+            reason,
+        } => format!("[skill {skill}] denied call {call_id} of `{tool}`: {reason}"),
+        Event::SkillDropped { skill, reason } => {
+            format!("[skill {skill}] warning: dropped its activation: {reason}")
+        }
     }
 }

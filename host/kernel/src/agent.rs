@@ -4,7 +4,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::policy::{PermissionPolicy, PolicyError, PolicyTable};
 use crate::typed_state::{MergePolicy, Scope, StateKey};
@@ -35,6 +35,9 @@ pub struct AgentDef {
     /// directly. An untrusted agent's file changes are staged and committed
     /// with each step (a transactional workspace).
     pub trusted: bool,
+    /// Folders of skills (or skill folders) the agent offers, as written:
+    /// relative paths are relative to the agent file; the host resolves them.
+    pub skills: Vec<PathBuf>,
     tools: GlobSet,
     tool_patterns: Vec<String>,
 }
@@ -96,6 +99,8 @@ struct AgentFile {
     sandbox: Option<String>,
     #[serde(default)]
     trusted: bool,
+    #[serde(default)]
+    skills: Vec<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -140,6 +145,7 @@ impl AgentDef {
             state: BTreeMap::new(),
             sandbox: None,
             trusted: false,
+            skills: Vec::new(),
             tools: set,
             tool_patterns: patterns,
         })
@@ -158,6 +164,7 @@ impl AgentDef {
     /// max-steps = 8
     /// sandbox = "dir"            # optional: the workspace's sandbox backend
     /// trusted = false            # the default: file changes are transactional
+    /// skills = ["skills"]        # folders of skills, relative to this file
     /// [state.notes]
     /// schema = { type = "array" }
     /// scope = "thread"           # or "run" (the default)
@@ -228,6 +235,7 @@ impl AgentDef {
             state,
             sandbox: parsed.sandbox,
             trusted: parsed.trusted,
+            skills: parsed.skills,
             tools,
             tool_patterns: parsed.tools,
         })

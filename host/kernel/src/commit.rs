@@ -21,6 +21,7 @@ use crate::event::Event;
 use crate::files::{FileChange, StepFiles};
 use crate::message::{CallResult, Message, ToolCall};
 use crate::policy::Decision;
+use crate::skills::{ActiveSkills, SkillChange};
 use crate::state::{StateWrite, apply_writes};
 
 /// A tool call, how the gate judged it, and what became of it.
@@ -122,6 +123,9 @@ pub struct StepCommit {
     pub thread_state: Vec<StateWrite>,
     /// Audit events of the step.
     pub events: Vec<Event>,
+    /// Skills the step activated or dropped, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<SkillChange>,
     /// Where the run stands afterwards.
     pub disposition: Disposition,
     /// File changes the step staged in a transactional workspace. Stores keep
@@ -207,6 +211,16 @@ impl RunRecord {
         self.commits
             .last()
             .map_or(Disposition::Running, |commit| commit.disposition.clone())
+    }
+
+    /// The skills active after the last commit: every commit's skill
+    /// changes applied in order.
+    pub fn skills(&self) -> ActiveSkills {
+        let mut active = ActiveSkills::default();
+        for commit in &self.commits {
+            active.apply(&commit.skills);
+        }
+        active
     }
 
     /// The committed state: every commit's writes applied in order.

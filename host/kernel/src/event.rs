@@ -178,6 +178,26 @@ pub enum Event {
         /// The length of the added text, in bytes.
         bytes: usize,
     },
+    /// An active skill's `allowed-tools` left a call out, so it was denied;
+    /// or the call named a tool of a skill that is not active.
+    SkillDenied {
+        /// The skill.
+        skill: String,
+        /// The call.
+        call_id: String,
+        /// The tool it named.
+        tool: String,
+        /// Why, as the model reads it.
+        reason: String,
+    },
+    /// A resumed run dropped an activation: the skill's SKILL.md changed
+    /// since it was activated, or the skill is no longer there.
+    SkillDropped {
+        /// The skill.
+        skill: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Receives events as they happen.

@@ -1,5 +1,6 @@
 //! The gate every tool call passes: the agent's tool list and permission policy
-//! first, then each before-tool-call hook in order. Deny beats ask beats allow;
+//! first, narrowed by every active skill's `allowed-tools`, then each
+//! before-tool-call hook in order. Deny beats ask beats allow;
 //! a deny ends the chain; a hook that fails, or whose staged writes are refused,
 //! denies (fail closed); rewritten arguments are judged by the policy again, so
 //! no hook can turn the policy's deny into an allow.
@@ -11,25 +12,65 @@ use crate::merge::{Admit, Refusal, StateConflict, Writer};
 use crate::message::ToolCall;
 use crate::policy::{Decision, Verdict};
 use crate::progress::Trail;
+use crate::skills::{ActiveSkills, skill_of};
 use crate::state::json_kind;
 use crate::tool::{ToolAnnotations, ToolError, ToolErrorKind};
 
-/// The agent's own judgement: tools outside its list are denied, its policy
-/// decides the rest, knowing the effects the tool declares.
+/// The agent's own judgement, as the active skills narrow it: tools outside
+/// its list are denied, and so are the tools of a skill that is not active;
+/// its policy decides the rest, knowing the effects the tool declares; then
+/// a call the policy does not deny is denied when an active skill's
+/// `allowed-tools` leave it out. A skill's denial is an audit event.
 pub(crate) fn policy_decision(
     agent: &AgentDef,
+    skills: &ActiveSkills,
+    events: &dyn Trail,
     annotations: ToolAnnotations,
     call: &ToolCall,
 ) -> Decision {
-    if agent.uses_tool(&call.name) {
-        agent
-            .permissions
-            .decide(&call.name, annotations, &call.args)
-    } else {
-        Decision {
+    if !agent.uses_tool(&call.name) {
+        return Decision {
             verdict: Verdict::Deny,
             rule: Some(format!("`{}` is not among the agent's tools", call.name)),
+        };
+    }
+    let refused = |skill: &str, reason: String| {
+        events.emit(Event::SkillDenied {
+            skill: skill.to_owned(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            reason: reason.clone(),
+        });
+        Decision {
+            verdict: Verdict::Deny,
+            rule: Some(reason),
         }
+    };
+    if let Some(skill) = skill_of(&call.name)
+        && !skills.is_active(skill)
+    {
+        let reason = format!(
+            "`{}` is a tool of skill `{skill}`, which is not active; activate it with the `skill` tool first",
+            call.name
+        );
+        return refused(skill, reason);
+    }
+    let decision = agent
+        .permissions
+        .decide(&call.name, annotations, &call.args);
+    if decision.verdict == Verdict::Deny {
+        return decision;
+    }
+    match skills.refusal(&call.name, annotations, &call.args) {
+        Some(refusal) => {
+            let reason = format!(
+                "skill `{}` is active and its allowed-tools [{}] do not include this call",
+                refusal.skill,
+                refusal.allowed.join(" ")
+            );
+            refused(&refusal.skill, reason)
+        }
+        None => decision,
     }
 }
 
@@ -46,13 +87,14 @@ enum Step {
 /// with the step's, which fails the step.
 pub(crate) async fn judge(
     agent: &AgentDef,
+    skills: &ActiveSkills,
     hooks: &dyn HookSet,
     events: &dyn Trail,
     step: &mut dyn Admit,
     annotations: ToolAnnotations,
     mut call: ToolCall,
 ) -> Result<(ToolCall, Decision), StateConflict> {
-    let mut decision = policy_decision(agent, annotations, &call);
+    let mut decision = policy_decision(agent, skills, events, annotations, &call);
     if decision.verdict == Verdict::Deny {
         return Ok((call, decision));
     }
@@ -126,7 +168,7 @@ pub(crate) async fn judge(
         }
     }
     if rewritten {
-        let again = policy_decision(agent, annotations, &call);
+        let again = policy_decision(agent, skills, events, annotations, &call);
         if again.verdict > decision.verdict {
             decision = Decision {
                 verdict: again.verdict,

@@ -22,6 +22,7 @@ mod phases;
 pub mod policy;
 pub mod progress;
 pub mod run;
+pub mod skills;
 pub mod state;
 pub mod tool;
 pub mod typed_state;
@@ -51,6 +52,9 @@ pub use model::{
 pub use policy::{Decision, PermissionPolicy, PolicyError, Rule, Verdict};
 pub use progress::{Observer, Progress, Unobserved};
 pub use run::{RunError, RunOutcome, Runtime};
+pub use skills::{
+    ActiveSkills, SKILL_TOOL, SkillActivation, SkillCatalog, SkillChange, SkillRefusal, skill_of,
+};
 pub use state::{
     MemoryStateStore, StagedState, StateError, StateOp, StateReader, StateSnapshot, StateStore,
     StateStoreError, StateWrite, Touch, apply_writes,

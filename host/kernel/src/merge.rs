@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::agent::AgentDef;
 use crate::files::{FileConflict, FileWrites};
 use crate::hooks::HookPhase;
+use crate::skills::{ActiveSkills, SkillActivation, SkillChange};
 use crate::state::{StateReader, StateStoreError, StateWrite, Touch};
 use crate::typed_state::{MergePolicy, Scope};
 
@@ -128,6 +129,10 @@ pub struct StepState {
     /// The file changes admitted, and who made each.
     files: FileWrites,
     file_writers: BTreeMap<String, Writer>,
+    /// The skills active as the step began.
+    active: Arc<ActiveSkills>,
+    /// The activations admitted, in the model's call order.
+    activated: Vec<SkillChange>,
 }
 
 /// Everything a step admitted, as its commit takes it.
@@ -139,6 +144,8 @@ pub struct StepEffects {
     pub thread_state: Vec<StateWrite>,
     /// File changes, by path.
     pub files: FileWrites,
+    /// Skills activated, in the model's call order.
+    pub skills: Vec<SkillChange>,
 }
 
 /// The state a step's calls read: the committed state with the writes admitted
@@ -177,7 +184,47 @@ impl StepState {
             writes: Vec::new(),
             files: FileWrites::new(),
             file_writers: BTreeMap::new(),
+            active: ActiveSkills::none(),
+            activated: Vec::new(),
         }
+    }
+
+    /// This step with `active` as the skills active as it began.
+    pub fn with_skills(mut self, active: Arc<ActiveSkills>) -> Self {
+        self.active = active;
+        self
+    }
+
+    /// The skills active as the step began.
+    pub fn skills(&self) -> &Arc<ActiveSkills> {
+        &self.active
+    }
+
+    /// Admit the activations call `call_id` brought back, in order. A skill
+    /// active already, or activated by an earlier call of the step, is not
+    /// activated again: its name is among those returned.
+    pub fn admit_skills(
+        &mut self,
+        call_id: &str,
+        activations: Vec<SkillActivation>,
+    ) -> Vec<String> {
+        let mut again = Vec::new();
+        for activation in activations {
+            let taken = self.active.is_active(&activation.skill)
+                || self.activated.iter().any(|change| {
+                    matches!(change, SkillChange::Activated { activation: earlier, .. }
+                        if earlier.skill == activation.skill)
+                });
+            if taken {
+                again.push(activation.skill);
+            } else {
+                self.activated.push(SkillChange::Activated {
+                    call_id: call_id.to_owned(),
+                    activation,
+                });
+            }
+        }
+        again
     }
 
     /// The state as the writes admitted so far leave it.
@@ -204,6 +251,8 @@ impl StepState {
             writes: Vec::new(),
             files: FileWrites::new(),
             file_writers: BTreeMap::new(),
+            active: Arc::clone(&self.active),
+            activated: Vec::new(),
         }
     }
 
@@ -214,7 +263,7 @@ impl StepState {
 
     /// Whether no write has been admitted.
     pub fn is_empty(&self) -> bool {
-        self.writes.is_empty() && self.files.is_empty()
+        self.writes.is_empty() && self.files.is_empty() && self.activated.is_empty()
     }
 
     /// The file changes admitted so far.
@@ -368,6 +417,7 @@ impl StepState {
             state,
             thread_state,
             files: self.files,
+            skills: self.activated,
         }
     }
 }

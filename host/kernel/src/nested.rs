@@ -34,6 +34,7 @@ use crate::message::{CallResult, ToolCall};
 use crate::phases;
 use crate::policy::{Decision, Verdict};
 use crate::progress::{Observer, Progress, Trail};
+use crate::skills::{ActiveSkills, SKILL_TOOL};
 use crate::state::{StateReader, StateWrite};
 use crate::tool::{
     CallContext, NestedCalls, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
@@ -43,6 +44,8 @@ use crate::tool::{
 /// The ports a step's nested calls run on.
 pub(crate) struct StepPorts {
     pub(crate) agent: Arc<AgentDef>,
+    /// The skills active as the step began.
+    pub(crate) skills: Arc<ActiveSkills>,
     pub(crate) tools: Arc<dyn ToolSet>,
     pub(crate) hooks: Arc<dyn HookSet>,
     /// Where the kernel's own events are shown as they happen.
@@ -193,6 +196,7 @@ impl CallGate {
             nested: Some(Arc::clone(self) as Arc<dyn NestedCalls>),
             depth: self.depth,
             files,
+            skills: Arc::clone(&self.calls.ports.skills),
         }
     }
 
@@ -222,8 +226,16 @@ impl CallGate {
             calls: &self.calls,
             root: &self.root,
         };
+        if call.name == SKILL_TOOL {
+            let decision = Decision {
+                verdict: Verdict::Deny,
+                rule: Some("only the model activates a skill, never a tool's own call".into()),
+            };
+            return Ok((call, decision));
+        }
         let (call, decision) = gate::judge(
             &ports.agent,
+            &ports.skills,
             ports.hooks.as_ref(),
             self,
             &mut admit,
@@ -366,6 +378,7 @@ impl CallGate {
                 result: Ok(ToolOutput { content }),
                 writes,
                 files,
+                skills: Vec::new(),
                 events: Vec::new(),
             },
             (CallResult::Output(content), None) => ToolCallOutcome::output(content),

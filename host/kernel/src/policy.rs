@@ -138,10 +138,10 @@ impl Rule {
             let tool_ok = !tool.is_empty()
                 && tool
                     .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-*?".contains(c));
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-/*?".contains(c));
             if !tool_ok {
                 return Err(fail(
-                    "a tool pattern uses lowercase letters, digits, `.`, `_`, `-` and the wildcards `*` and `?`",
+                    "a tool pattern uses lowercase letters, digits, `.`, `_`, `-`, `/` (a skill's tools: `SKILL/TOOL`) and the wildcards `*` and `?`",
                 ));
             }
             Target::Named(

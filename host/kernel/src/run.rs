@@ -33,6 +33,7 @@ use crate::nested::{CallGate, StepCalls, StepPorts};
 use crate::phases::{self, Inference};
 use crate::policy::{Decision, Verdict};
 use crate::progress::{Observer, Progress, StepEvents, Trail, Unobserved};
+use crate::skills::{ActiveSkills, SkillActivation, SkillCatalog, SkillChange};
 use crate::state::StateWrite;
 use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
 
@@ -110,6 +111,7 @@ pub struct Runtime {
     events: Arc<StepEvents>,
     cancelled: Arc<AtomicBool>,
     metadata: BTreeMap<String, String>,
+    catalog: Option<Arc<dyn SkillCatalog>>,
 }
 
 /// The state of a run the loop carries between commits.
@@ -123,6 +125,10 @@ struct Cursor {
     state: Arc<BTreeMap<String, Value>>,
     /// Whether committed file changes wait to be published.
     unpublished: bool,
+    /// The skills active as of the last commit.
+    skills: Arc<ActiveSkills>,
+    /// Activations a resume dropped, which commit with the next step.
+    dropped: Vec<SkillChange>,
 }
 
 impl Cursor {
@@ -135,7 +141,14 @@ impl Cursor {
             messages: record.messages(),
             state: Arc::new(state),
             unpublished: false,
+            skills: Arc::new(record.skills()),
+            dropped: Vec::new(),
         })
+    }
+
+    /// A step starting from the last commit.
+    fn step(&self, agent: &Arc<AgentDef>) -> StepState {
+        StepState::new(agent, Arc::clone(&self.state)).with_skills(Arc::clone(&self.skills))
     }
 
     fn model_steps(&self) -> u32 {
@@ -169,7 +182,15 @@ impl Runtime {
             events: Arc::new(StepEvents::new(live)),
             cancelled: Arc::new(AtomicBool::new(false)),
             metadata: BTreeMap::new(),
+            catalog: None,
         }
+    }
+
+    /// Check a resumed run's active skills against `catalog`: an activation
+    /// whose skill changed or is gone is dropped with a warning.
+    pub fn with_skills(mut self, catalog: Arc<dyn SkillCatalog>) -> Self {
+        self.catalog = Some(catalog);
+        self
     }
 
     /// Run `hooks` at each phase of every step.
@@ -245,6 +266,8 @@ impl Runtime {
                 messages: Vec::new(),
                 state: Arc::new(self.store.thread_state(thread)?),
                 unpublished: false,
+                skills: ActiveSkills::none(),
+                dropped: Vec::new(),
             };
             self.commit(
                 &mut cursor,
@@ -299,6 +322,7 @@ impl Runtime {
         {
             let mut cursor = Cursor::from_record(self.store.as_ref(), &record)?;
             cursor.unpublished = unpublished;
+            self.check_skills(&mut cursor);
             if let Some(waiting) = self
                 .settle_interrupted(agent, &mut cursor, intent, decisions)
                 .await?
@@ -309,6 +333,7 @@ impl Runtime {
         }
         let mut cursor = Cursor::from_record(self.store.as_ref(), &record)?;
         cursor.unpublished = unpublished;
+        self.check_skills(&mut cursor);
         match record.disposition() {
             Disposition::Ended { .. } => Err(RunError::Ended(run_id.to_owned())),
             Disposition::Running if decisions.is_empty() => self.drive(agent, cursor).await,
@@ -320,11 +345,46 @@ impl Runtime {
                     .map(|commit| commit.tools.clone())
                     .unwrap_or_default();
                 let records = apply_decisions(run_id, records, &pending, decisions)?;
-                let step = StepState::new(agent, Arc::clone(&cursor.state));
+                let step = cursor.step(agent);
                 self.execute(&mut cursor, None, records, step).await?;
                 self.drive(agent, cursor).await
             }
         }
+    }
+
+    /// Drop the activations of `cursor` whose skill is gone or whose SKILL.md
+    /// changed since: each drop is a warning now and commits with the next
+    /// step. Without a catalog, every activation is dropped.
+    fn check_skills(&self, cursor: &mut Cursor) {
+        let mut drops = Vec::new();
+        for activation in cursor.skills.activations() {
+            let now = self
+                .catalog
+                .as_ref()
+                .and_then(|catalog| catalog.fingerprint(&activation.skill));
+            let reason = match now {
+                Some(fingerprint) if fingerprint == activation.fingerprint => continue,
+                Some(_) => "its SKILL.md changed since it was activated".to_owned(),
+                None => "the run no longer has this skill".to_owned(),
+            };
+            drops.push(SkillChange::Dropped {
+                skill: activation.skill.clone(),
+                reason,
+            });
+        }
+        if drops.is_empty() {
+            return;
+        }
+        for drop in &drops {
+            if let SkillChange::Dropped { skill, reason } = drop {
+                self.events.emit(Event::SkillDropped {
+                    skill: skill.clone(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+        Arc::make_mut(&mut cursor.skills).apply(&drops);
+        cursor.dropped.extend(drops);
     }
 
     /// Reload the run's committed file changes, and publish those a crash left
@@ -382,10 +442,10 @@ impl Runtime {
                 self.tools
                     .specs()
                     .into_iter()
-                    .filter(|spec| agent.uses_tool(&spec.name))
+                    .filter(|spec| agent.uses_tool(&spec.name) && cursor.skills.offers(&spec.name))
                     .collect()
             };
-            let mut step = StepState::new(agent, Arc::clone(&cursor.state));
+            let mut step = cursor.step(agent);
             let context = match self.before_inference(&cursor, taken + 1, &mut step).await? {
                 Inference::Proceed { context } => context,
                 Inference::Refused { hook, reason } => {
@@ -475,6 +535,7 @@ impl Runtime {
                     .unwrap_or_default();
                 let (call, decision) = gate::judge(
                     agent,
+                    &cursor.skills,
                     self.hooks.as_ref(),
                     self.events.as_ref(),
                     &mut step,
@@ -656,6 +717,7 @@ impl Runtime {
         let nested = StepCalls::new(
             StepPorts {
                 agent: Arc::clone(step.agent()),
+                skills: Arc::clone(step.skills()),
                 tools: Arc::clone(&self.tools),
                 hooks: Arc::clone(&self.hooks),
                 live: Arc::clone(self.events.live()),
@@ -682,7 +744,12 @@ impl Runtime {
             self.events.record(outcome.events);
             self.events.record(gate.take_events());
             let mut result = match outcome.result {
-                Ok(output) => Ok((output.content, outcome.writes, outcome.files)),
+                Ok(output) => Ok((
+                    output.content,
+                    outcome.writes,
+                    outcome.files,
+                    outcome.skills,
+                )),
                 Err(error) => Err(error),
             };
             for batch in nested.take_batches(&call.id) {
@@ -695,9 +762,10 @@ impl Runtime {
                 }
             }
             let result = match result {
-                Ok((content, writes, files)) => {
-                    match self.admit_call(step, call, writes, files)? {
-                        Ok(()) => CallResult::Output(content),
+                Ok((content, writes, files, skills)) => {
+                    match self.admit_call(step, call, writes, files, skills)? {
+                        Ok(None) => CallResult::Output(content),
+                        Ok(Some(again)) => CallResult::Output(again),
                         Err(error) => CallResult::Error(error),
                     }
                 }
@@ -717,17 +785,21 @@ impl Runtime {
         Ok(())
     }
 
-    /// Admit the state writes and file changes of `call`, which succeeded,
-    /// into the step. Writes the agent's declarations refuse, or changes past
-    /// the workspace's staging quota, fail the call alone and leave nothing
-    /// of it; two calls changing one key or path fail the step.
+    /// Admit the state writes, file changes and activations of `call`, which
+    /// succeeded, into the step. Writes the agent's declarations refuse, or
+    /// changes past the workspace's staging quota, fail the call alone and
+    /// leave nothing of it; two calls changing one key or path fail the
+    /// step. A call that activated a skill an earlier call of the step
+    /// activated already is answered with what the model sees instead, so
+    /// a skill's instructions are injected once.
     fn admit_call(
         &self,
         step: &mut StepState,
         call: &ToolCall,
         writes: Vec<StateWrite>,
         files: FileWrites,
-    ) -> Result<Result<(), ToolError>, RunError> {
+        skills: Vec<SkillActivation>,
+    ) -> Result<Result<Option<Value>, ToolError>, RunError> {
         if !files.is_empty()
             && let Err(quota) = self.files.fits(step.files(), &files)
         {
@@ -751,7 +823,13 @@ impl Runtime {
             Err(Refusal::Conflict(conflict)) => return Err(conflict.into()),
         }
         step.admit_files(writer, files)?;
-        Ok(Ok(()))
+        let again = step.admit_skills(&call.id, skills);
+        Ok(Ok((!again.is_empty()).then(|| {
+            serde_json::json!({
+                "skills": again,
+                "status": "already active: its instructions are in the conversation above",
+            })
+        })))
     }
 
     /// A crash left `intent` uncommitted. Calls whose tools are read-only or
@@ -795,7 +873,7 @@ impl Runtime {
             })
             .collect();
         if pending.is_empty() {
-            let step = StepState::new(agent, Arc::clone(&cursor.state));
+            let step = cursor.step(agent);
             self.execute(cursor, intent.assistant, intent.calls, step)
                 .await?;
             return Ok(None);
@@ -805,7 +883,7 @@ impl Runtime {
             .all(|pending| decisions.contains_key(&pending.call.id));
         if settled {
             let records = apply_decisions(&cursor.run_id, intent.calls, &pending, decisions)?;
-            let step = StepState::new(agent, Arc::clone(&cursor.state));
+            let step = cursor.step(agent);
             self.execute(cursor, intent.assistant, records, step)
                 .await?;
             return Ok(None);
@@ -858,6 +936,8 @@ impl Runtime {
         effects: StepEffects,
         disposition: Disposition,
     ) -> Result<(), RunError> {
+        let mut skills = std::mem::take(&mut cursor.dropped);
+        skills.extend(effects.skills);
         let commit = StepCommit {
             run_id: cursor.run_id.clone(),
             seq: cursor.seq + 1,
@@ -866,6 +946,7 @@ impl Runtime {
             state: effects.state,
             thread_state: effects.thread_state,
             events: self.events.drain(),
+            skills,
             disposition,
             files: self.files.changes(&effects.files),
         };
@@ -886,6 +967,9 @@ impl Runtime {
                 location: format!("run {} step {}", commit.run_id, commit.seq),
                 message: error.to_string(),
             })?;
+        }
+        if !commit.skills.is_empty() {
+            Arc::make_mut(&mut cursor.skills).apply(&commit.skills);
         }
         cursor.seq = receipt.seq;
         cursor.messages.extend(commit.messages);

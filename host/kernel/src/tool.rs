@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::event::Event;
 use crate::files::FileWrites;
+use crate::skills::{ActiveSkills, SkillActivation};
 use crate::state::{StateReader, StateStore, StateWrite};
 
 /// Effect hints a tool declares about itself.
@@ -127,9 +128,9 @@ impl ToolError {
 }
 
 /// What a call produced, and everything it changed: the state writes and
-/// file changes it staged and the audit events it caused. Every effect of a
-/// call travels back here, and the caller decides when, and whether, it is
-/// committed.
+/// file changes it staged, the skills it activated and the audit events it
+/// caused. Every effect of a call travels back here, and the caller decides
+/// when, and whether, it is committed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallOutcome {
     /// The output, or why there is none.
@@ -138,6 +139,9 @@ pub struct ToolCallOutcome {
     pub writes: Vec<StateWrite>,
     /// File changes staged by the call; empty unless `result` is `Ok`.
     pub files: FileWrites,
+    /// Skills the call activated: only the built-in `skill` tool activates
+    /// any; empty unless `result` is `Ok`.
+    pub skills: Vec<SkillActivation>,
     /// What the call said and what was refused or stopped, in order; kept
     /// whether or not the call succeeded.
     pub events: Vec<Event>,
@@ -150,6 +154,7 @@ impl ToolCallOutcome {
             result: Ok(ToolOutput { content }),
             writes: Vec::new(),
             files: FileWrites::new(),
+            skills: Vec::new(),
             events: Vec::new(),
         }
     }
@@ -160,6 +165,7 @@ impl ToolCallOutcome {
             result: Err(error),
             writes: Vec::new(),
             files: FileWrites::new(),
+            skills: Vec::new(),
             events: Vec::new(),
         }
     }
@@ -167,6 +173,12 @@ impl ToolCallOutcome {
     /// This outcome with the state `writes` staged.
     pub fn with_writes(mut self, writes: Vec<StateWrite>) -> Self {
         self.writes = writes;
+        self
+    }
+
+    /// This outcome with the skills `activated`.
+    pub fn with_skills(mut self, activated: Vec<SkillActivation>) -> Self {
+        self.skills = activated;
         self
     }
 
@@ -195,6 +207,9 @@ pub struct CallContext {
     /// which it sees over the committed files; empty for a call the loop or
     /// an operator makes.
     pub files: Arc<FileWrites>,
+    /// The skills active in the run as the call's step began; none outside
+    /// a run.
+    pub skills: Arc<ActiveSkills>,
 }
 
 impl CallContext {
@@ -205,6 +220,7 @@ impl CallContext {
             nested: None,
             depth: 0,
             files: Arc::default(),
+            skills: ActiveSkills::none(),
         }
     }
 }

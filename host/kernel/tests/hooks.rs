@@ -473,6 +473,7 @@ fn declared(agent: AgentDef, key: &str, scope: Scope, merge: MergePolicy) -> Age
 fn op_tool(key: &'static str, op: StateOp) -> Handler {
     Box::new(move |_, _| ToolCallOutcome {
         files: Default::default(),
+        skills: Vec::new(),
         events: Vec::new(),
         result: Ok(ToolOutput {
             content: json!({"ok": true}),
@@ -622,6 +623,7 @@ async fn disjoint_writers_merge_field_by_field_and_collide_on_one_field() {
     let agent = declared(allow_all(), "owners", Scope::Run, MergePolicy::Disjoint);
     let field_tool: Handler = Box::new(|args: &Value, _: &dyn StateReader| ToolCallOutcome {
         files: Default::default(),
+        skills: Vec::new(),
         events: Vec::new(),
         result: Ok(ToolOutput {
             content: json!({"ok": true}),

@@ -272,6 +272,7 @@ async fn two_writers_cannot_both_commit_one_step() {
         state: Vec::new(),
         thread_state: Vec::new(),
         events: Vec::new(),
+        skills: Vec::new(),
         disposition: Disposition::Running,
         files: Vec::new(),
     };
@@ -311,6 +312,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
             state: Vec::new(),
             thread_state: Vec::new(),
             events: Vec::new(),
+            skills: Vec::new(),
             disposition: Disposition::Running,
             files: Vec::new(),
         })
@@ -451,6 +453,7 @@ async fn declared_state_is_validated_and_undeclared_state_refused() {
         EFFECTFUL,
         Box::new(|_, _| ToolCallOutcome {
             files: Default::default(),
+            skills: Vec::new(),
             events: Vec::new(),
             result: Ok(ToolOutput { content: json!({}) }),
             writes: vec![StateWrite {
@@ -507,6 +510,7 @@ async fn the_model_sees_only_declared_state() {
         EFFECTFUL,
         Box::new(|_, _| ToolCallOutcome {
             files: Default::default(),
+            skills: Vec::new(),
             events: Vec::new(),
             result: Ok(ToolOutput { content: json!({}) }),
             writes: vec![StateWrite {

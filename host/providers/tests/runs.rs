@@ -35,6 +35,7 @@ impl ToolSet for Files {
         Box::pin(async move {
             ToolCallOutcome {
                 files: Default::default(),
+                skills: Vec::new(),
                 events: Vec::new(),
                 result: Ok(ToolOutput {
                     content: json!({"read": args["path"]}),

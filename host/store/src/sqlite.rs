@@ -885,6 +885,7 @@ mod tests {
             state,
             thread_state: Vec::new(),
             events: Vec::new(),
+            skills: Vec::new(),
             disposition: Disposition::Running,
             files: Vec::new(),
         }

@@ -1,5 +1,7 @@
-//! Loading one bundle: read and validate its manifest, read and verify its
-//! component, resolve its directory grants, compile it (through the cache),
+//! Loading one bundle: read and validate its manifest (narrowed to the
+//! profile of untrusted code for a skill's bundle), read and verify its
+//! component, check that the operator approved what it asks for, resolve its
+//! directory grants, compile it (through the cache),
 //! check that it exports what its kind needs (the tool interface, every hook
 //! phase its manifest lists, or the workspace) and that Cordon can satisfy its imports, pre-link
 //! it, and ask a tool component to describe its tools.
@@ -9,10 +11,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cordon_kernel::skills::SKILL_TOOL_SEPARATOR as SEPARATOR;
 use cordon_kernel::{EventLog, HookPhase, ToolAnnotations, ToolSpec};
 use serde_json::Value;
 use wasmtime::component::InstancePre;
 
+use crate::approvals::{Approvals, Unapproved};
 use crate::audit::Audit;
 use crate::bindings::{
     self, CONTRACT_VERSION, TOOL_EXPORT, WORKSPACE_EXPORT, after_tool_call, before_inference,
@@ -25,13 +29,17 @@ use crate::engine::Engine;
 use crate::footprint::{Footprint, Unsized};
 use crate::guarded::{self, Body};
 use crate::manifest::{BundleKind, MANIFEST_FILE, Manifest, ManifestError, is_tool_name};
-use crate::safeguards::Safeguards;
+use crate::profile::UntrustedProfile;
+use crate::safeguards::{BUNDLED, Safeguards};
 use crate::sandbox::CallState;
 
 /// A loaded bundle: its manifest, where it came from, and its pre-linked component.
 pub struct Bundle {
-    /// The validated manifest.
+    /// The validated manifest, as the profile of untrusted code narrowed it
+    /// for a skill's bundle.
     pub manifest: Manifest,
+    /// The skill that ships the bundle, for a skill's tool bundle.
+    pub skill: Option<String>,
     /// The bundle folder.
     pub dir: PathBuf,
     /// SHA-256 of the component, lowercase hex.
@@ -66,12 +74,38 @@ pub(crate) struct HookExports {
     pub(crate) step_end: Option<step_end::GuestIndices>,
 }
 
+impl Bundle {
+    /// The bundle's name where it must be unique, in approvals and in the
+    /// trail: its manifest's name, or `SKILL/NAME` for a skill's bundle.
+    pub fn id(&self) -> String {
+        match &self.skill {
+            Some(skill) => format!("{skill}{SEPARATOR}{}", self.manifest.name),
+            None => self.manifest.name.clone(),
+        }
+    }
+}
+
+/// Where a bundle comes from, and what it is loaded under.
+#[derive(Clone, Copy)]
+pub(crate) struct Origin<'a> {
+    /// The skill shipping it, for a skill's tool bundle.
+    pub(crate) skill: Option<&'a str>,
+    /// What the operator approved.
+    pub(crate) approvals: &'a Approvals,
+    /// The profile a skill's bundle is narrowed to.
+    pub(crate) profile: &'a UntrustedProfile,
+}
+
 /// A bundle together with the tools it described when loaded.
 pub struct LoadedBundle {
     /// The bundle.
     pub bundle: Arc<Bundle>,
-    /// Its tools, validated.
+    /// Its tools, validated, named as the run sees them: `SKILL/BUNDLE.tool`
+    /// for a skill's bundle.
     pub tools: Vec<ToolSpec>,
+    /// What the profile of untrusted code took away from a skill's bundle,
+    /// one line each.
+    pub narrowed: Vec<String>,
     /// Each tool's compiled input schema, by tool name.
     pub(crate) validators: BTreeMap<String, Arc<jsonschema::Validator>>,
     /// Whether the compiled code came from the cache.
@@ -212,6 +246,28 @@ pub enum BundleError {
         /// The slots the pool has.
         pool: u32,
     },
+    /// The bundle asks for grants the operator did not approve, or its
+    /// component changed since.
+    #[error("{}: bundle `{bundle}` is not loaded: {reason}", dir.display())]
+    Unapproved {
+        /// The bundle folder.
+        dir: PathBuf,
+        /// The bundle, as approvals name it.
+        bundle: String,
+        /// What is missing.
+        reason: Unapproved,
+    },
+    /// A skill ships a bundle that is not a tool bundle.
+    #[error(
+        "{}: a skill's `tools` folder holds tool bundles only; this one's kind is `{kind}`",
+        file.display()
+    )]
+    NotASkillTool {
+        /// The manifest file.
+        file: PathBuf,
+        /// Its kind.
+        kind: BundleKind,
+    },
     /// How much of the instance pool one instance takes cannot be known
     /// from the component's binary.
     #[error(
@@ -241,10 +297,21 @@ pub(crate) async fn load(
     engine: &Arc<Engine>,
     dir: &Path,
     workspace_root: &Path,
+    origin: Origin<'_>,
 ) -> Result<LoadedBundle, BundleError> {
     let started = Instant::now();
     let file = dir.join(MANIFEST_FILE);
-    let manifest = Manifest::load(&file)?;
+    let mut manifest = Manifest::load(&file)?;
+    let narrowed = match origin.skill {
+        Some(_) if manifest.kind != BundleKind::Tool => {
+            return Err(BundleError::NotASkillTool {
+                file,
+                kind: manifest.kind,
+            });
+        }
+        Some(_) => origin.profile.narrow(&mut manifest),
+        None => Vec::new(),
+    };
     let path = dir.join(&manifest.component);
     let bytes = std::fs::read(&path).map_err(|source| BundleError::ComponentUnreadable {
         file: file.clone(),
@@ -263,6 +330,19 @@ pub(crate) async fn load(
             actual: digest,
         });
     }
+    let id = match origin.skill {
+        Some(skill) => format!("{skill}{SEPARATOR}{}", manifest.name),
+        None => manifest.name.clone(),
+    };
+    let bundled = origin.skill.is_none() && BUNDLED.contains(&manifest.name.as_str());
+    origin
+        .approvals
+        .check(&id, bundled, &manifest.grants, &digest)
+        .map_err(|reason| BundleError::Unapproved {
+            dir: dir.to_owned(),
+            bundle: id.clone(),
+            reason,
+        })?;
     let (root, dirs) = dirs::resolve(&file, &manifest.grants.dirs, workspace_root)?;
     let (component, cache) =
         engine
@@ -313,6 +393,7 @@ pub(crate) async fn load(
     };
     let bundle = Arc::new(Bundle {
         manifest,
+        skill: origin.skill.map(str::to_owned),
         dir: dir.to_owned(),
         digest,
         dirs,
@@ -325,9 +406,29 @@ pub(crate) async fn load(
         Exports::Tool(indices) => describe(engine, &bundle, indices, &path).await?,
         Exports::Hooks(_) | Exports::Workspace(_) => Described::default(),
     };
+    let (tools, validators) = match origin.skill {
+        None => (tools, validators),
+        Some(skill) => {
+            let scoped = |name: &str| format!("{skill}{SEPARATOR}{name}");
+            (
+                tools
+                    .into_iter()
+                    .map(|spec| ToolSpec {
+                        name: scoped(&spec.name),
+                        ..spec
+                    })
+                    .collect(),
+                validators
+                    .into_iter()
+                    .map(|(name, validator)| (scoped(&name), validator))
+                    .collect(),
+            )
+        }
+    };
     Ok(LoadedBundle {
         bundle,
         tools,
+        narrowed,
         validators,
         cache,
         load_time: started.elapsed(),

@@ -44,11 +44,11 @@ pub(crate) fn invoke<'a>(
         let tool = entry.spec.name.as_str();
         let limits = bundle.manifest.limits;
         let granted = &bundle.manifest.grants.tools;
-        let audit = Audit::new(&bundle.manifest.name, Arc::clone(&plugins.events));
+        let audit = Audit::new(&bundle.id(), Arc::clone(&plugins.events));
         let handle = tools::handle(granted, plugins, &context);
         let call = CallBuilder::new(bundle, tool, audit.clone(), plugins.guard(bundle))
             .within(context, handle);
-        let (indices, called, args) = (indices.clone(), tool.to_owned(), args.to_string());
+        let (indices, called, args) = (indices.clone(), entry.local.clone(), args.to_string());
         let body: Body<Result<wit::ToolOutput, wit::ToolError>> =
             Box::new(move |store, instance| {
                 Box::pin(async move {
@@ -80,6 +80,7 @@ pub(crate) fn invoke<'a>(
             result: finished.result.map(|content| ToolOutput { content }),
             writes: finished.effects.writes,
             files: finished.effects.files,
+            skills: Vec::new(),
             events: audit.take(),
         }
     })

@@ -25,6 +25,7 @@
 //! ```
 
 mod admission;
+mod approvals;
 mod audit;
 mod bindings;
 mod bundle;
@@ -38,10 +39,12 @@ mod hooks;
 pub mod limits;
 pub mod manifest;
 mod plugins;
+mod profile;
 mod safeguards;
 mod sandbox;
 pub mod workspace;
 
+pub use approvals::{Approval, Approvals, ApprovalsError, GRANTS_FILE, Unapproved, bundled_grants};
 pub use bundle::{Bundle, BundleError, LoadedBundle};
 pub use cache::CacheOutcome;
 pub use capabilities::dirs::ResolvedDir;
@@ -53,5 +56,6 @@ pub use manifest::{
     StateGrants,
 };
 pub use plugins::{DirReport, PluginHost, Plugins};
+pub use profile::UntrustedProfile;
 pub use safeguards::{BUNDLED, Safeguards, Trust, TrustError};
 pub use workspace::{Workspace, WorkspaceError, WorkspaceOptions, WriteMode};

@@ -105,6 +105,25 @@ pub struct Grants {
 }
 
 impl Grants {
+    /// Whether nothing is asked for.
+    pub fn is_empty(&self) -> bool {
+        self.env.is_empty()
+            && self.tools.is_empty()
+            && self.state.read.is_empty()
+            && self.state.write.is_empty()
+            && self.dirs.is_empty()
+    }
+
+    /// What these grants ask for that `approved` does not cover, one line
+    /// per grant; empty when `approved` covers everything.
+    pub fn beyond(&self, approved: &Grants) -> Vec<String> {
+        let mut lines = state::beyond(&self.state, &approved.state);
+        lines.extend(tools::beyond(&self.tools, &approved.tools));
+        lines.extend(dirs::beyond(&self.dirs, &approved.dirs));
+        lines.extend(env::beyond(&self.env, &approved.env));
+        lines
+    }
+
     /// What is granted, one line per grant, for an operator; empty when
     /// nothing is.
     pub fn summary(&self) -> Vec<String> {

@@ -10,16 +10,20 @@ use std::sync::Arc;
 use cordon_kernel::{CallContext, EventSink, ToolAnnotations, ToolFuture, ToolSet, ToolSpec};
 use serde_json::Value;
 
-use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle};
+use crate::approvals::Approvals;
+use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle, Origin};
 use crate::call;
 use crate::capabilities::dirs::guard::FileGuard;
 use crate::engine::{Engine, EngineError, HostConfig};
 use crate::manifest::MANIFEST_FILE;
+use crate::profile::UntrustedProfile;
 use crate::safeguards::Safeguards;
 
 /// Loads bundles onto one engine. Cheap to share; create one per process.
 pub struct PluginHost {
     engine: Arc<Engine>,
+    approvals: Approvals,
+    profile: UntrustedProfile,
 }
 
 /// Every bundle of a plugins directory: those that loaded and why the others did not.
@@ -35,7 +39,34 @@ impl PluginHost {
     pub fn new(config: HostConfig) -> Result<Self, EngineError> {
         Ok(Self {
             engine: Engine::new(&config)?,
+            approvals: Approvals::unchecked(),
+            profile: UntrustedProfile::default(),
         })
+    }
+
+    /// This host, loading only bundles whose grants `approvals` cover.
+    pub fn with_approvals(mut self, approvals: Approvals) -> Self {
+        self.approvals = approvals;
+        self
+    }
+
+    /// This host, loading a skill's bundles under `profile`.
+    pub fn with_untrusted_profile(mut self, profile: UntrustedProfile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// The approvals bundles load under.
+    pub fn approvals(&self) -> &Approvals {
+        &self.approvals
+    }
+
+    fn origin<'a>(&'a self, skill: Option<&'a str>) -> Origin<'a> {
+        Origin {
+            skill,
+            approvals: &self.approvals,
+            profile: &self.profile,
+        }
     }
 
     /// Load the bundle in folder `dir`; directory grants resolve under `workspace_root`.
@@ -44,7 +75,7 @@ impl PluginHost {
         dir: &Path,
         workspace_root: &Path,
     ) -> Result<LoadedBundle, BundleError> {
-        bundle::load(&self.engine, dir, workspace_root).await
+        bundle::load(&self.engine, dir, workspace_root, self.origin(None)).await
     }
 
     /// Load every bundle in `dir`: each sub-folder, which must hold a
@@ -54,6 +85,27 @@ impl PluginHost {
         &self,
         dir: &Path,
         workspace_root: &Path,
+    ) -> Result<DirReport, BundleError> {
+        self.load_folders(dir, workspace_root, None).await
+    }
+
+    /// Load the tool bundles skill `skill` ships in `dir` (its `tools`
+    /// folder), as [`load_dir`](Self::load_dir) does, each narrowed to the
+    /// profile of untrusted code, and its tools named `SKILL/BUNDLE.tool`.
+    pub async fn load_skill_tools(
+        &self,
+        skill: &str,
+        dir: &Path,
+        workspace_root: &Path,
+    ) -> Result<DirReport, BundleError> {
+        self.load_folders(dir, workspace_root, Some(skill)).await
+    }
+
+    async fn load_folders(
+        &self,
+        dir: &Path,
+        workspace_root: &Path,
+        skill: Option<&str>,
     ) -> Result<DirReport, BundleError> {
         let folder_error = |error: std::io::Error| BundleError::Folder {
             path: dir.to_owned(),
@@ -78,7 +130,7 @@ impl PluginHost {
                 });
                 continue;
             }
-            match self.load_bundle(&folder, workspace_root).await {
+            match bundle::load(&self.engine, &folder, workspace_root, self.origin(skill)).await {
                 Ok(loaded) => report.bundles.push(loaded),
                 Err(error) => report.errors.push(error),
             }
@@ -152,19 +204,23 @@ fn is_hidden(path: &Path) -> bool {
 /// One callable tool.
 pub(crate) struct ToolEntry {
     pub(crate) bundle: Arc<Bundle>,
+    /// The tool as the run sees it.
     pub(crate) spec: ToolSpec,
+    /// Its name as its component knows it: without the skill a skill's
+    /// tool is named under.
+    pub(crate) local: String,
     pub(crate) validator: Arc<jsonschema::Validator>,
 }
 
 fn index(bundles: &[LoadedBundle]) -> (BTreeMap<String, ToolEntry>, Vec<BundleError>) {
     let mut tools: BTreeMap<String, ToolEntry> = BTreeMap::new();
-    let mut names: BTreeMap<&str, &Path> = BTreeMap::new();
+    let mut names: BTreeMap<String, &Path> = BTreeMap::new();
     let mut conflicts = Vec::new();
     for loaded in bundles {
         let bundle = &loaded.bundle;
-        if let Some(first) = names.insert(&bundle.manifest.name, &bundle.dir) {
+        if let Some(first) = names.insert(bundle.id(), &bundle.dir) {
             conflicts.push(BundleError::DuplicateBundle {
-                name: bundle.manifest.name.clone(),
+                name: bundle.id(),
                 first: first.to_owned(),
                 second: bundle.dir.clone(),
             });
@@ -174,11 +230,23 @@ fn index(bundles: &[LoadedBundle]) -> (BTreeMap<String, ToolEntry>, Vec<BundleEr
         // names are unique, so no two bundles define one tool.
         for spec in &loaded.tools {
             if let Some(validator) = loaded.validators.get(&spec.name) {
+                let local = match &bundle.skill {
+                    Some(skill) => spec
+                        .name
+                        .strip_prefix(skill.as_str())
+                        .and_then(|rest| {
+                            rest.strip_prefix(cordon_kernel::skills::SKILL_TOOL_SEPARATOR)
+                        })
+                        .unwrap_or(&spec.name)
+                        .to_owned(),
+                    None => spec.name.clone(),
+                };
                 tools.insert(
                     spec.name.clone(),
                     ToolEntry {
                         bundle: Arc::clone(bundle),
                         spec: spec.clone(),
+                        local,
                         validator: Arc::clone(validator),
                     },
                 );

@@ -1,7 +1,8 @@
 //! What every component of a run obeys whatever its grants, as the operator
 //! (and the agent's policy) set it: the file rules, the folders no component
-//! reaches (the run store's), and which bundles' claims about their own tools
-//! are believed.
+//! reaches (the run store's), the folders components may only read (the
+//! run's skills'), and which bundles' claims about their own tools are
+//! believed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -86,8 +87,12 @@ impl Trust {
         Ok(self)
     }
 
-    /// Whether `bundle`'s claims about its tools are believed.
+    /// Whether `bundle`'s claims about its tools are believed: never those
+    /// of a skill's bundle, which is untrusted code whatever its name.
     pub fn trusts(&self, bundle: &Bundle) -> bool {
+        if bundle.skill.is_some() {
+            return false;
+        }
         match self.bundles.get(&bundle.manifest.name) {
             None => false,
             Some(None) => true,
@@ -113,12 +118,15 @@ pub struct Safeguards {
     pub reserved: Vec<PathBuf>,
     /// Whose tool annotations are believed.
     pub trust: Trust,
+    /// The folders of the run's skills, which may be read (where a backend
+    /// mounts them) and never changed.
+    pub skills: Vec<PathBuf>,
 }
 
 impl Safeguards {
     /// The guard of every file access under the workspace root `root`.
     pub(crate) fn guard(&self, root: &Path) -> FileGuard {
-        FileGuard::new(root, &self.reserved, self.files.clone())
+        FileGuard::new(root, &self.reserved, self.files.clone()).with_read_only(&self.skills)
     }
 }
 

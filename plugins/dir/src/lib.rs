@@ -1,6 +1,7 @@
 //! The bundled sandbox backend component, behind both the `dir` and the
 //! `memory` bundles: the workspace is the folder the host preopens at
-//! `/workspace`, if any. When the host stages changes, every write goes to its
+//! `/workspace`, if any, with the folders of the run's active skills beside it,
+//! read-only, at `/skills/NAME`. When the host stages changes, every write goes to its
 //! staging layer over the (then read-only) folder, or over nothing when no
 //! folder is granted; otherwise writes go straight to the folder. The bundles
 //! differ only in their manifests: `dir` is granted the folder read-write and
@@ -16,7 +17,9 @@ use convert::{
     command_from_wit, entry_to_wit, error_to_wit, grep_query_from_wit, grep_result_to_wit,
     output_to_wit,
 };
-use cordon_sandbox_kit::{DirBase, Direct, EmptyBase, Error, FileSystem, Overlay, workspace};
+use cordon_sandbox_kit::{
+    DirBase, Direct, EmptyBase, Error, FileSystem, Mounted, Overlay, workspace,
+};
 use exports::cordon::plugin::workspace::{
     Command, CommandResult, Entry, GrepQuery, GrepResult, Guest, WorkspaceError,
 };
@@ -41,9 +44,9 @@ fn with_fs<T>(
 ) -> Result<T, WorkspaceError> {
     let granted = std::path::Path::new(ROOT).is_dir();
     let result = match (cordon::plugin::staging::active(), granted) {
-        (true, true) => operation(&Overlay::new(DirBase::new(ROOT), HostStaging)),
-        (true, false) => operation(&Overlay::new(EmptyBase, HostStaging)),
-        (false, true) => operation(&Direct::new(DirBase::new(ROOT))),
+        (true, true) => operation(&Mounted::new(Overlay::new(DirBase::new(ROOT), HostStaging))),
+        (true, false) => operation(&Mounted::new(Overlay::new(EmptyBase, HostStaging))),
+        (false, true) => operation(&Mounted::new(Direct::new(DirBase::new(ROOT)))),
         (false, false) => Err(Error::Failed(
             "no workspace folder is granted and the host stages nothing".into(),
         )),

@@ -4,6 +4,9 @@
 //! staging import) and the sandbox kit inside a backend both pass every path
 //! through [`resolve`], so a path one side accepts the other accepts too.
 //!
+//! Sandbox backends also accept the folders of a run's active skills, which
+//! they see read-only at `/skills/NAME` ([`resolve_mounted`]).
+//!
 //! A path is refused when it is absolute, when `..` climbs above the root,
 //! when it holds a NUL, a backslash or any other control character (which no
 //! file name an agent should see holds, and which could forge a line of a
@@ -12,6 +15,11 @@
 /// The folder at the workspace root where Cordon keeps its run store. No
 /// component reaches it and no listing shows it.
 pub const RESERVED: &str = ".cordon";
+
+/// Where a sandbox backend sees the folder of each of a run's active skills,
+/// read-only: `/skills/NAME`. Besides workspace paths, a backend accepts
+/// these absolute paths ([`resolve_mounted`]), and nothing else absolute.
+pub const SKILLS_ROOT: &str = "/skills";
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -61,6 +69,51 @@ pub fn resolve(cwd: &str, path: &str) -> Result<String, PathError> {
         return Err(PathError::Reserved(path.to_owned()));
     }
     Ok(parts.join("/"))
+}
+
+/// `path` resolved against `cwd` in normal form, where either may also be a
+/// skill's mounted folder or a path in it (`/skills/NAME/...`): a workspace
+/// path as [`resolve`] gives it, or an absolute path under
+/// [`SKILLS_ROOT`]`/NAME`, which `..` may not climb out of. Any other
+/// absolute path is refused.
+pub fn resolve_mounted(cwd: &str, path: &str) -> Result<String, PathError> {
+    if is_malformed(path) {
+        return Err(PathError::Malformed(path.to_owned()));
+    }
+    let start = if path.starts_with('/') {
+        ""
+    } else if cwd.starts_with('/') {
+        cwd
+    } else {
+        return resolve(cwd, path);
+    };
+    let mut parts: Vec<&str> = start.split('/').filter(|part| !part.is_empty()).collect();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.len() <= 2 {
+                    return Err(PathError::Escapes(path.to_owned()));
+                }
+                parts.pop();
+            }
+            name => parts.push(name),
+        }
+    }
+    let root = SKILLS_ROOT.trim_start_matches('/');
+    if parts.len() < 2 || parts[0] != root {
+        return Err(PathError::Absolute(path.to_owned()));
+    }
+    Ok(format!("/{}", parts.join("/")))
+}
+
+/// The skill whose mounted folder `path` (as [`resolve_mounted`] gives it)
+/// lies in, and the path relative to that folder (`""` for the folder
+/// itself); `None` for a workspace path.
+pub fn mount_of(path: &str) -> Option<(&str, &str)> {
+    let rest = path.strip_prefix(SKILLS_ROOT)?.strip_prefix('/')?;
+    let (name, inner) = rest.split_once('/').unwrap_or((rest, ""));
+    (!name.is_empty()).then_some((name, inner))
 }
 
 /// Whether `text` holds a backslash or a control character (NUL, newline,
@@ -144,6 +197,46 @@ mod tests {
             Err(PathError::Reserved(_))
         ));
         assert_eq!(normalize("src/.cordon").unwrap(), "src/.cordon");
+    }
+
+    #[test]
+    fn mounted_skill_folders_resolve_and_cannot_be_climbed_out_of() {
+        assert_eq!(resolve_mounted("", "src/a").unwrap(), "src/a");
+        assert_eq!(
+            resolve_mounted("", "/skills/report/scripts/../SKILL.md").unwrap(),
+            "/skills/report/SKILL.md"
+        );
+        assert_eq!(
+            resolve_mounted("/skills/report", "scripts/x.py").unwrap(),
+            "/skills/report/scripts/x.py"
+        );
+        assert_eq!(
+            resolve_mounted("/skills/report/scripts", "..").unwrap(),
+            "/skills/report"
+        );
+        assert_eq!(resolve_mounted("src", "/skills/a").unwrap(), "/skills/a");
+        for (cwd, path) in [
+            ("", "/etc/passwd"),
+            ("", "/skills"),
+            ("", "/skills/"),
+            ("/skills/report", ".."),
+            ("/skills/report", "../other/x"),
+            ("", "/skills/report/../../etc"),
+        ] {
+            assert!(resolve_mounted(cwd, path).is_err(), "{cwd} {path}");
+        }
+        assert!(matches!(
+            resolve_mounted("", "/skills/a\nb"),
+            Err(PathError::Malformed(_))
+        ));
+        assert!(
+            normalize("/skills/report").is_err(),
+            "workspace paths stay relative"
+        );
+        assert_eq!(mount_of("/skills/report/a/b"), Some(("report", "a/b")));
+        assert_eq!(mount_of("/skills/report"), Some(("report", "")));
+        assert_eq!(mount_of("skills/report"), None);
+        assert_eq!(mount_of("/skillsx/a"), None);
     }
 
     #[test]

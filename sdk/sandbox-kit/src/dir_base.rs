@@ -24,20 +24,24 @@ impl DirBase {
         Self { root: root.into() }
     }
 
-    /// The real path of the workspace path `path`.
-    fn full(&self, path: &str) -> PathBuf {
-        if path.is_empty() {
+    /// The real path of the workspace path `path`. An absolute path (a
+    /// skill's folder) is never a path of this base: it would leave the root.
+    fn full(&self, path: &str) -> Result<PathBuf> {
+        if path.starts_with('/') {
+            return Err(Error::Denied(format!("{path} is not in the workspace")));
+        }
+        Ok(if path.is_empty() {
             self.root.clone()
         } else {
             self.root.join(path)
-        }
+        })
     }
 
     /// The entries of the real directory of `dir`, sorted by name. Names that
     /// are not UTF-8 cannot be workspace paths and are left out, as is the
     /// root's [`path::RESERVED`] folder.
     fn entries(&self, dir: &str) -> Result<Vec<(String, FileType, fs::DirEntry)>> {
-        let reader = fs::read_dir(self.full(dir)).map_err(|e| Error::io("list", dir, &e))?;
+        let reader = fs::read_dir(self.full(dir)?).map_err(|e| Error::io("list", dir, &e))?;
         let mut entries = Vec::new();
         for entry in reader {
             let entry = entry.map_err(|e| Error::io("list", dir, &e))?;
@@ -96,7 +100,7 @@ impl Base for DirBase {
     /// Follows a symbolic link the operating system lets it follow; one it
     /// refuses to follow (or that dangles) is reported as a link.
     fn meta(&self, path: &str) -> Result<Option<Meta>> {
-        let full = self.full(path);
+        let full = self.full(path)?;
         match fs::metadata(&full).or_else(|_| fs::symlink_metadata(&full)) {
             Ok(meta) => Ok(Some(meta_of(meta.file_type(), meta.len()))),
             Err(error)
@@ -115,11 +119,12 @@ impl Base for DirBase {
         buf.clear();
         // Opening a FIFO or a device could block forever; only regular files
         // are read.
-        let meta = fs::metadata(self.full(path)).map_err(|e| Error::io("read", path, &e))?;
+        let full = self.full(path)?;
+        let meta = fs::metadata(&full).map_err(|e| Error::io("read", path, &e))?;
         if !meta.is_file() && !meta.is_dir() {
             return Err(Error::Invalid(format!("{path}: not a regular file")));
         }
-        let mut file = File::open(self.full(path)).map_err(|e| Error::io("read", path, &e))?;
+        let mut file = File::open(&full).map_err(|e| Error::io("read", path, &e))?;
         file.read_to_end(buf)
             .map_err(|e| Error::io("read", path, &e))?;
         Ok(())
@@ -145,7 +150,7 @@ impl Base for DirBase {
     }
 
     fn write(&self, path: &str, data: &[u8]) -> Result<()> {
-        let full = self.full(path);
+        let full = self.full(path)?;
         match fs::symlink_metadata(&full) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 fs::remove_file(&full).map_err(|e| Error::io("replace", path, &e))?;
@@ -160,18 +165,18 @@ impl Base for DirBase {
     }
 
     fn create_dir(&self, path: &str) -> Result<()> {
-        fs::create_dir(self.full(path)).map_err(|e| Error::io("create", path, &e))
+        fs::create_dir(self.full(path)?).map_err(|e| Error::io("create", path, &e))
     }
 
     fn remove_file(&self, path: &str) -> Result<()> {
-        fs::remove_file(self.full(path)).map_err(|e| Error::io("remove", path, &e))
+        fs::remove_file(self.full(path)?).map_err(|e| Error::io("remove", path, &e))
     }
 
     fn remove_dir_all(&self, path: &str) -> Result<()> {
-        fs::remove_dir_all(self.full(path)).map_err(|e| Error::io("remove", path, &e))
+        fs::remove_dir_all(self.full(path)?).map_err(|e| Error::io("remove", path, &e))
     }
 
     fn rename(&self, from: &str, to: &str) -> Result<()> {
-        fs::rename(self.full(from), self.full(to)).map_err(|e| Error::io("move", from, &e))
+        fs::rename(self.full(from)?, self.full(to)?).map_err(|e| Error::io("move", from, &e))
     }
 }

@@ -2,7 +2,8 @@
 //! so it builds and tests natively: workspace paths ([`path`]), the layers of
 //! a workspace ([`Base`] with [`DirBase`] and [`EmptyBase`], [`Staging`] with
 //! [`MemoryStaging`]) stacked as one [`FileSystem`] ([`Overlay`] or
-//! [`Direct`]), the operations of the WIT `workspace` interface
+//! [`Direct`]), with the run's active skills' folders mounted beside it
+//! read-only ([`Mounted`]), the operations of the WIT `workspace` interface
 //! ([`workspace`]) and the in-process command language behind `exec`
 //! ([`shell`]). Nothing here runs anything on the host.
 
@@ -11,6 +12,7 @@ mod dir_base;
 mod direct;
 mod error;
 mod fs;
+mod mounted;
 mod overlay;
 pub mod path;
 mod pattern;
@@ -24,5 +26,6 @@ pub use dir_base::DirBase;
 pub use direct::Direct;
 pub use error::{Error, Result};
 pub use fs::{FileSystem, Kind, Meta, Node, Prune};
+pub use mounted::Mounted;
 pub use overlay::Overlay;
 pub use staging::{MemoryStaging, Staged, Staging};

@@ -1,23 +1,24 @@
 //! Workspace paths: relative to the workspace root, `/`-separated, normalized
-//! (no `.`, `..` or empty components), with `""` for the root. Every path that
-//! enters the kit goes through [`normalize`] or [`resolve`], which apply the
-//! rule the host applies too ([`cordon_paths`]): no absolute paths, no `..`
-//! above the root, no backslashes or control characters, and never Cordon's
-//! own [`RESERVED`] folder.
+//! (no `.`, `..` or empty components), with `""` for the root; and the
+//! folders of the run's active skills, mounted read-only at `/skills/NAME`
+//! (the only absolute paths). Every path that enters the kit goes through
+//! [`normalize`] or [`resolve`], which apply the rule the host applies too
+//! ([`cordon_paths`]): no other absolute paths, no `..` above the root or out
+//! of a skill's folder, no backslashes or control characters, and never
+//! Cordon's own [`RESERVED`] folder.
 
 use crate::error::{Error, Result};
 
-pub use cordon_paths::RESERVED;
+pub use cordon_paths::{RESERVED, SKILLS_ROOT, mount_of};
 
 /// `path`, relative to the workspace root, in normal form.
 pub fn normalize(path: &str) -> Result<String> {
     resolve("", path)
 }
 
-/// `path` resolved against `cwd` (itself a normalized workspace path), in
-/// normal form.
+/// `path` resolved against `cwd` (itself a normalized path), in normal form.
 pub fn resolve(cwd: &str, path: &str) -> Result<String> {
-    cordon_paths::resolve(cwd, path).map_err(|error| Error::Denied(error.to_string()))
+    cordon_paths::resolve_mounted(cwd, path).map_err(|error| Error::Denied(error.to_string()))
 }
 
 /// The path of `name` inside the directory `dir`.
@@ -84,6 +85,13 @@ mod tests {
         assert_eq!(normalize("a/b/").unwrap(), "a/b");
         assert_eq!(resolve("src", "../x").unwrap(), "x");
         assert_eq!(resolve("src/a", "b/./c").unwrap(), "src/a/b/c");
+    }
+
+    #[test]
+    fn skill_folders_are_the_only_absolute_paths() {
+        assert_eq!(normalize("/skills/a/./b").unwrap(), "/skills/a/b");
+        assert_eq!(resolve("/skills/a", "b/../c").unwrap(), "/skills/a/c");
+        assert!(matches!(resolve("/skills/a", ".."), Err(Error::Denied(_))));
     }
 
     #[test]

@@ -36,7 +36,8 @@ pub(crate) struct PathGlob {
 impl PathGlob {
     /// Compiles `pattern`, a workspace-relative glob such as `src/**/*.rs`.
     pub(crate) fn new(pattern: &str) -> Result<Self> {
-        if pattern.starts_with('/') {
+        let mounted = path::mount_of(pattern).is_some();
+        if pattern.starts_with('/') && !mounted {
             return Err(Error::Denied(format!(
                 "{pattern}: absolute paths are outside the workspace"
             )));
@@ -55,7 +56,12 @@ impl PathGlob {
         } else {
             literal_len
         };
-        let root = path::normalize(&parts[..split].join("/"))?;
+        let literal_root = parts[..split].join("/");
+        let root = path::normalize(&if mounted {
+            format!("/{literal_root}")
+        } else {
+            literal_root
+        })?;
         let rest = &parts[split..];
         if rest.contains(&"..") {
             return Err(Error::Invalid(format!(

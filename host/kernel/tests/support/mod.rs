@@ -166,6 +166,7 @@ impl ToolSet for Functions {
                 let Some(nested) = &context.nested else {
                     return ToolCallOutcome {
                         files: Default::default(),
+                        skills: Vec::new(),
                         events: Vec::new(),
                         result: Err(cordon_kernel::ToolError::new(
                             ToolErrorKind::Failed,
@@ -188,6 +189,7 @@ impl ToolSet for Functions {
                 Some((_, handler)) => handler(&args, context.state.as_ref()),
                 None => ToolCallOutcome {
                     files: Default::default(),
+                    skills: Vec::new(),
                     events: Vec::new(),
                     result: Err(cordon_kernel::ToolError::new(ToolErrorKind::NotFound, name)),
                     writes: Vec::new(),
@@ -200,6 +202,7 @@ impl ToolSet for Functions {
 pub(crate) fn echo() -> Handler {
     Box::new(|args, _| ToolCallOutcome {
         files: Default::default(),
+        skills: Vec::new(),
         events: Vec::new(),
         result: Ok(ToolOutput {
             content: args.clone(),
@@ -213,6 +216,7 @@ pub(crate) fn counter() -> Handler {
         let seen = state.get("count").unwrap().unwrap_or(json!(0));
         ToolCallOutcome {
             files: Default::default(),
+            skills: Vec::new(),
             events: Vec::new(),
             result: Ok(ToolOutput {
                 content: json!({ "saw": seen }),

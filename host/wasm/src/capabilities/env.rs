@@ -22,6 +22,21 @@ pub(crate) fn describe(names: &[String]) -> Option<String> {
     (!names.is_empty()).then(|| format!("env [{}]", names.join(", ")))
 }
 
+/// What of `asked` the operator's `approved` does not cover, one line each.
+pub(crate) fn beyond(asked: &[String], approved: &[String]) -> Vec<String> {
+    unlisted(asked, approved)
+        .map(|name| format!("env {name}"))
+        .collect()
+}
+
+/// The names of `asked` missing from `approved`.
+pub(crate) fn unlisted<'a>(
+    asked: &'a [String],
+    approved: &'a [String],
+) -> impl Iterator<Item = &'a String> + 'a {
+    asked.iter().filter(move |name| !approved.contains(name))
+}
+
 /// Give one call the granted variables `names` the host has.
 pub(crate) fn grant(wasi: &mut WasiCtxBuilder, names: &[String]) {
     for name in names {

@@ -50,6 +50,19 @@ pub(crate) fn describe(grants: &StateGrants) -> impl Iterator<Item = String> + '
         .map(|(what, keys)| format!("state {what} [{}]", keys.join(", ")))
 }
 
+/// What of `asked` the operator's `approved` does not cover, one line each.
+pub(crate) fn beyond(asked: &StateGrants, approved: &StateGrants) -> Vec<String> {
+    [
+        ("read", &asked.read, &approved.read),
+        ("write", &asked.write, &approved.write),
+    ]
+    .into_iter()
+    .flat_map(|(what, asked, approved)| {
+        super::env::unlisted(asked, approved).map(move |key| format!("state {what} {key}"))
+    })
+    .collect()
+}
+
 fn is_state_key(key: &str) -> bool {
     !key.is_empty()
         && key.len() <= 256

@@ -54,6 +54,14 @@ pub(crate) fn describe(tools: &[String]) -> Option<String> {
     (!tools.is_empty()).then(|| format!("tools [{}]", tools.join(", ")))
 }
 
+/// What of the tools `asked` the operator's `approved` does not cover, one
+/// line each.
+pub(crate) fn beyond(asked: &[String], approved: &[String]) -> Vec<String> {
+    super::env::unlisted(asked, approved)
+        .map(|tool| format!("calling tool {tool}"))
+        .collect()
+}
+
 /// The handle through which a call in `context` into a bundle granted
 /// `granted` makes its own calls: the run's gate inside a run, the loaded
 /// `plugins` outside one; `None` for a bundle granted none.
@@ -94,6 +102,7 @@ impl NestedCalls for Direct {
             nested: None,
             depth: self.depth + 1,
             files,
+            skills: cordon_kernel::ActiveSkills::none(),
         };
         call::invoke(&self.plugins, name, args, context)
     }

@@ -1,5 +1,6 @@
 //! Calls into a sandbox backend component: each operation is a guarded call
-//! with the run's view of the backend's grants and a layer of its own over
+//! with the run's view of the backend's grants (and the folders of the
+//! skills active for it, read-only at `/skills/NAME`) and a layer of its own over
 //! the run's staged files, which comes back with the operation's result only
 //! when it succeeded; whatever happens (result, workspace error, trap, limit,
 //! timeout) comes back as a typed result, and every refusal is in the call's
@@ -95,6 +96,7 @@ impl Backend {
         &self,
         audit: &Audit,
         view: Arc<FileWrites>,
+        mounts: Arc<[ResolvedDir]>,
         op: &str,
         target: &str,
         invoke: Invoke<T>,
@@ -109,7 +111,7 @@ impl Backend {
             tokio::task::spawn_blocking(move || {
                 runtime.block_on(admission::within(
                     inside,
-                    backend.perform(audit, view, &label, invoke),
+                    backend.perform(audit, view, &mounts, &label, invoke),
                 ))
             })
         };
@@ -142,11 +144,13 @@ impl Backend {
         self,
         audit: Audit,
         view: Arc<FileWrites>,
+        mounts: &[ResolvedDir],
         label: &str,
         invoke: Invoke<T>,
     ) -> Finished<Result<T, wit::WorkspaceError>> {
+        let dirs: Vec<ResolvedDir> = self.dirs.iter().chain(mounts).cloned().collect();
         let mut call = CallBuilder::new(&self.bundle, label, audit, Arc::clone(&self.guard))
-            .dirs(&self.dirs)
+            .dirs(&dirs)
             .on_own_thread();
         if let Some(staging) = &self.staging {
             call = call.staging(CallFiles::new(Arc::clone(staging), view));

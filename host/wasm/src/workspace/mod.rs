@@ -17,6 +17,8 @@ pub mod paths;
 mod staging;
 mod tools;
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use cordon_kernel::{FileLedger, ToolSet};
@@ -120,6 +122,17 @@ impl Workspace {
     /// The host folder the backend works on, if it has one.
     pub fn folder(&self) -> Option<&std::path::Path> {
         self.folder.as_ref().map(|dir| dir.host.as_path())
+    }
+
+    /// This workspace with the folders of the run's skills, by skill: while
+    /// a skill is active, its folder is mounted read-only at `/skills/NAME`
+    /// for the built-in tools and the backend. The run's safeguards must
+    /// name the folders too ([`Safeguards::skills`](crate::Safeguards::skills)),
+    /// so that the file layer lets them be read.
+    pub fn with_skills(mut self, folders: BTreeMap<String, PathBuf>) -> Self {
+        let backend = self.tools.backend().clone();
+        self.tools = Arc::new(WorkspaceTools::new(backend).with_skills(folders));
+        self
     }
 }
 

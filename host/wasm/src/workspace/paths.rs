@@ -1,5 +1,8 @@
 //! Workspace paths as the host accepts them: the one rule the sandbox kit
 //! applies too ([`cordon_paths`]). Everything a model or a backend hands the
-//! host passes through [`normalize`] first.
+//! host passes through [`normalize`] first; the built-in tools also take the
+//! folders of active skills, mounted read-only ([`resolve_mounted`]).
 
-pub use cordon_paths::{PathError, RESERVED, is_malformed, is_under, normalize};
+pub use cordon_paths::{
+    PathError, RESERVED, SKILLS_ROOT, is_malformed, is_under, mount_of, normalize, resolve_mounted,
+};

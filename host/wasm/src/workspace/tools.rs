@@ -5,6 +5,8 @@
 //! annotations (read-only or destructive) are what permission rules such as
 //! `@read-only` match.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use cordon_kernel::{
@@ -18,9 +20,10 @@ use serde_json::{Value, json};
 use crate::audit::Audit;
 use crate::bindings::workspace as wit;
 use crate::call::schema_problems;
+use crate::capabilities::dirs::{DirMode, ResolvedDir};
 
 use super::backend::{Backend, Invoke, invoke};
-use super::paths::{is_malformed, normalize};
+use super::paths::{SKILLS_ROOT, is_malformed, mount_of, normalize, resolve_mounted};
 
 /// How many grep matches a call returns unless it asks for fewer.
 const DEFAULT_MAX_MATCHES: u32 = 200;
@@ -32,6 +35,9 @@ const COMMAND_GRACE_MS: u64 = 500;
 pub struct WorkspaceTools {
     backend: Backend,
     tools: Vec<Tool>,
+    /// The folders of the run's skills, canonical, by skill: each is mounted
+    /// read-only at `/skills/NAME` for the calls made while it is active.
+    skills: BTreeMap<String, PathBuf>,
 }
 
 struct Tool {
@@ -49,7 +55,39 @@ impl WorkspaceTools {
                 Tool { spec, validator }
             })
             .collect();
-        Self { backend, tools }
+        Self {
+            backend,
+            tools,
+            skills: BTreeMap::new(),
+        }
+    }
+
+    /// These tools with the run's skills' `folders`, by skill.
+    pub(crate) fn with_skills(mut self, folders: BTreeMap<String, PathBuf>) -> Self {
+        self.skills = folders;
+        self
+    }
+
+    /// The backend.
+    pub(crate) fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// The folders a call made while `active` are active sees at
+    /// `/skills/NAME`, read-only.
+    fn mounts(&self, active: &cordon_kernel::ActiveSkills) -> Vec<ResolvedDir> {
+        active
+            .names()
+            .into_iter()
+            .filter_map(|name| {
+                let host = self.skills.get(&name)?.clone();
+                Some(ResolvedDir {
+                    host,
+                    guest: format!("{SKILLS_ROOT}/{name}"),
+                    mode: DirMode::Ro,
+                })
+            })
+            .collect()
     }
 
     async fn dispatch(
@@ -85,6 +123,9 @@ impl WorkspaceTools {
             call.deny(path, &reason);
             ToolError::new(ToolErrorKind::Denied, reason)
         };
+        if path.starts_with('/') {
+            return self.mounted_path(call, path, access).map_err(refuse);
+        }
         let normalized = normalize(path).map_err(|error| refuse(error.to_string()))?;
         let landing = if normalized.is_empty() {
             self.backend.base.clone()
@@ -95,6 +136,33 @@ impl WorkspaceTools {
             .guard
             .check(&landing, access)
             .map_err(|refused| refuse(refused.0))?;
+        Ok(normalized)
+    }
+
+    /// `path`, absolute, normalized when it lies in the folder of a skill
+    /// the call sees mounted and `access` only reads; otherwise why not.
+    fn mounted_path(
+        &self,
+        call: &Request<'_>,
+        path: &str,
+        access: FileAccess,
+    ) -> Result<String, String> {
+        let normalized = resolve_mounted("", path).map_err(|error| error.to_string())?;
+        let Some((skill, _)) = mount_of(&normalized) else {
+            return Err(format!("{path}: absolute paths are outside the workspace"));
+        };
+        if !call
+            .mounts
+            .iter()
+            .any(|dir| mount_of(&dir.guest).is_some_and(|(name, _)| name == skill))
+        {
+            return Err(format!(
+                "{path}: skill `{skill}` is not active, so its folder is not mounted"
+            ));
+        }
+        if access == FileAccess::Write {
+            return Err(format!("{path}: a skill's folder is read-only"));
+        }
         Ok(normalized)
     }
 
@@ -152,7 +220,13 @@ impl WorkspaceTools {
     }
 
     async fn glob(&self, call: &mut Request<'_>, args: GlobArgs) -> Result<Value, ToolError> {
-        if args.pattern.starts_with('/')
+        let mounted = args.pattern.starts_with('/')
+            && mount_of(&args.pattern).is_some_and(|(skill, _)| {
+                call.mounts
+                    .iter()
+                    .any(|dir| mount_of(&dir.guest).is_some_and(|(name, _)| name == skill))
+            });
+        if (args.pattern.starts_with('/') && !mounted)
             || args.pattern.split('/').any(|part| part == "..")
             || is_malformed(&args.pattern)
         {
@@ -226,6 +300,7 @@ impl ToolSet for WorkspaceTools {
                 audit: self.backend.audit(),
                 view: context.files,
                 files: FileWrites::new(),
+                mounts: self.mounts(&context.skills).into(),
             };
             let result = match self.tools.iter().find(|tool| tool.spec.name == name) {
                 None => Err(ToolError::new(
@@ -249,6 +324,7 @@ impl ToolSet for WorkspaceTools {
                 result: result.map(|content| ToolOutput { content }),
                 writes: Vec::new(),
                 files,
+                skills: Vec::new(),
                 events: call.audit.take(),
             }
         })
@@ -263,6 +339,8 @@ struct Request<'a> {
     audit: Audit,
     view: Arc<FileWrites>,
     files: FileWrites,
+    /// The folders of the skills active for this call, mounted read-only.
+    mounts: Arc<[ResolvedDir]>,
 }
 
 impl Request<'_> {
@@ -276,7 +354,14 @@ impl Request<'_> {
     ) -> Result<T, ToolError> {
         let (value, files) = self
             .backend
-            .run(&self.audit, Arc::clone(&self.view), op, target, invoke)
+            .run(
+                &self.audit,
+                Arc::clone(&self.view),
+                Arc::clone(&self.mounts),
+                op,
+                target,
+                invoke,
+            )
             .await?;
         self.files.extend(files);
         Ok(value)

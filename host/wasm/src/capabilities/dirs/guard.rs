@@ -28,6 +28,9 @@ pub(crate) struct FileGuard {
     /// in the root itself, its files).
     reserved: Vec<PathBuf>,
     rules: FileRules,
+    /// What may be read and never changed, canonical, with everything
+    /// beneath it: the run's skills' folders, outside the workspace's rules.
+    read_only: Vec<PathBuf>,
 }
 
 /// Which file a path names, as the file system identifies it.
@@ -86,7 +89,18 @@ impl FileGuard {
             root: root.to_owned(),
             reserved: folders,
             rules,
+            read_only: Vec::new(),
         }
+    }
+
+    /// This guard, letting `folders` be read and never changed, whatever
+    /// the rules of the workspace say.
+    pub(crate) fn with_read_only(mut self, folders: &[PathBuf]) -> Self {
+        self.read_only = folders
+            .iter()
+            .map(|folder| folder.canonicalize().unwrap_or_else(|_| folder.clone()))
+            .collect();
+        self
     }
 
     /// Whether `access` to what is now at the real path `real` is allowed.
@@ -96,6 +110,19 @@ impl FileGuard {
                 "{} holds Cordon's run store; no component reaches it",
                 folder.display()
             )));
+        }
+        if let Some(folder) = self
+            .read_only
+            .iter()
+            .find(|folder| real.starts_with(folder))
+        {
+            return match access {
+                FileAccess::Read => Ok(()),
+                FileAccess::Write => Err(Refused(format!(
+                    "{} is a skill's folder, which is read-only",
+                    folder.display()
+                ))),
+            };
         }
         if self.rules.is_empty() {
             return Ok(());

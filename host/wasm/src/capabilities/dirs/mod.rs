@@ -111,6 +111,23 @@ pub(crate) fn describe(dirs: &[DirGrant]) -> impl Iterator<Item = String> + '_ {
         .map(|dir| format!("dir {} -> {} ({})", dir.host.display(), dir.guest, dir.mode))
 }
 
+/// What of `asked` the operator's `approved` does not cover, one line each: a
+/// directory is covered by an approval of the same host folder at the same
+/// guest path, read-write covering read-only.
+pub(crate) fn beyond(asked: &[DirGrant], approved: &[DirGrant]) -> Vec<String> {
+    asked
+        .iter()
+        .filter(|dir| {
+            !approved.iter().any(|ok| {
+                ok.host == dir.host
+                    && ok.guest == dir.guest
+                    && (ok.mode == DirMode::Rw || dir.mode == DirMode::Ro)
+            })
+        })
+        .map(|dir| format!("dir {} -> {} ({})", dir.host.display(), dir.guest, dir.mode))
+        .collect()
+}
+
 /// The canonical workspace root and the grants `dirs` of the manifest `file`
 /// resolved under it. A grant may hold Cordon's `.cordon` folder (the guard
 /// hides it) but never name it or lie inside it.

@@ -1,7 +1,8 @@
 //! `pwd`, `cd` and `export`. The working directory is shown as an absolute
 //! path whose root is the workspace root: `pwd` prints `/` there and `/src`
 //! in `src`. Command arguments still take paths relative to it; `cd` with no
-//! argument goes back to the root and cannot leave it.
+//! argument goes back to the root and cannot leave it, except into a skill's
+//! folder (`cd /skills/NAME`), which `pwd` shows as it is.
 
 use super::Outcome;
 use crate::shell::context::{Ctx, report};
@@ -10,7 +11,11 @@ use crate::shell::lexer::is_name;
 
 /// `pwd`: `/` followed by the working directory.
 pub(super) fn pwd(ctx: &mut Ctx, _args: &[String], io: &mut Io) -> Outcome {
-    io.outln(format_args!("/{}", ctx.cwd));
+    if ctx.cwd.starts_with('/') {
+        io.outln(format_args!("{}", ctx.cwd));
+    } else {
+        io.outln(format_args!("/{}", ctx.cwd));
+    }
     Ok(0)
 }
 
