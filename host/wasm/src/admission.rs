@@ -9,9 +9,11 @@
 //! footprint (one slot for every component Cordon knows of, more for a
 //! component bigger than a slot), and, for a bundle granted tool calls, that
 //! much again per level a chain may nest plus once for a hook or backend
-//! operation running beside them. Everything started inside an
-//! admitted chain (nested calls, their hooks, a workspace tool they call)
-//! runs on the chain's slots, so a chain never waits on itself.
+//! operation running beside them; for a backend operation that may run an
+//! interpreter, the biggest interpreter's too. Everything started inside an
+//! admitted chain (nested calls, their hooks, a workspace tool they call, an
+//! interpreter a shell runs) runs on the chain's slots, so a chain never
+//! waits on itself.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -72,12 +74,14 @@ impl Admission {
     }
 
     /// Run `future` once the slots its chain needs are free: `slots` for
-    /// one instance, or enough for a chain of nested calls when `nests`.
-    /// Waits at most `timeout`.
+    /// one instance, or enough for a chain of nested calls when `nests`,
+    /// and `reserved` more for what it starts beside (an interpreter a
+    /// backend's shell runs). Waits at most `timeout`.
     pub(crate) async fn run<F: Future>(
         &self,
         slots: u32,
         nests: bool,
+        reserved: u32,
         timeout: Duration,
         future: F,
     ) -> Result<F::Output, PoolFull> {
@@ -85,7 +89,10 @@ impl Admission {
             return Ok(future.await);
         }
         let levels = if nests { MAX_CALL_DEPTH + 1 } else { 1 };
-        let wanted = levels.saturating_mul(slots.max(1)).min(self.size.max(1));
+        let wanted = levels
+            .saturating_mul(slots.max(1))
+            .saturating_add(reserved)
+            .min(self.size.max(1));
         let slots = tokio::time::timeout(timeout, self.slots.acquire_many(wanted))
             .await
             .ok()
@@ -111,7 +118,7 @@ mod tests {
         let holder = {
             let pool = Arc::clone(&pool);
             tokio::spawn(async move {
-                pool.run(1, false, Duration::from_secs(5), async {
+                pool.run(1, false, 0, Duration::from_secs(5), async {
                     held.await.ok();
                 })
                 .await
@@ -119,7 +126,7 @@ mod tests {
         };
         tokio::task::yield_now().await;
         let full = pool
-            .run(1, false, Duration::from_millis(20), async {})
+            .run(1, false, 0, Duration::from_millis(20), async {})
             .await
             .unwrap_err();
         assert_eq!(full.size, 1);
@@ -127,7 +134,7 @@ mod tests {
         let waiting = {
             let pool = Arc::clone(&pool);
             tokio::spawn(async move {
-                pool.run(1, false, Duration::from_secs(5), async { 7 })
+                pool.run(1, false, 0, Duration::from_secs(5), async { 7 })
                     .await
             })
         };
@@ -140,9 +147,9 @@ mod tests {
     async fn work_inside_a_chain_runs_on_the_chains_slots() {
         let pool = Admission::new(1);
         let nested = pool
-            .run(1, false, Duration::from_secs(1), async {
+            .run(1, false, 0, Duration::from_secs(1), async {
                 assert!(inside_chain());
-                pool.run(1, false, Duration::from_millis(10), async { 3 })
+                pool.run(1, false, 0, Duration::from_millis(10), async { 3 })
                     .await
             })
             .await

@@ -3,7 +3,7 @@
 //! component that exceeds its log budget).
 //!
 //! The world below exists only for the host: it imports everything the host
-//! provides and exports the tool interface, every hook phase and the workspace
+//! provides and exports the tool interface, every hook phase, the interpreter and the workspace
 //! so that bindings exist for all of them. No component exports them all; a
 //! bundle's exports are looked up one interface at a time (`GuestIndices::new`),
 //! so a component needs only the ones its kind and manifest call for.
@@ -16,7 +16,9 @@ wasmtime::component::bindgen!({
         world runtime {
             include cordon:plugin/plugin-host@0.1.0;
             import cordon:plugin/staging@0.1.0;
+            import cordon:plugin/interpreters@0.1.0;
             export cordon:plugin/tool@0.1.0;
+            export cordon:plugin/interpreter@0.1.0;
             export cordon:plugin/workspace@0.1.0;
             export cordon:plugin/before-inference@0.1.0;
             export cordon:plugin/before-tool-call@0.1.0;
@@ -31,12 +33,14 @@ wasmtime::component::bindgen!({
 
 pub(crate) use cordon::plugin::types::{ToolAnnotations, ToolSpec};
 pub(crate) use exports::cordon::plugin::{
-    after_tool_call, before_inference, before_tool_call, step_end, tool, workspace,
+    after_tool_call, before_inference, before_tool_call, interpreter, step_end, tool, workspace,
 };
 
 /// The interface a tool component must export, without version.
 pub(crate) const TOOL_EXPORT: &str = "cordon:plugin/tool";
 /// The interface a sandbox backend must export, without version.
 pub(crate) const WORKSPACE_EXPORT: &str = "cordon:plugin/workspace";
+/// The interface an interpreter must export, without version.
+pub(crate) const INTERPRETER_EXPORT: &str = "cordon:plugin/interpreter";
 /// The version of the contract this host implements.
 pub(crate) const CONTRACT_VERSION: &str = "0.1.0";

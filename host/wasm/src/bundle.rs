@@ -19,8 +19,8 @@ use wasmtime::component::InstancePre;
 use crate::approvals::{Approvals, Unapproved};
 use crate::audit::Audit;
 use crate::bindings::{
-    self, CONTRACT_VERSION, TOOL_EXPORT, WORKSPACE_EXPORT, after_tool_call, before_inference,
-    before_tool_call, step_end, tool, workspace,
+    self, CONTRACT_VERSION, INTERPRETER_EXPORT, TOOL_EXPORT, WORKSPACE_EXPORT, after_tool_call,
+    before_inference, before_tool_call, interpreter, step_end, tool, workspace,
 };
 use crate::cache::{CacheOutcome, sha256_hex};
 use crate::capabilities::CallBuilder;
@@ -63,6 +63,8 @@ pub(crate) enum Exports {
     Hooks(HookExports),
     /// A sandbox backend's `workspace` interface.
     Workspace(workspace::GuestIndices),
+    /// An interpreter's `interpreter` interface.
+    Interpreter(interpreter::GuestIndices),
 }
 
 /// A hook component's phases, each present only when the manifest lists it.
@@ -368,8 +370,11 @@ pub(crate) async fn load(
     if manifest.kind != BundleKind::Hook {
         check_world(manifest.kind, &exported, &path)?;
     }
-    let pre = engine
-        .linker
+    let linker = match manifest.kind {
+        BundleKind::Interpreter => &engine.interpreter_linker,
+        _ => &engine.linker,
+    };
+    let pre = linker
         .instantiate_pre(&component)
         .map_err(|error| BundleError::Imports {
             path: path.clone(),
@@ -386,6 +391,9 @@ pub(crate) async fn load(
             match kind {
                 BundleKind::Sandbox => {
                     Exports::Workspace(workspace::GuestIndices::new(&pre).map_err(wrong)?)
+                }
+                BundleKind::Interpreter => {
+                    Exports::Interpreter(interpreter::GuestIndices::new(&pre).map_err(wrong)?)
                 }
                 _ => Exports::Tool(tool::GuestIndices::new(&pre).map_err(wrong)?),
             }
@@ -404,7 +412,7 @@ pub(crate) async fn load(
     });
     let Described(tools, validators) = match &bundle.exports {
         Exports::Tool(indices) => describe(engine, &bundle, indices, &path).await?,
-        Exports::Hooks(_) | Exports::Workspace(_) => Described::default(),
+        Exports::Hooks(_) | Exports::Workspace(_) | Exports::Interpreter(_) => Described::default(),
     };
     let (tools, validators) = match origin.skill {
         None => (tools, validators),
@@ -486,6 +494,7 @@ fn hook_exports(
 fn kind_export(kind: BundleKind) -> &'static str {
     match kind {
         BundleKind::Sandbox => WORKSPACE_EXPORT,
+        BundleKind::Interpreter => INTERPRETER_EXPORT,
         BundleKind::Tool | BundleKind::Hook => TOOL_EXPORT,
     }
 }
@@ -494,6 +503,7 @@ fn kind_export(kind: BundleKind) -> &'static str {
 fn kind_world(kind: BundleKind) -> &'static str {
     match kind {
         BundleKind::Sandbox => "sandbox-backend",
+        BundleKind::Interpreter => "interpreter-plugin",
         BundleKind::Tool => "tool-plugin",
         BundleKind::Hook => "hook-plugin",
     }

@@ -1,7 +1,8 @@
 //! The engine every bundle runs on: wasmtime configured for components, async
 //! host calls, fuel, epoch interruption and the pooling allocator with its
 //! admission; the linker holding every capability's import (WASI's
-//! filesystem guarded); the compiled-component cache; and the thread that advances epochs.
+//! filesystem guarded), and the one interpreters are linked with; the
+//! compiled-component cache; and the thread that advances epochs.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,6 +50,9 @@ pub struct EngineError(wasmtime::Error);
 pub(crate) struct Engine {
     pub(crate) engine: wasmtime::Engine,
     pub(crate) linker: Linker<CallState>,
+    /// The linker of interpreters: WASI with their read-only view for a
+    /// filesystem, and nothing of Cordon's.
+    pub(crate) interpreter_linker: Linker<CallState>,
     pub(crate) cache: ComponentCache,
     pub(crate) admission: Admission,
 }
@@ -59,11 +63,14 @@ impl Engine {
             wasmtime::Engine::new(&wasmtime_config(config.max_instances)).map_err(EngineError)?;
         let mut linker = Linker::new(&engine);
         capabilities::add_to_linker(&mut linker).map_err(EngineError)?;
+        let mut interpreter_linker = Linker::new(&engine);
+        capabilities::add_interpreter_to_linker(&mut interpreter_linker).map_err(EngineError)?;
         let cache = ComponentCache::new(&engine, config.cache_dir.clone());
         start_epoch_ticker(&engine);
         Ok(Arc::new(Self {
             engine,
             linker,
+            interpreter_linker,
             cache,
             admission: Admission::new(config.max_instances),
         }))

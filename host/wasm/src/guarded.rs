@@ -14,7 +14,7 @@ use wasmtime::component::Instance;
 use wasmtime::{PoolConcurrencyLimitError, Store, Trap};
 
 use crate::capabilities::CallBuilder;
-use crate::capabilities::log::LogLimitExceeded;
+use crate::capabilities::log::{CommandOutput, LogLimitExceeded};
 use crate::capabilities::staging::StagingLimitExceeded;
 use crate::capabilities::state::StateUnavailable;
 use crate::engine::Engine;
@@ -36,6 +36,8 @@ pub(crate) struct Finished<T> {
     pub(crate) result: Result<T, ToolError>,
     /// What the call staged; empty unless `result` is `Ok`.
     pub(crate) effects: Effects,
+    /// What an interpreter's run printed, however it ended.
+    pub(crate) output: Option<CommandOutput>,
 }
 
 impl<T> Finished<T> {
@@ -43,6 +45,7 @@ impl<T> Finished<T> {
         Self {
             result: Err(error),
             effects: Effects::default(),
+            output: None,
         }
     }
 
@@ -52,8 +55,12 @@ impl<T> Finished<T> {
             Ok(value) => Finished {
                 result: Ok(value),
                 effects: self.effects,
+                output: self.output,
             },
-            Err(error) => Finished::failed(error),
+            Err(error) => Finished {
+                output: self.output,
+                ..Finished::failed(error)
+            },
         }
     }
 }
@@ -70,10 +77,11 @@ pub(crate) async fn call<T>(
     let bundle = call.bundle();
     let label = call.label();
     let audit = call.audit().clone();
-    let timeout = bundle.manifest.limits.timeout;
+    let timeout = call.timeout();
+    let reserved = call.reserved();
     let ran = engine
         .admission
-        .run(bundle.footprint.slots(), nests, timeout, async {
+        .run(bundle.footprint.slots(), nests, reserved, timeout, async {
             let mut store = match call.build().and_then(|state| limited(engine, state)) {
                 Ok(store) => store,
                 Err(error) => {
@@ -89,12 +97,17 @@ pub(crate) async fn call<T>(
             })
             .await;
             let state = store.into_data();
+            let output = state.vfs.is_some().then(|| state.log.command_output());
             match settle(returned, &state) {
                 Ok(value) => Finished {
                     result: Ok(value),
                     effects: state.into_effects(),
+                    output,
                 },
-                Err(error) => Finished::failed(error),
+                Err(error) => Finished {
+                    output,
+                    ..Finished::failed(error)
+                },
             }
         })
         .await;
@@ -128,10 +141,7 @@ fn settle<T>(
         Ok(Ok(value)) => Ok(value),
         Err(_elapsed) => Err(exceeded(
             LimitKind::Timeout,
-            format!(
-                "did not finish within {} ms",
-                state.bundle.manifest.limits.timeout.as_millis()
-            ),
+            format!("did not finish within {} ms", state.timeout.as_millis()),
         )),
         Ok(Err(error)) => Err(match classify(&error, state) {
             Stopped::Limit(kind, detail) => exceeded(kind, detail),
@@ -167,7 +177,12 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Stopped {
         return Stopped::HostFailure(message.clone());
     }
     if let Some(exceeded) = error.downcast_ref::<LogLimitExceeded>() {
-        return Stopped::Limit(LimitKind::Log, exceeded.to_string());
+        let kind = if exceeded.command {
+            LimitKind::Output
+        } else {
+            LimitKind::Log
+        };
+        return Stopped::Limit(kind, exceeded.to_string());
     }
     if let Some(StagingLimitExceeded(detail)) = error.downcast_ref::<StagingLimitExceeded>() {
         return Stopped::Limit(LimitKind::Staging, detail.clone());

@@ -16,7 +16,7 @@ pub use crate::capabilities::dirs::{DirGrant, DirMode};
 pub use crate::capabilities::staging::StagingPolicy;
 pub use crate::capabilities::state::StateGrants;
 
-use crate::capabilities::{config, dirs, env, staging, state, tools};
+use crate::capabilities::{config, dirs, env, interpreters, staging, state, tools};
 use crate::limits::{Limits, RawLimits};
 
 /// The file name of a bundle manifest.
@@ -47,6 +47,8 @@ pub struct Manifest {
     pub limits: Limits,
     /// The `[config]` table, as the component reads it: a JSON object.
     pub config: Value,
+    /// The commands an interpreter bundle serves; empty for other kinds.
+    pub commands: Vec<String>,
     /// How `cordon build` makes the component from source; `None` for a
     /// bundle that ships its component.
     pub build: Option<BuildRecipe>,
@@ -74,6 +76,9 @@ pub enum BundleKind {
     Hook,
     /// Exports `cordon:plugin/workspace`.
     Sandbox,
+    /// Exports `cordon:plugin/interpreter`: a language's interpreter that
+    /// sandbox backends' shells run.
+    Interpreter,
 }
 
 impl fmt::Display for BundleKind {
@@ -82,6 +87,7 @@ impl fmt::Display for BundleKind {
             Self::Tool => "tool",
             Self::Hook => "hook",
             Self::Sandbox => "sandbox",
+            Self::Interpreter => "interpreter",
         })
     }
 }
@@ -181,6 +187,8 @@ struct RawManifest {
     config: Option<toml::Table>,
     #[serde(default)]
     build: Option<BuildRecipe>,
+    #[serde(default)]
+    interpreter: Option<interpreters::InterpreterTable>,
 }
 
 #[derive(Deserialize)]
@@ -284,6 +292,7 @@ impl Validator<'_> {
         state::validate(&grants.state, self)?;
         dirs::validate(&grants.dirs, self)?;
         let config = config::from_table(raw.config, self)?;
+        let commands = interpreters::validate(raw.interpreter, kind, grants, self)?;
         let limits = raw.limits.validate().map_err(|(field, value, reason)| {
             self.invalid(&format!("limits.{field}"), value, &reason)
         })?;
@@ -299,6 +308,7 @@ impl Validator<'_> {
             grants: raw.grants,
             limits,
             config,
+            commands,
             build: self.build(raw.build)?,
         })
     }

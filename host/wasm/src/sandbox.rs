@@ -18,6 +18,8 @@ use crate::bindings::cordon::plugin::{hook_types, types};
 use crate::bundle::Bundle;
 use crate::capabilities::config::ConfigView;
 use crate::capabilities::dirs::DirAccess;
+use crate::capabilities::interpreters::vfs::{Vfs, VfsView};
+use crate::capabilities::interpreters::{InterpreterAccess, InterpretersView};
 use crate::capabilities::log::{LogOutput, LogView};
 use crate::capabilities::staging::StagingView;
 use crate::capabilities::state::{StateAccess, StateView};
@@ -41,6 +43,12 @@ pub(crate) struct CallState {
     pub(crate) tools: Option<ToolAccess>,
     /// Present only for a sandbox backend's call in a staged run.
     pub(crate) staging: Option<CallFiles>,
+    /// Present only for an interpreter's run: the file system it sees.
+    pub(crate) vfs: Option<Vfs>,
+    /// Present only for a sandbox backend's call that may run interpreters.
+    pub(crate) interpreters: Option<InterpreterAccess>,
+    /// How long the call may take.
+    pub(crate) timeout: std::time::Duration,
 }
 
 /// What a finished call staged: state writes and file changes.
@@ -99,6 +107,22 @@ impl CallState {
     pub(crate) fn log_view(&mut self) -> LogView<'_> {
         LogView {
             output: &mut self.log,
+            audit: &self.audit,
+        }
+    }
+
+    pub(crate) fn vfs_view(&mut self) -> VfsView<'_> {
+        VfsView {
+            vfs: self.vfs.as_ref(),
+            table: &mut self.table,
+            audit: &self.audit,
+        }
+    }
+
+    pub(crate) fn interpreters_view(&mut self) -> InterpretersView<'_> {
+        InterpretersView {
+            access: self.interpreters.as_ref(),
+            staging: self.staging.as_ref(),
             audit: &self.audit,
         }
     }

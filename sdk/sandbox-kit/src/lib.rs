@@ -5,17 +5,20 @@
 //! [`Direct`]), with the run's active skills' folders mounted beside it
 //! read-only ([`Mounted`]), the operations of the WIT `workspace` interface
 //! ([`workspace`]) and the in-process command language behind `exec`
-//! ([`shell`]). Nothing here runs anything on the host.
+//! ([`shell`]), which hands scripts of other languages to sandboxed
+//! [`interpreters`]. Nothing here runs anything on the host.
 
 mod base;
 mod dir_base;
 mod direct;
 mod error;
 mod fs;
+pub mod interpreters;
 mod mounted;
 mod overlay;
 pub mod path;
 mod pattern;
+mod read_only;
 mod search;
 pub mod shell;
 mod staging;
@@ -26,6 +29,8 @@ pub use dir_base::DirBase;
 pub use direct::Direct;
 pub use error::{Error, Result};
 pub use fs::{FileSystem, Kind, Meta, Node, Prune};
+pub use interpreters::{Interpreters, Invocation, NoInterpreters, NotRun, Ran};
 pub use mounted::Mounted;
 pub use overlay::Overlay;
+pub use read_only::ReadOnly;
 pub use staging::{MemoryStaging, Staged, Staging};

@@ -175,7 +175,18 @@ fn the_run_store_folder_is_neither_reached_nor_listed() {
     let listed = workspace::list_dir(&fs, "").unwrap();
     let names: Vec<&str> = listed.iter().map(|entry| entry.path.as_str()).collect();
     assert_eq!(names, ["a.txt"]);
-    let shell = |line: &str| cordon_sandbox_kit::shell::run(&fs, line, "", &[], b"", 0);
+    let shell = |line: &str| {
+        cordon_sandbox_kit::shell::run(
+            &fs,
+            &cordon_sandbox_kit::NoInterpreters,
+            line,
+            "",
+            &[],
+            b"",
+            0,
+        )
+        .unwrap()
+    };
     assert_ne!(shell("cat .cordon/cordon.db").exit_code, 0);
     assert_ne!(shell("echo x > .cordon/cordon.db").exit_code, 0);
     shell("rm -rf *; rm -rf .cordon; find . > found.txt");

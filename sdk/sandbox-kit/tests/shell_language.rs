@@ -4,6 +4,7 @@
 mod common;
 
 use common::{memory_fs, out, run, run_with, sh};
+use cordon_sandbox_kit::NoInterpreters;
 use cordon_sandbox_kit::shell::{self, OUTPUT_LIMIT};
 use cordon_sandbox_kit::workspace;
 
@@ -11,7 +12,16 @@ use cordon_sandbox_kit::workspace;
 fn quoting_and_variables() {
     let fs = memory_fs(&[]);
     let env = [("X".to_owned(), "ex".to_owned())];
-    let output = shell::run(&fs, r#"echo 'a  b' "c $X" d\ e"#, "", &env, b"", 0);
+    let output = shell::run(
+        &fs,
+        &NoInterpreters,
+        r#"echo 'a  b' "c $X" d\ e"#,
+        "",
+        &env,
+        b"",
+        0,
+    )
+    .unwrap();
     assert_eq!(output.stdout, b"a  b c ex d e\n");
     assert_eq!(
         out(&fs, r#"echo "q\"uote \$X \\ ${HOME}end""#),
@@ -168,7 +178,22 @@ fn unknown_commands_exit_127() {
         run(&fs, "frobnicate --x"),
         (127, String::new(), "frobnicate: command not found\n".into())
     );
-    assert_eq!(run(&fs, "python3 -c 'print(1)'").0, 127);
+    let refused = shell::run(
+        &fs,
+        &NoInterpreters,
+        "python3 -c 'print(1)'",
+        "",
+        &[],
+        b"",
+        0,
+    )
+    .unwrap_err();
+    assert!(
+        refused
+            .message()
+            .contains("no sandboxed interpreter for .py"),
+        "{refused}"
+    );
 }
 
 #[test]
@@ -256,7 +281,7 @@ fn the_deadline_stops_with_124() {
         .collect();
     let fs = memory_fs(&refs);
     let script = "cat *.txt | sort | uniq -c > /dev/null; ".repeat(500);
-    let output = shell::run(&fs, &script, "", &[], b"", 50);
+    let output = shell::run(&fs, &NoInterpreters, &script, "", &[], b"", 50).unwrap();
     assert_eq!(output.exit_code, 124);
     assert!(
         String::from_utf8(output.stderr)

@@ -5,7 +5,9 @@ mod common;
 
 use common::memory_fs;
 use cordon_sandbox_kit::workspace::{self, Entry, GrepMatch, GrepQuery};
-use cordon_sandbox_kit::{DirBase, Error, FileSystem, MemoryStaging, Overlay, Staged, Staging};
+use cordon_sandbox_kit::{
+    DirBase, Error, FileSystem, MemoryStaging, NoInterpreters, Overlay, Staged, Staging,
+};
 use std::fs;
 
 fn entry(path: &str, is_dir: bool, size: u64) -> Entry {
@@ -354,7 +356,7 @@ fn exec_runs_in_the_working_directory() {
         stdin: b"in".to_vec(),
         timeout_ms: 10_000,
     };
-    let result = workspace::exec(&fs, &command).unwrap();
+    let result = workspace::exec(&fs, &NoInterpreters, &command).unwrap();
     assert_eq!(String::from_utf8(result.stdout).unwrap(), "/src\na hi\nin");
     assert_eq!(result.exit_code, 0);
     let nowhere = workspace::Command {
@@ -362,7 +364,7 @@ fn exec_runs_in_the_working_directory() {
         ..command.clone()
     };
     assert!(matches!(
-        workspace::exec(&fs, &nowhere),
+        workspace::exec(&fs, &NoInterpreters, &nowhere),
         Err(Error::NotFound(_))
     ));
     let outside = workspace::Command {
@@ -370,7 +372,7 @@ fn exec_runs_in_the_working_directory() {
         ..command
     };
     assert!(matches!(
-        workspace::exec(&fs, &outside),
+        workspace::exec(&fs, &NoInterpreters, &outside),
         Err(Error::Denied(_))
     ));
 }

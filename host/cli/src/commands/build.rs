@@ -151,6 +151,7 @@ fn provides(loaded: &LoadedBundle) -> String {
             format!("hooks: {}", phases.join(", "))
         }
         BundleKind::Sandbox => "a workspace backend".to_owned(),
+        BundleKind::Interpreter => format!("an interpreter of {}", manifest.commands.join(", ")),
     }
 }
 

@@ -1,7 +1,11 @@
 //! The log capability, which every bundle has: the `log` import (lines and
 //! progress) and the component's stdout and stderr, all bounded by the
 //! bundle's `log-kib` and all kept in the call's audit trail. Output past the
-//! budget stops the component as a `limit`.
+//! budget stops the component as a `limit`. An interpreter's stdout and
+//! stderr are a command's output instead: bounded by its `output-kib`, given
+//! back to the command, never logged.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use std::sync::{Arc, Mutex};
 
@@ -16,10 +20,15 @@ use crate::audit::Audit;
 use crate::bindings::cordon::plugin::log;
 use crate::sandbox::CallState;
 
-/// The error a host import raises to stop a component that logs past its budget.
+/// The error a host import raises to stop a component that logs past its
+/// budget, or an interpreter that prints past its output limit.
 #[derive(Debug, thiserror::Error)]
-#[error("log output exceeded the bundle's limit of {0} bytes")]
-pub(crate) struct LogLimitExceeded(pub(crate) usize);
+#[error("{} exceeded the bundle's limit of {limit} bytes", if *.command { "output" } else { "log output" })]
+pub(crate) struct LogLimitExceeded {
+    pub(crate) limit: usize,
+    /// Whether it was a command's output rather than a log.
+    pub(crate) command: bool,
+}
 
 /// One call's output: its stdout and stderr, and what it may still log.
 pub(crate) struct LogOutput {
@@ -29,20 +38,57 @@ pub(crate) struct LogOutput {
     limit: usize,
     /// Bytes of log messages still allowed.
     budget: usize,
+    /// Whether stdout and stderr are a command's output, given back.
+    command: bool,
+}
+
+/// What a command printed.
+pub(crate) struct CommandOutput {
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
+    pub(crate) stdout_truncated: bool,
+    pub(crate) stderr_truncated: bool,
 }
 
 impl LogOutput {
     /// Output bounded by `limit` bytes, with stdout and stderr attached to `wasi`.
     pub(crate) fn attach(wasi: &mut WasiCtxBuilder, limit: usize) -> Self {
         let output = Self {
-            stdout: Captured::new(limit),
-            stderr: Captured::new(limit),
+            stdout: Captured::new(limit, false),
+            stderr: Captured::new(limit, false),
             limit,
             budget: limit,
+            command: false,
         };
         wasi.stdout(output.stdout.clone())
             .stderr(output.stderr.clone());
         output
+    }
+
+    /// A command's output, stdout and stderr each bounded by `limit` bytes,
+    /// attached to `wasi`, with `stdin` as its standard input.
+    pub(crate) fn attach_command(wasi: &mut WasiCtxBuilder, stdin: Vec<u8>, limit: usize) -> Self {
+        let output = Self {
+            stdout: Captured::new(limit, true),
+            stderr: Captured::new(limit, true),
+            limit,
+            budget: 0,
+            command: true,
+        };
+        wasi.stdin(wasmtime_wasi::p2::pipe::MemoryInputPipe::new(stdin))
+            .stdout(output.stdout.clone())
+            .stderr(output.stderr.clone());
+        output
+    }
+
+    /// What a command printed, and whether each stream was cut.
+    pub(crate) fn command_output(&self) -> CommandOutput {
+        CommandOutput {
+            stdout: self.stdout.contents().to_vec(),
+            stderr: self.stderr.contents().to_vec(),
+            stdout_truncated: self.stdout.truncated.load(Ordering::Relaxed),
+            stderr_truncated: self.stderr.truncated.load(Ordering::Relaxed),
+        }
     }
 
     /// Charge `bytes` of log output, or stop the component once its budget is spent.
@@ -52,7 +98,11 @@ impl LogOutput {
                 self.budget = rest;
                 Ok(())
             }
-            None => Err(LogLimitExceeded(self.limit).into()),
+            None => Err(LogLimitExceeded {
+                limit: self.limit,
+                command: self.command,
+            }
+            .into()),
         }
     }
 
@@ -75,8 +125,12 @@ impl LogOutput {
             .map(str::to_owned)
     }
 
-    /// Turn what the component wrote to stdout and stderr into log events.
+    /// Turn what the component wrote to stdout and stderr into log events;
+    /// a command's output is given back instead.
     pub(crate) fn flush(&self, audit: &Audit) {
+        if self.command {
+            return;
+        }
         for (pipe, level) in [
             (&self.stdout, LogLevel::Info),
             (&self.stderr, LogLevel::Warn),
@@ -98,13 +152,27 @@ impl LogOutput {
 struct Captured {
     limit: usize,
     buffer: Arc<Mutex<BytesMut>>,
+    /// Whether a write did not fit.
+    truncated: Arc<AtomicBool>,
+    /// Whether this is a command's output rather than a log.
+    command: bool,
 }
 
 impl Captured {
-    fn new(limit: usize) -> Self {
+    fn new(limit: usize, command: bool) -> Self {
         Self {
             limit,
             buffer: Arc::default(),
+            truncated: Arc::default(),
+            command,
+        }
+    }
+
+    fn overflow(&self) -> LogLimitExceeded {
+        self.truncated.store(true, Ordering::Relaxed);
+        LogLimitExceeded {
+            limit: self.limit,
+            command: self.command,
         }
     }
 
@@ -132,7 +200,7 @@ impl OutputStream for Captured {
         if self.keep(&bytes) {
             Ok(())
         } else {
-            Err(StreamError::Trap(LogLimitExceeded(self.limit).into()))
+            Err(StreamError::Trap(self.overflow().into()))
         }
     }
 
@@ -160,7 +228,7 @@ impl tokio::io::AsyncWrite for Captured {
         std::task::Poll::Ready(if self.keep(bytes) {
             Ok(bytes.len())
         } else {
-            Err(std::io::Error::other(LogLimitExceeded(self.limit)))
+            Err(std::io::Error::other(self.overflow()))
         })
     }
 

@@ -1,8 +1,9 @@
 //! Grants as capabilities. Each kind of grant is one module that owns its
 //! manifest section and its checks, the per-call context built from it, and
 //! the import through which a component uses it: [`dirs`] (the filesystem),
-//! [`env`], [`state`], [`tools`], [`staging`], [`network`], and the two
-//! every bundle has, [`log`] and [`config`]. [`CallBuilder`] is the one door
+//! [`env`], [`state`], [`tools`], [`staging`], [`interpreters`] (which a
+//! backend's shell runs, and which see a read-only view of their own),
+//! [`network`], and the two every bundle has, [`log`] and [`config`]. [`CallBuilder`] is the one door
 //! through which a call gets any of them: it gives a call exactly what its
 //! bundle was granted, as the run narrows it, and a call's store holds
 //! nothing else.
@@ -10,6 +11,7 @@
 pub(crate) mod config;
 pub(crate) mod dirs;
 pub(crate) mod env;
+pub(crate) mod interpreters;
 pub(crate) mod log;
 pub(crate) mod network;
 pub(crate) mod staging;
@@ -17,6 +19,7 @@ pub(crate) mod state;
 pub(crate) mod tools;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use cordon_kernel::{CallContext, NestedCalls, StateReader, StateSnapshot};
 use wasmtime::component::Linker;
@@ -30,6 +33,8 @@ use crate::workspace::CallFiles;
 
 use dirs::guard::FileGuard;
 use dirs::{DirAccess, ResolvedDir};
+use interpreters::vfs::Vfs;
+use interpreters::{CommandIo, InterpreterAccess};
 use log::LogOutput;
 use state::StateAccess;
 use tools::ToolAccess;
@@ -45,6 +50,14 @@ pub(crate) struct CallBuilder<'a> {
     tools: Option<ToolAccess>,
     staging: Option<CallFiles>,
     own_thread: bool,
+    /// A command's streams, variables and args, for an interpreter's run,
+    /// with the file system it sees.
+    command: Option<(CommandIo, Vfs)>,
+    interpreters: Option<InterpreterAccess>,
+    timeout: Duration,
+    /// Slots of the instance pool held for what the call starts: the
+    /// interpreters a backend's shell may run.
+    reserved: u32,
 }
 
 impl<'a> CallBuilder<'a> {
@@ -70,7 +83,42 @@ impl<'a> CallBuilder<'a> {
             tools,
             staging: None,
             own_thread: false,
+            command: None,
+            interpreters: None,
+            timeout: bundle.manifest.limits.timeout,
+            reserved: 0,
         }
+    }
+
+    /// The call runs a command in an interpreter: `io` are its streams,
+    /// variables and args, `vfs` the only file system it sees.
+    pub(crate) fn command(mut self, io: CommandIo, vfs: Vfs) -> Self {
+        self.command = Some((io, vfs));
+        self
+    }
+
+    /// The call may run the interpreters of `access`, holding slots of the
+    /// instance pool for one run of any.
+    pub(crate) fn interpreters(mut self, access: InterpreterAccess) -> Self {
+        self.reserved = access.interpreters.slots();
+        self.interpreters = Some(access);
+        self
+    }
+
+    /// The call ends within `limit` too, when that comes before its bundle's timeout.
+    pub(crate) fn within_time(mut self, limit: Duration) -> Self {
+        self.timeout = self.timeout.min(limit);
+        self
+    }
+
+    /// How long the call may take.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Slots of the instance pool the call holds beyond its own instance's.
+    pub(crate) fn reserved(&self) -> u32 {
+        self.reserved
     }
 
     /// The bundle called.
@@ -130,7 +178,17 @@ impl<'a> CallBuilder<'a> {
     pub(crate) fn build(self) -> wasmtime::Result<CallState> {
         let limits = self.bundle.manifest.limits;
         let mut wasi = WasiCtxBuilder::new();
-        let log = LogOutput::attach(&mut wasi, limits.log_bytes);
+        let (log, vfs) = match self.command {
+            None => (LogOutput::attach(&mut wasi, limits.log_bytes), None),
+            Some((io, vfs)) => {
+                let log = LogOutput::attach_command(&mut wasi, io.stdin, limits.output_bytes);
+                wasi.args(&io.args);
+                for (name, value) in &io.env {
+                    wasi.env(name, value);
+                }
+                (log, Some(vfs))
+            }
+        };
         wasi.allow_blocking_current_thread(self.own_thread);
         env::grant(&mut wasi, &self.bundle.manifest.grants.env);
         dirs::preopen(&mut wasi, self.dirs)?;
@@ -147,6 +205,9 @@ impl<'a> CallBuilder<'a> {
             state: StateAccess::new(self.state),
             tools: self.tools,
             staging: self.staging,
+            vfs,
+            interpreters: self.interpreters,
+            timeout: self.timeout,
         })
     }
 }
@@ -160,5 +221,14 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     config::add_to_linker(linker)?;
     state::add_to_linker(linker)?;
     tools::add_to_linker(linker)?;
-    staging::add_to_linker(linker)
+    staging::add_to_linker(linker)?;
+    interpreters::add_to_linker(linker)
+}
+
+/// Link what an interpreter's imports may reach: WASI with its filesystem
+/// served by the interpreter's read-only view instead of the host's, and
+/// nothing of Cordon's: an interpreter is granted nothing.
+pub(crate) fn add_interpreter_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    interpreters::vfs::add_to_linker(linker)
 }

@@ -29,6 +29,7 @@ use crate::bundle::Bundle;
 use crate::capabilities::CallBuilder;
 use crate::capabilities::dirs::ResolvedDir;
 use crate::capabilities::dirs::guard::FileGuard;
+use crate::capabilities::interpreters::{InterpreterAccess, Interpreters, WORKSPACE_MOUNT};
 use crate::engine::Engine;
 use crate::guarded::{self, Body, Finished};
 use crate::sandbox::CallState;
@@ -38,6 +39,9 @@ use super::staging::{CallFiles, Staging};
 /// How long past the bundle's timeout the caller waits for a thread stuck in
 /// a system call.
 const STUCK_GRACE: Duration = Duration::from_secs(1);
+
+/// The operation that runs a command line, the one that may run interpreters.
+const EXEC: &str = "workspace.exec";
 
 /// One call into the backend's `workspace` interface, owning its arguments.
 pub(crate) type Invoke<T> = Box<
@@ -75,6 +79,8 @@ pub(crate) struct Backend {
     pub(crate) dirs: Arc<[ResolvedDir]>,
     pub(crate) staging: Option<Arc<Staging>>,
     pub(crate) indices: GuestIndices,
+    /// The interpreters the backend's shell may run.
+    pub(crate) interpreters: Interpreters,
 }
 
 impl Backend {
@@ -152,6 +158,25 @@ impl Backend {
         let mut call = CallBuilder::new(&self.bundle, label, audit, Arc::clone(&self.guard))
             .dirs(&dirs)
             .on_own_thread();
+        if label == EXEC && !self.interpreters.is_empty() {
+            call = call.interpreters(InterpreterAccess {
+                interpreters: self.interpreters.clone(),
+                engine: Arc::clone(&self.engine),
+                live: Arc::clone(&self.live),
+                guard: Arc::clone(&self.guard),
+                folder: dirs
+                    .iter()
+                    .find(|dir| dir.guest == WORKSPACE_MOUNT)
+                    .map(|dir| dir.host.clone()),
+                skills: mounts
+                    .iter()
+                    .filter_map(|dir| {
+                        let (skill, _) = crate::workspace::paths::mount_of(&dir.guest)?;
+                        Some((skill.to_owned(), dir.host.clone()))
+                    })
+                    .collect(),
+            });
+        }
         if let Some(staging) = &self.staging {
             call = call.staging(CallFiles::new(Arc::clone(staging), view));
         }

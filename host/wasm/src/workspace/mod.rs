@@ -25,6 +25,7 @@ use cordon_kernel::{FileLedger, ToolSet};
 
 use crate::bundle::Exports;
 use crate::capabilities::dirs::{self, DirMode, ResolvedDir};
+use crate::capabilities::interpreters::Interpreters;
 use crate::capabilities::staging::StagingPolicy;
 use crate::manifest::BundleKind;
 use crate::plugins::Plugins;
@@ -217,6 +218,7 @@ impl Plugins {
             dirs: dirs.into(),
             staging: staging.clone(),
             indices: indices.clone(),
+            interpreters: Interpreters::of(self.bundles()),
         };
         Ok(Workspace {
             tools: Arc::new(WorkspaceTools::new(backend)),

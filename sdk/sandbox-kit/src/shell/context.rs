@@ -1,19 +1,24 @@
-//! The state a command line runs in: the file system, working directory,
-//! variables, last exit status and the deadline, plus the helpers commands
-//! share for paths, inputs and error messages.
+//! The state a command line runs in: the file system, the interpreters it
+//! may hand scripts to, working directory, variables, last exit status and
+//! the deadline, plus the helpers commands share for paths, inputs and error
+//! messages.
 
 use super::io::Io;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
+use crate::interpreters::Interpreters;
 use crate::path;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Why a command line stopped before its end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Interrupt {
     /// The time limit passed.
     TimedOut,
+    /// A script's language has no sandboxed interpreter: the line fails,
+    /// saying which.
+    NoInterpreter(String),
 }
 
 /// A command's exit status, or why the whole line stopped.
@@ -26,12 +31,16 @@ const TICKS_PER_CHECK: u32 = 256;
 pub(super) struct Ctx<'f> {
     /// The workspace.
     pub fs: &'f dyn FileSystem,
+    /// Where scripts of other languages run.
+    pub interpreters: &'f dyn Interpreters,
     /// The working directory, a workspace path.
     pub cwd: String,
     /// Shell variables.
     pub vars: BTreeMap<String, String>,
     /// The exit status of the last pipeline, `$?`.
     pub status: i32,
+    /// How many scripts enclose this line.
+    pub depth: u32,
     deadline: Option<Instant>,
     ticks: u32,
 }
@@ -40,17 +49,55 @@ impl<'f> Ctx<'f> {
     /// A shell in `cwd` with `vars`, stopping at `deadline` if there is one.
     pub(super) fn new(
         fs: &'f dyn FileSystem,
+        interpreters: &'f dyn Interpreters,
         cwd: String,
         vars: BTreeMap<String, String>,
         deadline: Option<Instant>,
     ) -> Self {
         Self {
             fs,
+            interpreters,
             cwd,
             vars,
             status: 0,
+            depth: 0,
             deadline,
             ticks: 0,
+        }
+    }
+
+    /// A shell like this one, for a script run from it: the same deadline
+    /// and working directory, the variables `vars`, the file system `fs`.
+    pub(super) fn nested<'g>(
+        &self,
+        fs: &'g dyn FileSystem,
+        vars: BTreeMap<String, String>,
+    ) -> Ctx<'g>
+    where
+        'f: 'g,
+    {
+        Ctx {
+            fs,
+            interpreters: self.interpreters,
+            cwd: self.cwd.clone(),
+            vars,
+            status: 0,
+            depth: self.depth + 1,
+            deadline: self.deadline,
+            ticks: 0,
+        }
+    }
+
+    /// Milliseconds left before the deadline; `default` without one.
+    pub(super) fn remaining_ms(&self, default: u32) -> u32 {
+        match self.deadline {
+            None => default,
+            Some(deadline) => {
+                let left = deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_millis();
+                u32::try_from(left).unwrap_or(u32::MAX).max(1)
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 //! deadline checked before every command.
 
 use super::commands;
-use super::context::{Ctx, Interrupt, Status, report};
+use super::context::{Ctx, Status, report};
 use super::expand;
 use super::io::{Buffer, Io, PIPE_LIMIT};
 use super::syntax::{Connector, Pipeline, Redirect, Script, Simple, Stream};
@@ -237,9 +237,7 @@ fn write_file(ctx: &Ctx, file: &FileSink, buffer: Buffer) -> Result<(), String> 
         .map_err(|error| format!("{}: {}", file.shown, error.message()))
 }
 
-/// The message for a command line stopped by `interrupt` after `timeout_ms`.
-pub(super) fn interrupted(interrupt: Interrupt, timeout_ms: u32) -> String {
-    match interrupt {
-        Interrupt::TimedOut => format!("sh: timed out after {timeout_ms} ms\n"),
-    }
+/// The message for a command line stopped by a time limit of `timeout_ms`.
+pub(super) fn timed_out(timeout_ms: u32) -> String {
+    format!("sh: timed out after {timeout_ms} ms\n")
 }

@@ -74,6 +74,11 @@ impl Io<'_> {
         self.out(line.as_bytes());
     }
 
+    /// Writes to standard error.
+    pub(super) fn err(&mut self, bytes: &[u8]) {
+        self.sinks[self.err].push(bytes);
+    }
+
     /// Writes a line of text to standard error.
     pub(super) fn errln(&mut self, text: impl Display) {
         let line = format!("{text}\n");

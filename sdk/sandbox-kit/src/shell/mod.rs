@@ -16,6 +16,14 @@
 //! Every command of a line sees the whole stdin given to the line. The
 //! deadline is checked before each command and inside long loops; past it the
 //! line stops with exit status 124.
+//!
+//! Scripts run too, never on the host: `sh FILE`, `bash FILE` and `sh -c
+//! LINE` in this language (with `$0`, `$1`..., `$#` and `$@`), and a script
+//! named as a command (`./report.py`, `scripts/run.sh`) by its first line or
+//! its extension. A script of another language (`python3 x.py`) goes to the
+//! sandboxed interpreter for it; a language without one stops the line with
+//! an error that names it. A script in a skill's folder sees the workspace
+//! read-only.
 
 mod args;
 mod commands;
@@ -25,12 +33,15 @@ mod interp;
 mod io;
 mod lexer;
 mod parser;
+mod scripts;
 mod syntax;
 
 pub use io::{OUTPUT_LIMIT, PIPE_LIMIT};
 
+use crate::error::{Error, Result};
 use crate::fs::FileSystem;
-use context::Ctx;
+use crate::interpreters::Interpreters;
+use context::{Ctx, Interrupt};
 use io::Buffer;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -53,15 +64,18 @@ pub struct Output {
 
 /// Runs `line` in the directory `cwd` (a normalized workspace path) with the
 /// variables `env`, feeding `stdin`, stopping after `timeout_ms` milliseconds
-/// (0 for no limit of its own).
+/// (0 for no limit of its own), handing scripts of other languages to
+/// `interpreters`. Fails only when a script's language has no interpreter:
+/// then nothing else of the line runs, and the error says which language.
 pub fn run(
     fs: &dyn FileSystem,
+    interpreters: &dyn Interpreters,
     line: &str,
     cwd: &str,
     env: &[(String, String)],
     stdin: &[u8],
     timeout_ms: u32,
-) -> Output {
+) -> Result<Output> {
     let mut out = Buffer::new(OUTPUT_LIMIT);
     let mut err = Buffer::new(OUTPUT_LIMIT);
     let exit_code = match parser::parse(line) {
@@ -73,21 +87,22 @@ pub fn run(
             let deadline = (timeout_ms > 0)
                 .then(|| Instant::now() + Duration::from_millis(u64::from(timeout_ms)));
             let vars: BTreeMap<String, String> = env.iter().cloned().collect();
-            let mut ctx = Ctx::new(fs, cwd.to_owned(), vars, deadline);
+            let mut ctx = Ctx::new(fs, interpreters, cwd.to_owned(), vars, deadline);
             match interp::run(&mut ctx, &script, stdin, &mut out, &mut err) {
                 Ok(status) => status,
-                Err(interrupt) => {
-                    err.push(interp::interrupted(interrupt, timeout_ms).as_bytes());
+                Err(Interrupt::TimedOut) => {
+                    err.push(interp::timed_out(timeout_ms).as_bytes());
                     124
                 }
+                Err(Interrupt::NoInterpreter(message)) => return Err(Error::Failed(message)),
             }
         }
     };
-    Output {
+    Ok(Output {
         exit_code,
         stdout_truncated: out.truncated(),
         stderr_truncated: err.truncated(),
         stdout: out.into_bytes(),
         stderr: err.into_bytes(),
-    }
+    })
 }

@@ -3,6 +3,7 @@
 use super::files::expect_dir;
 use crate::error::Result;
 use crate::fs::FileSystem;
+use crate::interpreters::Interpreters;
 use crate::path;
 use crate::shell;
 
@@ -24,17 +25,24 @@ pub struct Command {
 /// What a command did, as the WIT `command-result` record.
 pub type CommandResult = shell::Output;
 
-/// Runs `command`. Only a working directory that is not a directory of the
-/// workspace is an error; everything else is in the result's exit status.
-pub fn exec(fs: &dyn FileSystem, command: &Command) -> Result<CommandResult> {
+/// Runs `command`, handing scripts of other languages to `interpreters`.
+/// Only a working directory that is not a directory of the workspace, and a
+/// script whose language has no interpreter, are errors; everything else is
+/// in the result's exit status.
+pub fn exec(
+    fs: &dyn FileSystem,
+    interpreters: &dyn Interpreters,
+    command: &Command,
+) -> Result<CommandResult> {
     let cwd = path::normalize(&command.cwd)?;
     expect_dir(fs, &cwd)?;
-    Ok(shell::run(
+    shell::run(
         fs,
+        interpreters,
         &command.line,
         &cwd,
         &command.env,
         &command.stdin,
         command.timeout_ms,
-    ))
+    )
 }

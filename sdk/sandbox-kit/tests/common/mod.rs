@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use cordon_sandbox_kit::shell::{self, Output};
-use cordon_sandbox_kit::{EmptyBase, FileSystem, MemoryStaging, Overlay};
+use cordon_sandbox_kit::{EmptyBase, FileSystem, MemoryStaging, NoInterpreters, Overlay};
 
 /// A staged workspace over an empty base.
 pub(crate) type MemoryFs = Overlay<EmptyBase, MemoryStaging>;
@@ -19,7 +19,7 @@ pub(crate) fn memory_fs(files: &[(&str, &str)]) -> MemoryFs {
 
 /// Runs `line` at the workspace root with no stdin and no time limit.
 pub(crate) fn sh(fs: &dyn FileSystem, line: &str) -> Output {
-    shell::run(fs, line, "", &[], b"", 0)
+    shell::run(fs, &NoInterpreters, line, "", &[], b"", 0).unwrap()
 }
 
 /// Runs `line` and returns (exit code, stdout, stderr) as text.
@@ -29,7 +29,7 @@ pub(crate) fn run(fs: &dyn FileSystem, line: &str) -> (i32, String, String) {
 
 /// Runs `line` with `stdin`.
 pub(crate) fn run_with(fs: &dyn FileSystem, line: &str, stdin: &str) -> (i32, String, String) {
-    text(shell::run(fs, line, "", &[], stdin.as_bytes(), 0))
+    text(shell::run(fs, &NoInterpreters, line, "", &[], stdin.as_bytes(), 0).unwrap())
 }
 
 /// An output as (exit code, stdout, stderr) text.

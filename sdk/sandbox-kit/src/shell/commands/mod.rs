@@ -1,6 +1,7 @@
 //! The commands of the command language, dispatched by name. Each runs in
-//! process over the workspace file system; anything else is `command not
-//! found` (127).
+//! process over the workspace file system; anything else is a script or a
+//! command for an interpreter ([`super::scripts`]), or `command not found`
+//! (127).
 
 mod cut;
 mod dialect;
@@ -79,10 +80,7 @@ pub(super) fn run(ctx: &mut Ctx, name: &str, args: &[String], io: &mut Io) -> St
             Ok(code) | Err(Stop::Code(code)) => Ok(code),
             Err(Stop::Interrupt(interrupt)) => Err(interrupt),
         },
-        None => {
-            io.errln(format_args!("{name}: command not found"));
-            Ok(127)
-        }
+        None => super::scripts::run(ctx, name, args, io),
     }
 }
 

@@ -1,0 +1,215 @@
+//! Scripts, and commands for interpreters: what the shell does with a
+//! command that is none of its own. `sh` and `bash` run a script, or a line
+//! given with `-c`, in this command language; a path (`./report.py`,
+//! `scripts/run.sh`) runs the script there, in this language or in the
+//! interpreter its first line or extension names; any other name goes to the
+//! host's interpreters. A language with no interpreter stops the whole line
+//! with an error naming it: nothing falls back to anything else, and nothing
+//! runs on the host. A script in a skill's folder sees the workspace
+//! read-only.
+
+use std::collections::BTreeMap;
+
+use super::context::{Ctx, Interrupt, Status, report};
+use super::interp;
+use super::io::{Buffer, Io, PIPE_LIMIT};
+use super::parser;
+use crate::interpreters::{Invocation, NotRun, Runner, language_of, runner_of};
+use crate::path::mount_of;
+use crate::read_only::ReadOnly;
+
+/// How deeply scripts may run scripts.
+const MAX_DEPTH: u32 = 16;
+/// An interpreter's time limit when the line has none of its own.
+const DEFAULT_TIMEOUT_MS: u32 = 60_000;
+
+/// Runs `name`, which is not a command of the language, with `args`.
+pub(super) fn run(ctx: &mut Ctx, name: &str, args: &[String], io: &mut Io) -> Status {
+    match name {
+        "sh" | "bash" => shell(ctx, name, args, io),
+        _ if name.contains('/') => script(ctx, name, args, io),
+        _ => interpreter(ctx, name, args.to_vec(), io),
+    }
+}
+
+/// `sh [-c LINE [NAME [ARG...]] | FILE [ARG...]]`: without either, the
+/// script on standard input. Options such as `-e` or `-x` are accepted and
+/// ignored.
+fn shell(ctx: &mut Ctx, name: &str, args: &[String], io: &mut Io) -> Status {
+    let mut rest = args;
+    let mut line = None;
+    while let Some((first, tail)) = rest.split_first() {
+        match first.as_str() {
+            "-c" => {
+                let Some((text, tail)) = tail.split_first() else {
+                    io.errln(format_args!("{name}: -c: option requires an argument"));
+                    return Ok(2);
+                };
+                line = Some(text.clone());
+                rest = tail;
+                break;
+            }
+            "--" => {
+                rest = tail;
+                break;
+            }
+            option if option.starts_with('-') && option.len() > 1 => rest = tail,
+            _ => break,
+        }
+    }
+    if let Some(line) = line {
+        let (zero, positional) = match rest.split_first() {
+            Some((zero, positional)) => (zero.clone(), positional),
+            None => (name.to_owned(), &[][..]),
+        };
+        return source(ctx, &zero, None, &line, positional, io);
+    }
+    match rest.split_first() {
+        None => {
+            let text = String::from_utf8_lossy(io.stdin).into_owned();
+            source(ctx, name, None, &text, &[], io)
+        }
+        Some((file, positional)) => {
+            let Some(text) = read_script(ctx, io, name, file) else {
+                return Ok(127);
+            };
+            let path = ctx.resolve(file).ok();
+            source(ctx, file, path.as_deref(), &text, positional, io)
+        }
+    }
+}
+
+/// The text of the script `file`, or `None` after reporting why not.
+fn read_script(ctx: &mut Ctx, io: &mut Io, command: &str, file: &str) -> Option<String> {
+    let data = ctx.input(io, command, file)?;
+    Some(String::from_utf8_lossy(&data).into_owned())
+}
+
+/// Runs the script at the path `shown` names: in this language or in the
+/// interpreter its first line or extension names.
+fn script(ctx: &mut Ctx, shown: &str, args: &[String], io: &mut Io) -> Status {
+    let found = ctx.resolve(shown).and_then(|path| {
+        let data = ctx.fs.read(&path)?;
+        Ok((path, data))
+    });
+    let (path, data) = match found {
+        Ok(found) => found,
+        Err(error) => {
+            report(io, "sh", shown, &error);
+            return Ok(127);
+        }
+    };
+    match runner_of(&path, &data[..data.len().min(256)]) {
+        Runner::Shell => {
+            let text = String::from_utf8_lossy(&data).into_owned();
+            source(ctx, shown, Some(&path), &text, args, io)
+        }
+        Runner::Interpreter(command) => {
+            let mut all = vec![shown.to_owned()];
+            all.extend(args.iter().cloned());
+            interpreter(ctx, &command, all, io)
+        }
+        Runner::Missing(language) => Err(no_interpreter(&language, shown)),
+    }
+}
+
+/// The error that stops a line asking for a language without an interpreter.
+fn no_interpreter(language: &str, what: &str) -> Interrupt {
+    Interrupt::NoInterpreter(format!(
+        "no sandboxed interpreter for {language}: `{what}` cannot run here, and nothing runs on the host; scripts run in the command language (`sh FILE`) or in an interpreter the host provides"
+    ))
+}
+
+/// Runs `text` as a script in this language, named `zero`, from the file at
+/// `path` when it came from one, with the positional parameters `args`.
+fn source(
+    ctx: &mut Ctx,
+    zero: &str,
+    path: Option<&str>,
+    text: &str,
+    args: &[String],
+    io: &mut Io,
+) -> Status {
+    if ctx.depth >= MAX_DEPTH {
+        io.errln(format_args!(
+            "{zero}: scripts nest more than {MAX_DEPTH} deep"
+        ));
+        return Ok(2);
+    }
+    let script = match parser::parse(text) {
+        Ok(script) => script,
+        Err(message) => {
+            io.errln(format_args!("{zero}: {message}"));
+            return Ok(2);
+        }
+    };
+    let mut vars: BTreeMap<String, String> = ctx.vars.clone();
+    vars.retain(|name, _| !is_positional(name));
+    vars.insert("0".into(), zero.to_owned());
+    for (index, arg) in args.iter().enumerate() {
+        vars.insert((index + 1).to_string(), arg.clone());
+    }
+    vars.insert("#".into(), args.len().to_string());
+    vars.insert("@".into(), args.join(" "));
+    vars.insert("*".into(), args.join(" "));
+    let read_only = ReadOnly::new(ctx.fs);
+    let fs: &dyn crate::fs::FileSystem = if path.and_then(mount_of).is_some() {
+        &read_only
+    } else {
+        ctx.fs
+    };
+    let mut nested = ctx.nested(fs, vars);
+    let mut out = Buffer::new(PIPE_LIMIT);
+    let mut err = Buffer::new(PIPE_LIMIT);
+    let status = interp::run(&mut nested, &script, io.stdin, &mut out, &mut err);
+    io.out(&out.into_bytes());
+    io.err(&err.into_bytes());
+    status
+}
+
+fn is_positional(name: &str) -> bool {
+    matches!(name, "#" | "@" | "*") || name.chars().all(|c| c.is_ascii_digit())
+}
+
+/// Runs `command` with `args` in the host's interpreter for it. A command
+/// that names a language without an interpreter stops the line; any other
+/// unknown command is `command not found`.
+fn interpreter(ctx: &mut Ctx, command: &str, args: Vec<String>, io: &mut Io) -> Status {
+    let invocation = Invocation {
+        command: command.to_owned(),
+        args,
+        cwd: ctx.cwd.clone(),
+        env: ctx
+            .vars
+            .iter()
+            .filter(|(name, _)| !is_positional(name))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect(),
+        stdin: io.stdin.to_vec(),
+        timeout_ms: ctx.remaining_ms(DEFAULT_TIMEOUT_MS),
+    };
+    match ctx.interpreters.run(invocation) {
+        Ok(ran) => {
+            io.out(&ran.stdout);
+            io.err(&ran.stderr);
+            if ran.stdout_truncated || ran.stderr_truncated {
+                io.errln(format_args!(
+                    "{command}: output was cut at the interpreter's limit"
+                ));
+            }
+            ctx.check()?;
+            Ok(ran.exit_code)
+        }
+        Err(NotRun::Unknown) => match language_of(command) {
+            Some(ext) => Err(no_interpreter(&format!(".{ext}"), command)),
+            None => {
+                io.errln(format_args!("{command}: command not found"));
+                Ok(127)
+            }
+        },
+        Err(NotRun::Failed(message)) => {
+            io.errln(format_args!("{command}: {message}"));
+            Ok(126)
+        }
+    }
+}
