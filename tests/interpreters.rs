@@ -4,10 +4,16 @@
 //! its own limits; a language without an interpreter fails the call, and
 //! nothing ever runs on the host.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
+use cordon_kernel::{
+    ActiveSkills, Capability, Event, LimitKind, SkillActivation, SkillChange, ToolErrorKind,
+};
 use cordon_tests::{Fixture, Rig, artifacts, built_bundle};
 use cordon_wasm::{Safeguards, WorkspaceOptions};
+use serde_json::json;
 
 /// Copy the built bundle in `dir` into the fixture's plugins.
 fn copy_bundle(fixture: &Fixture, dir: &Path) {
@@ -49,4 +55,281 @@ async fn python_runs_a_script_of_the_workspace_in_its_own_sandbox() {
     assert_eq!((code, out.as_str()), (0, "42\n"), "{err}");
     let (code, out, err) = rig.sh("python3 sum.py data.csv").await;
     assert_eq!((code, out.as_str()), (0, "6\n"), "{err}");
+}
+
+/// The events of `limit` the interpreter's runs hit.
+fn limits(rig: &Rig) -> Vec<(String, LimitKind)> {
+    rig.loaded
+        .events
+        .snapshot()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::LimitExceeded { bundle, limit, .. } => Some((bundle, limit)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The targets of the filesystem denials of bundle `bundle`.
+fn refused_paths(rig: &Rig, bundle: &str) -> Vec<String> {
+    rig.loaded
+        .events
+        .denials()
+        .into_iter()
+        .filter(|denial| denial.bundle == bundle && denial.capability == Capability::Filesystem)
+        .map(|denial| denial.target)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_sees_the_changes_its_command_and_the_step_staged() {
+    for transactional in [true, false] {
+        let rig = rig(transactional, |root| {
+            std::fs::write(root.join("base.txt"), "committed\n").unwrap();
+        })
+        .await;
+        rig.ok(
+            "write",
+            json!({"path": "earlier.txt", "content": "staged by an earlier call\n"}),
+        )
+        .await;
+        let (code, out, err) = rig
+            .sh("echo written by this line > now.txt && python3 -c \"import os; print(open('base.txt').read() + open('earlier.txt').read() + open('now.txt').read()); print(sorted(os.listdir('.')))\"")
+            .await;
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            out,
+            "committed\nstaged by an earlier call\nwritten by this line\n\n['base.txt', 'earlier.txt', 'now.txt']\n"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_changes_nothing_and_each_write_is_refused_and_audited() {
+    let rig = rig(true, |root| {
+        std::fs::write(root.join("keep.txt"), "original\n").unwrap();
+    })
+    .await;
+    let script = "import os\nfor attempt in (lambda: open('keep.txt', 'w').write('x'), lambda: open('new.txt', 'x'), lambda: os.remove('keep.txt'), lambda: os.mkdir('d'), lambda: os.rename('keep.txt', 'moved.txt')):\n    try:\n        attempt()\n        print('CHANGED')\n    except OSError as error:\n        print(type(error).__name__)\n";
+    rig.ok("write", json!({"path": "attempts.py", "content": script}))
+        .await;
+    let (code, out, err) = rig.sh("python3 attempts.py").await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("CHANGED"), "{out}");
+    assert_eq!(out.lines().count(), 5, "{out}");
+    assert_eq!(rig.on_disk("keep.txt").as_deref(), Some("original\n"));
+    let refused = refused_paths(&rig, "python");
+    assert!(refused.len() >= 5, "{refused:?}");
+    assert!(
+        refused
+            .iter()
+            .all(|target| target.starts_with("/workspace/")),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_reaching_outside_is_refused_and_audited_and_sees_no_host_secrets() {
+    let rig = rig(true, |root| {
+        std::fs::write(root.join(".env"), "TOKEN=hunter2\n").unwrap();
+        std::fs::create_dir_all(root.join(".cordon")).unwrap();
+        std::fs::write(root.join(".cordon/cordon.db"), "store").unwrap();
+        std::fs::write(root.join("ok.txt"), "fine\n").unwrap();
+    })
+    .await;
+    let probe = "import os\nfor path in ('/etc/passwd', '/root/.ssh/id_rsa', '../../../etc/passwd', '/workspace/../etc/hostname', '.cordon/cordon.db', '/skills/other/SKILL.md'):\n    try:\n        open(path).read()\n        print('READ', path)\n    except OSError as error:\n        print('refused', path, type(error).__name__)\nprint(sorted(os.listdir('/')), sorted(os.listdir('.')))\nprint(dict(os.environ))\n";
+    rig.ok("write", json!({"path": "probe.py", "content": probe}))
+        .await;
+    let (code, out, err) = rig.sh("HOME=/root python3 probe.py").await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("READ"), "{out}");
+    assert!(
+        out.contains("['skills', 'workspace'] ['.env', 'ok.txt', 'probe.py']")
+            || out.contains("['skills', 'workspace'] ['ok.txt', 'probe.py']"),
+        "{out}"
+    );
+    assert!(
+        out.contains("{'HOME': '/root'}"),
+        "only the command's own variables: {out}"
+    );
+    let refused = refused_paths(&rig, "python");
+    for target in ["/etc/passwd", "/root/.ssh/id_rsa"] {
+        assert!(
+            refused.iter().any(|denied| denied == target),
+            "{target}: {refused:?}"
+        );
+    }
+    assert!(
+        refused.iter().any(|denied| denied.contains("../")),
+        "climbing out is refused and audited: {refused:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_opening_a_socket_is_refused_and_audited() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let rig = rig(true, |_| {}).await;
+    let line = format!(
+        "python3 -c \"import socket\ntry:\n    socket.socket().connect(('127.0.0.1', {port}))\n    print('CONNECTED')\nexcept OSError as error:\n    print('refused', type(error).__name__)\ntry:\n    socket.getaddrinfo('example.com', 80)\n    print('RESOLVED')\nexcept OSError as error:\n    print('no lookup', type(error).__name__)\""
+    );
+    let (code, out, err) = rig.sh(&line).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("refused") && out.contains("no lookup"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("CONNECTED") && !out.contains("RESOLVED"),
+        "{out}"
+    );
+    assert!(
+        matches!(listener.accept(), Err(error) if error.kind() == std::io::ErrorKind::WouldBlock),
+        "the listener saw nothing"
+    );
+    assert!(
+        rig.loaded
+            .events
+            .denials()
+            .iter()
+            .any(|denial| denial.bundle == "python"
+                && denial.capability == Capability::Network
+                && denial.target == format!("127.0.0.1:{port}")),
+        "{:?}",
+        rig.loaded.events.denials()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_looping_or_flooding_or_hoarding_script_is_stopped_and_the_next_command_runs() {
+    let rig = rig(true, |_| {}).await;
+    for (script, status, limit) in [
+        ("while True: pass", 137, LimitKind::Fuel),
+        ("while True: print('x' * 4096)", 137, LimitKind::Output),
+        ("data = bytearray(1 << 30)", 137, LimitKind::Memory),
+    ] {
+        let line = format!("python3 -c \"{script}\" > /dev/null; echo after $?");
+        let (code, out, err) = rig.sh(&line).await;
+        assert_eq!(code, 0, "{script}: {err}");
+        assert_eq!(out, format!("after {status}\n"), "{script}");
+        assert!(err.contains("python3: stopped:"), "{script}: {err}");
+        assert!(
+            limits(&rig)
+                .iter()
+                .any(|(bundle, kind)| bundle == "python" && *kind == limit),
+            "{script}: {:?}",
+            limits(&rig)
+        );
+    }
+    let (code, out, _) = rig.sh("python3 -c 'print(1)'").await;
+    assert_eq!((code, out.as_str()), (0, "1\n"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_ends_within_the_commands_time_limit() {
+    let rig = rig(true, |_| {}).await;
+    let started = std::time::Instant::now();
+    let done = rig
+        .ok("bash", json!({"command": "python3 -c 'import time\nwhile True: time.sleep(0.01)'", "timeout_ms": 1500}))
+        .await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(done["exit_code"], 124, "{done}");
+    let err = done["stderr"].as_str().unwrap();
+    assert!(
+        err.contains("python3: stopped: did not finish within"),
+        "{err}"
+    );
+    assert!(
+        limits(&rig)
+            .iter()
+            .any(|(bundle, kind)| bundle == "python" && *kind == LimitKind::Timeout)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_language_without_an_interpreter_fails_the_call_saying_so() {
+    let rig = rig(true, |root| {
+        std::fs::write(root.join("x.rb"), "puts 1\n").unwrap();
+    })
+    .await;
+    for line in ["ruby x.rb", "./x.rb", "node -e 1"] {
+        let error = rig
+            .call("bash", json!({ "command": line }))
+            .await
+            .expect_err("no interpreter, no run");
+        assert_eq!(error.kind, ToolErrorKind::Failed, "{line}");
+        assert!(
+            error.message.starts_with("no sandboxed interpreter for ."),
+            "{line}: {}",
+            error.message
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_reads_an_active_skills_folder_and_nothing_of_an_inactive_one() {
+    let skills = tempfile::tempdir().unwrap();
+    let folder = skills.path().join("report");
+    std::fs::create_dir_all(folder.join("scripts")).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        "---\nname: report\ndescription: d\n---\n",
+    )
+    .unwrap();
+    std::fs::write(folder.join("format.md"), "columns: a, b\n").unwrap();
+    std::fs::write(
+        folder.join("scripts/show.py"),
+        "import sys\nprint(open('/skills/report/format.md').read().strip(), sys.argv[1:])\n",
+    )
+    .unwrap();
+    let folder = folder.canonicalize().unwrap();
+    let safeguards = Safeguards {
+        skills: vec![folder.clone()],
+        ..Safeguards::default()
+    };
+    let options = WorkspaceOptions {
+        transactional: true,
+        seed: true,
+    };
+    let mut rig = Rig::bind("dir", options, safeguards, |fixture, _| {
+        fixture.bundled_plugin("dir", Path::new(artifacts::DIR));
+        copy_bundle(fixture, &built_bundle(artifacts::PLUGINS_DIR, "python"));
+    })
+    .await;
+    rig.workspace = rig
+        .workspace
+        .clone()
+        .with_skills(BTreeMap::from([("report".to_owned(), folder.clone())]));
+    let inactive = rig
+        .call(
+            "bash",
+            json!({"command": "python3 /skills/report/scripts/show.py"}),
+        )
+        .await;
+    let output = inactive.expect("the shell runs");
+    assert_ne!(output["exit_code"], 0, "{output}");
+    let mut active = ActiveSkills::default();
+    active.apply(&[SkillChange::Activated {
+        call_id: "c".into(),
+        activation: SkillActivation {
+            skill: "report".into(),
+            fingerprint: "f".into(),
+            allowed: None,
+        },
+    }]);
+    rig.skills = Arc::new(active);
+    let (code, out, err) = rig.sh("python3 /skills/report/scripts/show.py one").await;
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "columns: a, b ['one']\n"),
+        "{err}"
+    );
+    let (code, out, err) = rig
+        .sh("cd /skills/report && python3 scripts/show.py two && python3 -c \"open('/skills/report/x', 'w')\"")
+        .await;
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out, "columns: a, b ['two']\n");
+    assert!(err.contains("Error"), "{err}");
+    assert!(!folder.join("x").exists());
 }

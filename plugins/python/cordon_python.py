@@ -34,7 +34,7 @@ import weakref, zlib, zipfile  # noqa: E401,F401
 import xml.etree.ElementTree, xml.dom.minidom  # noqa: E401,F401
 import email, email.message, email.parser, email.utils  # noqa: E401,F401
 import encodings.ascii, encodings.latin_1, encodings.utf_16, encodings.utf_32  # noqa: E401,F401
-import encodings.cp1252, encodings.utf_8_sig  # noqa: E401,F401
+import encodings.cp1252, encodings.utf_8_sig, encodings.idna, stringprep  # noqa: E401,F401
 # Imported lazily by the modules above, or by running a script at all.
 import pkgutil, importlib.machinery, importlib.util, gettext, shutil, _strptime  # noqa: E401,F401
 import logging, platform, socket, tempfile, threading, subprocess  # noqa: E401,F401

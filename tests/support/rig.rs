@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use cordon_kernel::{
-    CallContext, Capability, FileChange, FileWrites, StateSnapshot, ToolError, ToolErrorKind,
+    ActiveSkills, CallContext, Capability, FileChange, FileWrites, StateSnapshot, ToolError,
+    ToolErrorKind,
 };
 use cordon_wasm::{Safeguards, Workspace, WorkspaceOptions};
 use serde_json::{Value, json};
@@ -25,6 +26,8 @@ pub struct Rig {
 
     /// A folder outside the workspace holding a secret the symlinks point at.
     pub outside: tempfile::TempDir,
+    /// The skills active for the rig's calls.
+    pub skills: Arc<ActiveSkills>,
     /// The file changes of this step's calls so far.
     step: Mutex<FileWrites>,
 }
@@ -49,6 +52,7 @@ impl Rig {
             loaded,
             workspace,
             outside,
+            skills: ActiveSkills::none(),
             step: Mutex::default(),
         }
     }
@@ -58,6 +62,7 @@ impl Rig {
     pub async fn call(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
         let mut context = CallContext::outside_run(Arc::new(StateSnapshot::default()));
         context.files = Arc::new(self.step.lock().unwrap().clone());
+        context.skills = Arc::clone(&self.skills);
         let outcome = self.workspace.tools().call(tool, args, context).await;
         let output = outcome.result?;
         let mut step = self.step.lock().unwrap();

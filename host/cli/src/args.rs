@@ -31,6 +31,9 @@ pub(crate) struct GlobalArgs {
     /// [default: ~/.config/cordon/config.toml, then .cordon/config.toml].
     #[arg(long, global = true, env = "CORDON_CONFIG")]
     pub config: Option<PathBuf>,
+    /// The operator's approvals of bundles' grants [default: .cordon/grants.toml].
+    #[arg(long, global = true, env = "CORDON_GRANTS")]
+    pub grants: Option<PathBuf>,
     /// How many component instances may run at once; a call waits for a free
     /// one [default: 64].
     #[arg(long, global = true, env = "CORDON_MAX_INSTANCES", value_parser = clap::value_parser!(u32).range(1..))]
@@ -69,6 +72,104 @@ pub(crate) enum Command {
     /// toolchains make core WebAssembly modules (C, Go).
     #[command(subcommand)]
     Sdk(SdkCommand),
+    /// Check and list Agent Skills: folders holding a SKILL.md.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
+    /// Show, approve and revoke the grants bundles ask for: a bundle loads
+    /// only when the operator approved everything it asks, for its exact
+    /// component.
+    #[command(subcommand)]
+    Grants(GrantsCommand),
+}
+
+/// What `cordon skills` does.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SkillsCommand {
+    /// Check skill folders (or folders of them) against the Agent Skills
+    /// format, reporting every problem with its file, field and rule.
+    ///
+    /// Exits 0 when every skill is valid, 1 otherwise.
+    Check(SkillsCheckArgs),
+    /// The skills a run would offer, from every place skills are found, in
+    /// precedence order, with those shadowed or invalid.
+    List(SkillsListArgs),
+}
+
+/// What `cordon skills check` checks.
+#[derive(Debug, Args)]
+pub(crate) struct SkillsCheckArgs {
+    /// Skill folders, or folders of skill folders.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `cordon skills list` lists.
+#[derive(Debug, Args)]
+pub(crate) struct SkillsListArgs {
+    #[command(flatten)]
+    pub skills: SkillsArg,
+    /// An agent file whose `skills` join the search.
+    #[arg(long, env = "CORDON_AGENT")]
+    pub agent: Option<PathBuf>,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where skills come from besides the agent file's and the default places
+/// (`.agents/skills` of the workspace, `~/.agents/skills`).
+#[derive(Debug, Args, Default)]
+pub(crate) struct SkillsArg {
+    /// A skill folder, or a folder of skills, searched first (repeatable).
+    #[arg(long = "skills", value_name = "DIR")]
+    pub skills: Vec<PathBuf>,
+}
+
+/// What `cordon grants` does.
+#[derive(Debug, Subcommand)]
+pub(crate) enum GrantsCommand {
+    /// Every approval, and every bundle that asks for more than is approved.
+    List(GrantsListArgs),
+    /// Show what a bundle asks for beyond its approval, and approve it.
+    Approve(GrantsApproveArgs),
+    /// Withdraw a bundle's approval.
+    Revoke(GrantsRevokeArgs),
+}
+
+/// What `cordon grants list` looks at.
+#[derive(Debug, Args)]
+pub(crate) struct GrantsListArgs {
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub skills: SkillsArg,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `cordon grants approve` approves.
+#[derive(Debug, Args)]
+pub(crate) struct GrantsApproveArgs {
+    /// The bundle: its name, or `SKILL/NAME` for a skill's tool bundle.
+    pub bundle: String,
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub skills: SkillsArg,
+    /// Approve without asking (required when not on a terminal).
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// What `cordon grants revoke` withdraws.
+#[derive(Debug, Args)]
+pub(crate) struct GrantsRevokeArgs {
+    /// The bundle, as approved.
+    pub bundle: String,
 }
 
 /// What `cordon sdk` does.
@@ -198,6 +299,8 @@ pub(crate) struct AgentArgs {
     pub json: bool,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+    #[command(flatten)]
+    pub skills: SkillsArg,
 }
 
 /// Which sandbox backend holds the agent's workspace, and how it writes.
@@ -259,7 +362,7 @@ pub(crate) enum RunsCommand {
     ///
     /// The run remembers its agent file, model and permissions file; flags given
     /// here override them. Exit codes as for `cordon run`.
-    Resume(ResumeArgs),
+    Resume(Box<ResumeArgs>),
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
 //! Turning the global options and the operator's config into a plugin host
-//! and the safeguards calls run under, and loading the plugins directory for
-//! the commands that need every bundle to be valid.
+//! (loading only what the operator approved) and the safeguards calls run
+//! under, and loading the plugins directory for the commands that need every
+//! bundle to be valid.
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +23,8 @@ pub(crate) fn host(global: &GlobalArgs, operator: &Operator) -> anyhow::Result<P
     Ok(PluginHost::new(HostConfig {
         cache_dir,
         max_instances: operator.max_instances.unwrap_or(defaults.max_instances),
-    })?)
+    })?
+    .with_approvals(operator.approvals.clone()))
 }
 
 /// What calls obey besides their grants: `files` with the operator's file

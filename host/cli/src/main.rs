@@ -13,12 +13,16 @@ mod embedded;
 mod events;
 mod operator;
 mod progress;
+mod skillset;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command, PluginsCommand, RunsCommand, SdkCommand, ToolCommand};
+use crate::args::{
+    Cli, Command, GrantsCommand, PluginsCommand, RunsCommand, SdkCommand, SkillsCommand,
+    ToolCommand,
+};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -37,7 +41,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => commands::run::run(&cli.global, args).await,
             Command::Runs(RunsCommand::Resume(args)) => {
-                commands::run::resume(&cli.global, args).await
+                commands::run::resume(&cli.global, *args).await
             }
             Command::Runs(RunsCommand::List(args)) => commands::runs::list(args),
             Command::Runs(RunsCommand::Show(args)) => commands::runs::show(args),
@@ -53,6 +57,15 @@ fn main() -> ExitCode {
             Command::Sdk(SdkCommand::Bindings(args)) => commands::sdk::bindings(&cli.global, args),
             Command::Sdk(SdkCommand::Component(args)) => {
                 commands::sdk::component(&cli.global, args)
+            }
+            Command::Skills(SkillsCommand::Check(args)) => commands::skills::check(args),
+            Command::Skills(SkillsCommand::List(args)) => commands::skills::list(&cli.global, args),
+            Command::Grants(GrantsCommand::List(args)) => commands::grants::list(&cli.global, args),
+            Command::Grants(GrantsCommand::Approve(args)) => {
+                commands::grants::approve(&cli.global, args)
+            }
+            Command::Grants(GrantsCommand::Revoke(args)) => {
+                commands::grants::revoke(&cli.global, args)
             }
         }
     });

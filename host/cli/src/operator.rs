@@ -3,6 +3,9 @@
 //! the user's config folder, and in the project's `.cordon/` beside the run
 //! store, which no component can read or write.
 //!
+//! Beside it, the operator's approvals of the grants bundles ask for
+//! (`.cordon/grants.toml`, written by `cordon grants approve`).
+//!
 //! ```toml
 //! trusted = ["weather", "maps@sha256:..."]  # bundles whose tool annotations
 //!                                          # rules and resume believe, besides
@@ -17,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use cordon_kernel::FileRules;
-use cordon_wasm::Trust;
+use cordon_wasm::{Approvals, GRANTS_FILE, Trust};
 use serde::Deserialize;
 
 use crate::args::GlobalArgs;
@@ -33,6 +36,10 @@ pub(crate) struct Operator {
     pub files: FileRules,
     /// The instance pool's size, when set.
     pub max_instances: Option<u32>,
+    /// What the operator approved of bundles' grants.
+    pub approvals: Approvals,
+    /// Where the approvals are kept.
+    pub grants_file: PathBuf,
 }
 
 #[derive(Deserialize, Default)]
@@ -59,10 +66,16 @@ impl Operator {
     /// project's config files, where they exist, the project's last; then
     /// `--max-instances`.
     pub(crate) fn load(global: &GlobalArgs) -> anyhow::Result<Self> {
+        let grants_file = global
+            .grants
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(GRANTS_FILE));
         let mut operator = Self {
             trust: Trust::bundled(),
             files: FileRules::new(),
             max_instances: None,
+            approvals: load_approvals(&grants_file)?,
+            grants_file,
         };
         let files: Vec<PathBuf> = match &global.config {
             Some(file) => {
@@ -111,6 +124,18 @@ impl Operator {
             self.max_instances = Some(max);
         }
         Ok(())
+    }
+}
+
+/// The approvals kept in `file`: none yet when it does not exist.
+pub(crate) fn load_approvals(file: &Path) -> anyhow::Result<Approvals> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => Ok(Approvals::parse(file, &text)?),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Approvals::checked()),
+        Err(error) => Err(anyhow::anyhow!(
+            "reading the approvals {}: {error}",
+            file.display()
+        )),
     }
 }
 

@@ -49,6 +49,13 @@ fn new_build_check_call(project: &Project, kind: &str, lang: &str, name: &str) {
         assert!(built.contains(&format!("tools: {name}.greet;")), "{built}");
     }
 
+    assert!(
+        built.contains(&format!(
+            "it loads once `cordon grants approve {name}` records it"
+        )),
+        "what it asks for waits for the operator: {built}"
+    );
+    project.approve(&folder_name(&folder));
     let checked = succeeded(&project.cordon(&["plugins", "check", "plugins"]));
     assert!(
         checked.contains(&format!("ok     {name} 0.1.0")),
@@ -58,6 +65,11 @@ fn new_build_check_call(project: &Project, kind: &str, lang: &str, name: &str) {
         checked.contains("(cached, "),
         "no compile on the first use: {checked}"
     );
+}
+
+/// The bundle name of the bundle folder `folder` (`plugins/NAME`).
+fn folder_name(folder: &str) -> String {
+    folder.rsplit('/').next().unwrap_or(folder).to_owned()
 }
 
 fn greet(project: &Project, name: &str) {
@@ -100,6 +112,7 @@ fn a_python_tool_bundles_its_pure_python_dependencies_and_refuses_native_ones() 
         ),
     );
     succeeded(&project.cordon(&["build", "plugins/pick"]));
+    project.approve("pick");
     let found = succeeded(&project.cordon(&[
         "tool",
         "call",
@@ -252,6 +265,7 @@ fn a_rust_sandbox_backend_from_the_template_builds_and_serves_a_run() {
     let wrote = succeeded(&project.cordon(&["new", "sandbox", "mybox", "plugins/mybox"]));
     assert!(wrote.contains("rust sandbox"), "{wrote}");
     let built = succeeded(&project.cordon(&["build", "plugins/mybox"]));
+    project.approve("mybox");
     assert!(built.contains("cached for the first call"), "{built}");
     let checked = succeeded(&project.cordon(&["plugins", "check", "plugins"]));
     assert!(checked.contains("workspace backend"), "{checked}");
@@ -300,6 +314,7 @@ fn the_javascript_template_builds_on_quickjs_with_the_command_its_manifest_sugge
     );
     project.write("plugins/greet-qjs/plugin.toml", &quickjs);
     let built = succeeded(&project.cordon(&["build", "plugins/greet-qjs"]));
+    project.approve("greet-qjs");
     assert!(built.contains("greet-qjs.wasm: "), "{built}");
     greet(&project, "greet-qjs");
 }

@@ -378,6 +378,7 @@ fn a_state_conflict_fails_the_step_naming_the_key_and_both_calls() {
         "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\
          [grants.state]\nread = [\"owner\"]\nwrite = [\"owner\"]\n",
     );
+    project.approve("hostile");
     project.write(
         "agent.toml",
         "name = \"t\"\n[permissions]\ndefault = \"allow\"\n[state.owner]\nmerge = \"exclusive\"\n",

@@ -25,6 +25,7 @@ fn project() -> Project {
          [[grants.dirs]]\nhost = \".\"\nguest = \"/w\"\nmode = \"ro\"\n[limits]\ntimeout-ms = 120000\n",
         artifacts::HOSTILE,
     );
+    project.approve("hostile");
     project.write(".env", SECRET);
     project.write("Cargo.lock", "lock v1\n");
     project.write("README.md", "# Project\n");

@@ -189,6 +189,16 @@ fn skill_folders(root: &Root, discovery: &mut Discovery) -> Vec<PathBuf> {
         .filter(|path| path.is_dir() && path.join(SKILL_FILE).exists())
         .collect();
     folders.sort();
+    if folders.is_empty() && matches!(root.source, Source::Flag | Source::Agent) {
+        discovery.invalid.push(Invalid {
+            folder: root.dir.clone(),
+            source: root.source,
+            problems: vec![Problem::file(
+                &root.dir,
+                format!("holds no {SKILL_FILE}, and no folder in it holds one"),
+            )],
+        });
+    }
     folders
 }
 

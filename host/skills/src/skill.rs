@@ -88,11 +88,12 @@ impl Skill {
 
     /// The skill's files other than SKILL.md, relative to its folder and in
     /// path order, at most [`MAX_LISTED`] of them, and how many more there
-    /// are. Hidden files and folders and symbolic links are left out.
+    /// are. Hidden files and folders, symbolic links and the tool bundles
+    /// under `tools/` (offered as tools instead) are left out.
     pub fn files(&self) -> (Vec<String>, usize) {
         let mut found = Vec::new();
         collect(&self.folder, "", &mut found);
-        found.retain(|path| path != SKILL_FILE);
+        found.retain(|path| path != SKILL_FILE && !path.starts_with(&format!("{TOOLS_DIR}/")));
         found.sort();
         let more = found.len().saturating_sub(MAX_LISTED);
         found.truncate(MAX_LISTED);
@@ -155,12 +156,14 @@ mod tests {
         std::fs::create_dir_all(folder.join("scripts")).unwrap();
         std::fs::write(folder.join("scripts/run.py"), "print(1)").unwrap();
         std::fs::write(folder.join(".hidden"), "").unwrap();
+        std::fs::create_dir_all(folder.join("tools/t")).unwrap();
+        std::fs::write(folder.join("tools/t/plugin.toml"), "").unwrap();
         let skill = Skill::load(&folder).unwrap();
         assert_eq!(skill.name(), "report");
         assert_eq!(skill.body, "# Report\nRun the script.\n");
         assert_eq!(skill.fingerprint.len(), 64);
         assert_eq!(skill.files(), (vec!["scripts/run.py".to_owned()], 0));
-        assert_eq!(skill.tools_dir(), None);
+        assert_eq!(skill.tools_dir(), Some(skill.folder.join("tools")));
         std::fs::write(
             folder.join(SKILL_FILE),
             "---\nname: report\ndescription: Make a report!\n---\n",

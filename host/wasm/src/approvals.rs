@@ -89,8 +89,8 @@ pub struct Approval {
 pub enum Unapproved {
     /// Nothing was approved for it.
     #[error(
-        "it asks for [{}], which the operator has not approved; see and approve them with `cordon grants approve {bundle}`",
-        asks.join(", ")
+        "it asks for {}, which the operator has not approved; see and approve them with `cordon grants approve {bundle}`",
+        asks.join("; ")
     )]
     NotApproved {
         /// The bundle.
@@ -112,8 +112,8 @@ pub enum Unapproved {
     },
     /// It asks for more than was approved.
     #[error(
-        "it asks for [{}] beyond what the operator approved; see and approve the difference with `cordon grants approve {bundle}`",
-        beyond.join(", ")
+        "it asks for {} beyond what the operator approved; see and approve the difference with `cordon grants approve {bundle}`",
+        beyond.join("; ")
     )]
     Beyond {
         /// The bundle.

@@ -294,6 +294,83 @@ pub enum BundleError {
     },
 }
 
+/// What a bundle asks for, read without running or compiling anything: its
+/// manifest (as the profile of untrusted code narrows a skill's), what the
+/// profile took away, its name where approvals name it, and its component's
+/// bytes and digest.
+pub struct Request {
+    /// The bundle's name as approvals name it: `SKILL/NAME` for a skill's.
+    pub id: String,
+    /// The manifest, narrowed for a skill's bundle.
+    pub manifest: Manifest,
+    /// What the profile of untrusted code took away, one line each.
+    pub narrowed: Vec<String>,
+    /// The component's SHA-256, lowercase hex.
+    pub digest: String,
+    /// The manifest file.
+    pub file: PathBuf,
+    bytes: Vec<u8>,
+}
+
+impl Request {
+    /// Read the bundle in `dir`, a tool bundle skill `skill` ships when one
+    /// is named, narrowed to `profile` then.
+    pub fn read(
+        dir: &Path,
+        skill: Option<&str>,
+        profile: &UntrustedProfile,
+    ) -> Result<Self, BundleError> {
+        let file = dir.join(MANIFEST_FILE);
+        let mut manifest = Manifest::load(&file)?;
+        let narrowed = match skill {
+            Some(_) if manifest.kind != BundleKind::Tool => {
+                return Err(BundleError::NotASkillTool {
+                    file,
+                    kind: manifest.kind,
+                });
+            }
+            Some(_) => profile.narrow(&mut manifest),
+            None => Vec::new(),
+        };
+        let path = dir.join(&manifest.component);
+        let bytes = std::fs::read(&path).map_err(|source| BundleError::ComponentUnreadable {
+            file: file.clone(),
+            component: manifest.component.clone(),
+            path: path.clone(),
+            source,
+        })?;
+        let digest = sha256_hex(&bytes);
+        if let Some(expected) = &manifest.sha256
+            && *expected != digest
+        {
+            return Err(BundleError::DigestMismatch {
+                file,
+                path,
+                expected: expected.clone(),
+                actual: digest,
+            });
+        }
+        let id = match skill {
+            Some(skill) => format!("{skill}{SEPARATOR}{}", manifest.name),
+            None => manifest.name.clone(),
+        };
+        Ok(Self {
+            id,
+            manifest,
+            narrowed,
+            digest,
+            file,
+            bytes,
+        })
+    }
+
+    /// Whether this is one of the plugins bundled with Cordon, which come
+    /// approved for their own grants: never a skill's bundle.
+    pub fn bundled(&self) -> bool {
+        !self.id.contains(SEPARATOR) && BUNDLED.contains(&self.manifest.name.as_str())
+    }
+}
+
 /// Load the bundle in folder `dir`, resolving directory grants under `workspace_root`.
 pub(crate) async fn load(
     engine: &Arc<Engine>,
@@ -302,49 +379,29 @@ pub(crate) async fn load(
     origin: Origin<'_>,
 ) -> Result<LoadedBundle, BundleError> {
     let started = Instant::now();
-    let file = dir.join(MANIFEST_FILE);
-    let mut manifest = Manifest::load(&file)?;
-    let narrowed = match origin.skill {
-        Some(_) if manifest.kind != BundleKind::Tool => {
-            return Err(BundleError::NotASkillTool {
-                file,
-                kind: manifest.kind,
-            });
-        }
-        Some(_) => origin.profile.narrow(&mut manifest),
-        None => Vec::new(),
-    };
-    let path = dir.join(&manifest.component);
-    let bytes = std::fs::read(&path).map_err(|source| BundleError::ComponentUnreadable {
-        file: file.clone(),
-        component: manifest.component.clone(),
-        path: path.clone(),
-        source,
-    })?;
-    let digest = sha256_hex(&bytes);
-    if let Some(expected) = &manifest.sha256
-        && *expected != digest
-    {
-        return Err(BundleError::DigestMismatch {
-            file,
-            path,
-            expected: expected.clone(),
-            actual: digest,
-        });
-    }
-    let id = match origin.skill {
-        Some(skill) => format!("{skill}{SEPARATOR}{}", manifest.name),
-        None => manifest.name.clone(),
-    };
-    let bundled = origin.skill.is_none() && BUNDLED.contains(&manifest.name.as_str());
+    let request = Request::read(dir, origin.skill, origin.profile)?;
     origin
         .approvals
-        .check(&id, bundled, &manifest.grants, &digest)
+        .check(
+            &request.id,
+            request.bundled(),
+            &request.manifest.grants,
+            &request.digest,
+        )
         .map_err(|reason| BundleError::Unapproved {
             dir: dir.to_owned(),
-            bundle: id.clone(),
+            bundle: request.id.clone(),
             reason,
         })?;
+    let Request {
+        manifest,
+        narrowed,
+        digest,
+        file,
+        bytes,
+        ..
+    } = request;
+    let path = dir.join(&manifest.component);
     let (root, dirs) = dirs::resolve(&file, &manifest.grants.dirs, workspace_root)?;
     let (component, cache) =
         engine

@@ -45,7 +45,7 @@ mod sandbox;
 pub mod workspace;
 
 pub use approvals::{Approval, Approvals, ApprovalsError, GRANTS_FILE, Unapproved, bundled_grants};
-pub use bundle::{Bundle, BundleError, LoadedBundle};
+pub use bundle::{Bundle, BundleError, LoadedBundle, Request};
 pub use cache::CacheOutcome;
 pub use capabilities::dirs::ResolvedDir;
 pub use engine::{EngineError, HostConfig};

@@ -50,9 +50,11 @@ impl UntrustedProfile {
                 ));
             }
         }
-        let (limits, cap) = (&mut manifest.limits, self.limits);
-        let mut lower = |what: &str, asked: u128, ceiling: u128| {
-            if asked > ceiling {
+        let (limits, cap, default) = (&mut manifest.limits, self.limits, Limits::default());
+        // A limit the manifest set above the ceiling is said; one it left at
+        // its default is lowered quietly.
+        let mut lower = |what: &str, asked: u128, ceiling: u128, default: u128| {
+            if asked > ceiling && asked != default {
                 taken.push(format!(
                     "{what} {asked} (untrusted code gets at most {ceiling})"
                 ));
@@ -62,19 +64,32 @@ impl UntrustedProfile {
             "memory bytes",
             limits.memory_bytes as u128,
             cap.memory_bytes as u128,
+            default.memory_bytes as u128,
         );
         lower(
             "timeout ms",
             limits.timeout.as_millis(),
             cap.timeout.as_millis(),
+            default.timeout.as_millis(),
         );
-        lower("fuel", u128::from(limits.fuel), u128::from(cap.fuel));
+        lower(
+            "fuel",
+            u128::from(limits.fuel),
+            u128::from(cap.fuel),
+            u128::from(default.fuel),
+        );
         lower(
             "output bytes",
             limits.output_bytes as u128,
             cap.output_bytes as u128,
+            default.output_bytes as u128,
         );
-        lower("log bytes", limits.log_bytes as u128, cap.log_bytes as u128);
+        lower(
+            "log bytes",
+            limits.log_bytes as u128,
+            cap.log_bytes as u128,
+            default.log_bytes as u128,
+        );
         limits.memory_bytes = limits.memory_bytes.min(cap.memory_bytes);
         limits.timeout = limits.timeout.min(cap.timeout);
         limits.fuel = limits.fuel.min(cap.fuel);
@@ -105,7 +120,15 @@ mod tests {
             32 << 20,
             "a lower limit stays"
         );
-        assert_eq!(taken.len(), 6, "{taken:?}");
+        assert_eq!(
+            manifest.limits.fuel, 1_000_000_000,
+            "a default above the ceiling is lowered"
+        );
+        assert_eq!(
+            taken.len(),
+            3,
+            "only what the manifest set is said: {taken:?}"
+        );
         assert!(taken[0].starts_with("env HOME"), "{taken:?}");
     }
 }

@@ -1,11 +1,15 @@
 //! Whether a path argument leaves the workspace. The check is lexical: the
 //! guard cannot see the file system, so symbolic links are the sandbox's
-//! business; what it refuses is any path written to point elsewhere.
+//! business; what it refuses is any path written to point elsewhere. The
+//! folder of an active skill, which a sandbox backend mounts read-only at
+//! `/skills/NAME`, is no elsewhere: a path inside it stays.
 
 /// Whether `path` is absolute (`/`, `\`, `~` or a drive letter) or climbs
-/// above where it starts with `..`.
+/// above where it starts with `..`, and is not a path in a skill's folder.
 pub(crate) fn leaves_workspace(path: &str) -> bool {
-    is_absolute(path) || climbs_out(path)
+    let in_skill = cordon_paths::resolve_mounted("", path)
+        .is_ok_and(|resolved| cordon_paths::mount_of(&resolved).is_some());
+    !in_skill && (is_absolute(path) || climbs_out(path))
 }
 
 fn is_absolute(path: &str) -> bool {
@@ -52,6 +56,15 @@ mod tests {
         for path in ["..", "../x", "a/../../x", "a/./../..", "a\\..\\..\\b"] {
             assert!(leaves_workspace(path), "{path}");
         }
+    }
+
+    #[test]
+    fn a_skills_folder_stays_and_climbing_out_of_it_leaves() {
+        assert!(!leaves_workspace("/skills/report/references/format.md"));
+        assert!(!leaves_workspace("/skills/report"));
+        assert!(leaves_workspace("/skills/report/../../etc/passwd"));
+        assert!(leaves_workspace("/skills"));
+        assert!(leaves_workspace("/skillsx/a"));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use cordon_wasm::manifest::MANIFEST_FILE;
-use cordon_wasm::{BundleKind, CacheOutcome, LoadedBundle, Manifest};
+use cordon_wasm::{Approvals, BUNDLED, BundleKind, CacheOutcome, LoadedBundle, Manifest};
 
 use crate::args::{BuildArgs, GlobalArgs};
 use crate::context;
@@ -24,9 +24,12 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
     let bundles = bundle_folders(&args.dirs)?;
     let sdk = Sdk::materialize(&context::cache_root(global))?;
     let operator = Operator::load(global)?;
+    // Compiling checks no approval: the bundle was just built from its
+    // author's source on this machine. Whether it may load is said after.
     let host = (!args.no_compile)
         .then(|| context::host(global, &operator))
-        .transpose()?;
+        .transpose()?
+        .map(|host| host.with_approvals(Approvals::unchecked()));
     let cordon = std::env::current_exe().context("cannot find the running `cordon`")?;
     let mut failed = 0;
     let mut built = 0;
@@ -105,22 +108,31 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
         if let Some(host) = &host {
             let started = Instant::now();
             match host.load_bundle(dir, &global.workspace).await {
-                Ok(loaded) => println!(
-                    "       {}; {}; {}",
-                    match loaded.cache {
-                        CacheOutcome::Hit => "already compiled".to_owned(),
-                        CacheOutcome::Compiled => format!(
-                            "compiled in {:.1} s and cached for the first call",
-                            started.elapsed().as_secs_f64()
-                        ),
-                        CacheOutcome::Uncached => format!(
-                            "compiled in {:.1} s (caching is off)",
-                            started.elapsed().as_secs_f64()
-                        ),
-                    },
-                    provides(&loaded),
-                    loaded.bundle.footprint
-                ),
+                Ok(loaded) => {
+                    println!(
+                        "       {}; {}; {}",
+                        match loaded.cache {
+                            CacheOutcome::Hit => "already compiled".to_owned(),
+                            CacheOutcome::Compiled => format!(
+                                "compiled in {:.1} s and cached for the first call",
+                                started.elapsed().as_secs_f64()
+                            ),
+                            CacheOutcome::Uncached => format!(
+                                "compiled in {:.1} s (caching is off)",
+                                started.elapsed().as_secs_f64()
+                            ),
+                        },
+                        provides(&loaded),
+                        loaded.bundle.footprint
+                    );
+                    if !approved(&operator, &loaded) {
+                        println!(
+                            "       it asks for {}, which the operator has not approved for this component: it loads once `cordon grants approve {}` records it",
+                            loaded.bundle.manifest.grants.summary().join("; "),
+                            loaded.bundle.id()
+                        );
+                    }
+                }
                 Err(error) => {
                     eprintln!("error: {error}");
                     failed += 1;
@@ -136,6 +148,20 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Whether the operator's approvals cover what `loaded` asks for.
+fn approved(operator: &Operator, loaded: &LoadedBundle) -> bool {
+    let bundle = &loaded.bundle;
+    operator
+        .approvals
+        .check(
+            &bundle.id(),
+            BUNDLED.contains(&bundle.manifest.name.as_str()),
+            &bundle.manifest.grants,
+            &bundle.digest,
+        )
+        .is_ok()
 }
 
 /// What a loaded bundle provides, in a few words.

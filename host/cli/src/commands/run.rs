@@ -22,6 +22,7 @@ use crate::args::{AgentArgs, GlobalArgs, ResumeArgs, RunArgs};
 use crate::context;
 use crate::operator::Operator;
 use crate::progress::Printer;
+use crate::skillset;
 
 /// The exit code for a run that waits for approval.
 pub(crate) const EXIT_WAITING: u8 = 3;
@@ -50,6 +51,8 @@ struct Launch {
     transactional: Option<bool>,
     /// Whether a `memory` workspace starts from the workspace folder.
     seed: bool,
+    /// The `--skills` folders given, searched first for skills.
+    skills: Vec<PathBuf>,
 }
 
 impl Launch {
@@ -75,6 +78,12 @@ impl Launch {
                 None
             },
             seed: !args.sandbox.no_seed,
+            skills: args
+                .skills
+                .skills
+                .iter()
+                .map(absolute)
+                .collect::<anyhow::Result<_>>()?,
         })
     }
 
@@ -104,6 +113,14 @@ impl Launch {
             seed: metadata
                 .get("seed")
                 .map_or(given.seed, |value| value == "true"),
+            skills: if given.skills.is_empty() {
+                metadata
+                    .get("skills")
+                    .and_then(|text| serde_json::from_str(text).ok())
+                    .unwrap_or_default()
+            } else {
+                given.skills
+            },
         })
     }
 
@@ -132,6 +149,12 @@ impl Launch {
         }
         if let Some(transactional) = self.transactional {
             metadata.insert("transactional".to_owned(), transactional.to_string());
+        }
+        if !self.skills.is_empty() {
+            metadata.insert(
+                "skills".to_owned(),
+                serde_json::to_string(&self.skills).unwrap_or_default(),
+            );
         }
         metadata
     }
@@ -204,42 +227,58 @@ impl Session {
         let operator = Operator::load(global)?;
         let host = context::host(global, &operator)?;
         let report = context::load_all(&host, &launch.workspace, &args.plugins.plugins).await?;
+        let roots = skillset::roots(
+            &launch.skills,
+            &agent,
+            launch.agent.as_deref(),
+            &launch.workspace,
+        );
+        let mut skills = skillset::assemble(&host, &roots, &launch.workspace).await;
         let printer = Arc::new(Printer::new(args.json));
         let store = SqliteCommitStore::open(store_path)
             .with_context(|| format!("opening the run store {}", store_path.display()))?;
-        let safeguards = context::safeguards(
+        let mut safeguards = context::safeguards(
             &operator,
             agent.permissions.files(),
             store_path,
             &launch.workspace,
         );
+        safeguards.skills = skills.folders().into_values().collect();
+        let mut bundles = report.bundles;
+        bundles.extend(std::mem::take(&mut skills.bundles));
         let plugins = host
-            .plugins_with(report.bundles, printer.clone(), safeguards)
+            .plugins_with(bundles, printer.clone(), safeguards)
             .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
-        let workspace = launch.bind_workspace(&agent, &plugins)?;
+        let workspace = launch
+            .bind_workspace(&agent, &plugins)?
+            .map(|workspace| workspace.with_skills(skills.folders()));
         let plugins = Arc::new(plugins);
-        let tools: Arc<dyn ToolSet> = match &workspace {
-            Some(workspace) => {
-                if !args.json {
-                    eprintln!(
-                        "{}",
-                        describe_workspace(launch.sandbox.as_deref(), workspace)
-                    );
-                }
-                Arc::new(
-                    ToolSets::new(vec![plugins.clone(), workspace.tools()]).map_err(|names| {
-                        anyhow::anyhow!(
-                            "plugin tools [{}] clash with the built-in workspace tools",
-                            names.join(", ")
-                        )
-                    })?,
-                )
+        let mut sets: Vec<Arc<dyn ToolSet>> = vec![plugins.clone()];
+        if let Some(workspace) = &workspace {
+            if !args.json {
+                eprintln!(
+                    "{}",
+                    describe_workspace(launch.sandbox.as_deref(), workspace)
+                );
             }
-            None => plugins.clone(),
-        };
+            sets.push(workspace.tools());
+        }
+        if !skills.catalog.is_empty() {
+            if !args.json {
+                eprintln!("skills: {}", describe_skills(&skills));
+            }
+            sets.push(Arc::new(skills.tool(workspace.is_some())));
+        }
+        let tools: Arc<dyn ToolSet> = Arc::new(ToolSets::new(sets).map_err(|names| {
+            anyhow::anyhow!(
+                "tools [{}] are provided twice: a plugin's tools clash with the built-in tools (`read`, `write`, `edit`, `glob`, `grep`, `bash`, `skill`)",
+                names.join(", ")
+            )
+        })?);
         let mut runtime = Runtime::new(model, tools, Arc::new(store), printer.clone())
             .with_hooks(plugins)
             .with_observer(printer.clone())
+            .with_skills(skills.catalog.clone())
             .with_run_metadata(launch.metadata());
         if let Some(ledger) = workspace.as_ref().and_then(Workspace::ledger) {
             runtime = runtime.with_files(ledger);
@@ -275,6 +314,16 @@ impl Session {
             RunOutcome::Waiting { .. } => ExitCode::from(EXIT_WAITING),
         }
     }
+}
+
+/// One line naming the skills the model may activate.
+fn describe_skills(skills: &skillset::Skillset) -> String {
+    let names: Vec<&str> = skills.catalog.skills().map(|skill| skill.name()).collect();
+    format!(
+        "{} offered ({}); each activation limits calls to its allowed-tools",
+        names.len(),
+        names.join(", ")
+    )
 }
 
 /// One line saying where the workspace tools reach and how they write.

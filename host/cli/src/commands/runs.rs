@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use cordon_kernel::{
-    CallResult, CommitStore, Disposition, Message, RunRecord, StateOp, ToolRecord,
+    CallResult, CommitStore, Disposition, Message, RunRecord, SkillChange, StateOp, ToolRecord,
 };
 use cordon_store::SqliteCommitStore;
 use serde_json::json;
@@ -84,6 +84,26 @@ pub(crate) fn show(args: ShowRunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A change to the active skills as `runs show` prints it.
+fn skill_change(change: &SkillChange) -> String {
+    match change {
+        SkillChange::Activated {
+            call_id,
+            activation,
+        } => {
+            let layer = match &activation.allowed {
+                Some(rules) => format!("calls limited to [{}]", rules.join(" ")),
+                None => "no allowed-tools, so no limit of its own".to_owned(),
+            };
+            format!(
+                "skill {} activated by {call_id} (SKILL.md sha256:{}): {layer}",
+                activation.skill, activation.fingerprint
+            )
+        }
+        SkillChange::Dropped { skill, reason } => format!("skill {skill} dropped: {reason}"),
+    }
+}
+
 /// A state operation as `runs show` prints it.
 fn operation(op: &StateOp) -> String {
     match op {
@@ -134,6 +154,9 @@ fn print_text(record: &RunRecord) {
         }
         for write in &commit.thread_state {
             println!("  thread state {} {}", write.key, operation(&write.op));
+        }
+        for change in &commit.skills {
+            println!("  {}", skill_change(change));
         }
         for event in &commit.events {
             println!("  event {}", render(event));

@@ -99,6 +99,18 @@ impl Project {
         self.command(args).output().expect("run cordon")
     }
 
+    /// Approve what bundle `name` of `plugins/` asks for, as its operator
+    /// would: `cordon grants approve NAME --yes`.
+    pub(crate) fn approve(&self, name: &str) {
+        let output = self.cordon(&["grants", "approve", name, "--plugins", "plugins", "--yes"]);
+        assert!(
+            output.status.success(),
+            "approving {name}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
     /// `cordon run` of `agent.toml` with `script.toml` as run `run_id`, with
     /// `extra` flags.
     pub(crate) fn run_scripted(&self, run_id: &str, extra: &[&str]) -> Output {

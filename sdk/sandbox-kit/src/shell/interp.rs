@@ -107,7 +107,21 @@ fn simple(
                 io.stdin = data;
             }
             match words.split_first() {
-                Some((name, args)) => commands::run(ctx, name, args, &mut io),
+                Some((name, args)) if command.assignments.is_empty() => {
+                    commands::run(ctx, name, args, &mut io)
+                }
+                Some((name, args)) => {
+                    // `NAME=value command`: the variables hold for that
+                    // command alone.
+                    let saved = ctx.vars.clone();
+                    for (var, value) in &command.assignments {
+                        let value = expand::plain(ctx, value);
+                        ctx.vars.insert(var.clone(), value);
+                    }
+                    let status = commands::run(ctx, name, args, &mut io);
+                    ctx.vars = saved;
+                    status
+                }
                 None => {
                     for (name, value) in &command.assignments {
                         let value = expand::plain(ctx, value);

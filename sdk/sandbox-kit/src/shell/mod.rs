@@ -9,7 +9,8 @@
 //! `$VAR`, `${VAR}` and `$?` and take backslash escapes of `"`, `\`, `$` and
 //! `` ` ``; a backslash outside quotes escapes any character; `#` starts a
 //! comment. Unquoted `*`, `?` and `[...]` glob against the workspace.
-//! `NAME=value` alone sets a variable. Background jobs, subshells, command
+//! `NAME=value` alone sets a variable; before a command, it sets it for that
+//! command only. Background jobs, subshells, command
 //! substitution, here-documents, functions, conditionals and loops are refused
 //! with exit status 2, as are syntax errors.
 //!

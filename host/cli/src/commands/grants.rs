@@ -1,0 +1,271 @@
+//! `cordon grants list|approve|revoke`: the operator's half of every grant.
+//! A manifest asks; the operator approves, for one component. `approve`
+//! shows what a bundle asks beyond its approval (and whether its component
+//! changed) before recording it; the file lives in `.cordon/`, where no
+//! component reaches.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use cordon_skills::{Catalog, Root, Source, discover};
+use cordon_wasm::manifest::MANIFEST_FILE;
+use cordon_wasm::{Approvals, Grants, Request, Unapproved, UntrustedProfile, bundled_grants};
+use serde::Serialize;
+
+use crate::args::{GlobalArgs, GrantsApproveArgs, GrantsListArgs, GrantsRevokeArgs, SkillsArg};
+use crate::operator::Operator;
+
+/// A bundle found where a run would load it, with what it asks for.
+struct Found {
+    dir: PathBuf,
+    request: Request,
+}
+
+/// Every bundle of the plugins folder `plugins` and every tool bundle of the
+/// skills found with `skills` and the default places of `workspace`.
+fn bundles(plugins: &Path, skills: &SkillsArg, workspace: &Path) -> Vec<(PathBuf, Option<String>)> {
+    let mut found: Vec<(PathBuf, Option<String>)> = folders(plugins)
+        .into_iter()
+        .map(|dir| (dir, None))
+        .collect();
+    let mut roots: Vec<Root> = skills
+        .skills
+        .iter()
+        .map(|dir| Root {
+            source: Source::Flag,
+            dir: dir.clone(),
+        })
+        .collect();
+    roots.extend(Root::defaults(workspace));
+    let catalog = Catalog::of(&discover(&roots));
+    for skill in catalog.skills() {
+        if let Some(tools) = skill.tools_dir() {
+            found.extend(
+                folders(&tools)
+                    .into_iter()
+                    .map(|dir| (dir, Some(skill.name().to_owned()))),
+            );
+        }
+    }
+    found
+}
+
+/// The bundle folders of `dir`, in name order.
+fn folders(dir: &Path) -> Vec<PathBuf> {
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.join(MANIFEST_FILE).is_file())
+        .collect();
+    folders.sort();
+    folders
+}
+
+/// Where a bundle stands with the operator.
+fn status(approvals: &Approvals, request: &Request) -> Result<(), Unapproved> {
+    approvals.check(
+        &request.id,
+        request.bundled(),
+        &request.manifest.grants,
+        &request.digest,
+    )
+}
+
+#[derive(Serialize)]
+struct ListedBundle {
+    bundle: String,
+    dir: PathBuf,
+    sha256: String,
+    asks: Vec<String>,
+    approved: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+/// `cordon grants list`.
+pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<ExitCode> {
+    let operator = Operator::load(global)?;
+    let profile = UntrustedProfile::default();
+    let mut listed = Vec::new();
+    for (dir, skill) in bundles(&args.plugins.plugins, &args.skills, &global.workspace) {
+        let request = match Request::read(&dir, skill.as_deref(), &profile) {
+            Ok(request) => request,
+            Err(error) => {
+                eprintln!("warning: {error}");
+                continue;
+            }
+        };
+        let verdict = status(&operator.approvals, &request);
+        listed.push(ListedBundle {
+            bundle: request.id.clone(),
+            dir,
+            sha256: request.digest.clone(),
+            asks: request.manifest.grants.summary(),
+            approved: verdict.is_ok(),
+            reason: verdict.err().map(|reason| reason.to_string()),
+        });
+    }
+    if args.json {
+        let approvals: Vec<_> = operator.approvals.iter().collect();
+        let value = serde_json::json!({
+            "file": operator.grants_file,
+            "approvals": approvals.into_iter().map(|(bundle, approval)| serde_json::json!({
+                "bundle": bundle,
+                "sha256": approval.sha256,
+                "grants": approval.grants.summary(),
+            })).collect::<Vec<_>>(),
+            "bundles": listed,
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("approvals in {}:", operator.grants_file.display());
+    if operator.approvals.iter().next().is_none() {
+        println!("  (none)");
+    }
+    for (bundle, approval) in operator.approvals.iter() {
+        println!(
+            "  {bundle}  sha256:{}  {}",
+            approval.sha256,
+            describe(&approval.grants.summary())
+        );
+    }
+    println!("bundles:");
+    for bundle in &listed {
+        let mark = if bundle.approved {
+            "ok        "
+        } else {
+            "unapproved"
+        };
+        println!(
+            "  {mark} {}  asks {}  ({})",
+            bundle.bundle,
+            describe(&bundle.asks),
+            bundle.dir.display()
+        );
+        if let Some(reason) = &bundle.reason {
+            println!("             {reason}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe(lines: &[String]) -> String {
+    if lines.is_empty() {
+        "nothing".to_owned()
+    } else {
+        lines.join("; ")
+    }
+}
+
+/// `cordon grants approve BUNDLE`.
+pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::Result<ExitCode> {
+    let operator = Operator::load(global)?;
+    let profile = UntrustedProfile::default();
+    let found = bundles(&args.plugins.plugins, &args.skills, &global.workspace)
+        .into_iter()
+        .filter_map(|(dir, skill)| {
+            let request = Request::read(&dir, skill.as_deref(), &profile).ok()?;
+            (request.id == args.bundle).then_some(Found { dir, request })
+        })
+        .next();
+    let Some(Found { dir, request }) = found else {
+        bail!(
+            "no bundle `{}` in {} or in the skills found (name a skill's bundle `SKILL/NAME`; give the folders with --plugins and --skills)",
+            args.bundle,
+            args.plugins.plugins.display()
+        );
+    };
+    let asked = &request.manifest.grants;
+    let before = operator.approvals.get(&request.id);
+    println!("bundle {} ({})", request.id, dir.display());
+    println!("  component sha256:{}", request.digest);
+    println!("  asks: {}", describe(&asked.summary()));
+    for taken in &request.narrowed {
+        println!("  runs without {taken}: the profile of untrusted code");
+    }
+    let covered: Grants = match before {
+        Some(approval) => {
+            if approval.sha256 != request.digest {
+                println!(
+                    "  its component changed since the last approval (sha256:{})",
+                    approval.sha256
+                );
+            }
+            approval.grants.clone()
+        }
+        None => match request
+            .bundled()
+            .then(|| bundled_grants(&request.manifest.name))
+            .flatten()
+        {
+            Some(own) => own.clone(),
+            None => Grants::default(),
+        },
+    };
+    let beyond = asked.beyond(&covered);
+    if beyond.is_empty() && status(&operator.approvals, &request).is_ok() {
+        println!("  nothing beyond what is approved");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("  beyond the approval: {}", describe(&beyond));
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            bail!("not on a terminal: approve with --yes after reading the above");
+        }
+        print!("approve these grants for this component? [y/N] ");
+        std::io::stdout().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            println!("not approved");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let mut approvals = operator.approvals.clone();
+    approvals.approve(&request.id, &request.digest, asked.clone());
+    save(&operator.grants_file, &approvals)?;
+    println!(
+        "approved {} for sha256:{} in {}",
+        request.id,
+        request.digest,
+        operator.grants_file.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cordon grants revoke BUNDLE`.
+pub(crate) fn revoke(global: &GlobalArgs, args: GrantsRevokeArgs) -> anyhow::Result<ExitCode> {
+    let operator = Operator::load(global)?;
+    let mut approvals = operator.approvals.clone();
+    if !approvals.revoke(&args.bundle) {
+        bail!(
+            "{} holds no approval of `{}`",
+            operator.grants_file.display(),
+            args.bundle
+        );
+    }
+    save(&operator.grants_file, &approvals)?;
+    println!("revoked {}", args.bundle);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Write `approvals` to `file`, creating its folder.
+fn save(file: &Path, approvals: &Approvals) -> anyhow::Result<()> {
+    if let Some(folder) = file
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("creating {}", folder.display()))?;
+    }
+    let text = format!(
+        "# The grants the operator approved, per bundle and component; written by\n# `cordon grants approve`. A bundle loads only when everything it asks is here.\n\n{}",
+        approvals.to_toml()
+    );
+    std::fs::write(file, text).with_context(|| format!("writing {}", file.display()))
+}

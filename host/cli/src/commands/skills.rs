@@ -1,0 +1,169 @@
+//! `cordon skills check` and `cordon skills list`: skill folders checked
+//! against the Agent Skills format, and the skills a run would offer.
+
+use std::path::{Path, PathBuf};
+
+use std::process::ExitCode;
+
+use cordon_kernel::AgentDef;
+use cordon_skills::{Discovery, Problem, Root, Source, TOOLS_DIR, discover};
+use serde::Serialize;
+
+use crate::args::{GlobalArgs, SkillsCheckArgs, SkillsListArgs};
+use crate::skillset;
+
+#[derive(Serialize)]
+struct Checked {
+    ok: bool,
+    skills: Vec<CheckedSkill>,
+}
+
+#[derive(Serialize)]
+struct CheckedSkill {
+    folder: PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    ok: bool,
+    problems: Vec<Problem>,
+}
+
+/// `cordon skills check DIR...`.
+pub(crate) fn check(args: SkillsCheckArgs) -> anyhow::Result<ExitCode> {
+    let roots: Vec<Root> = args
+        .dirs
+        .iter()
+        .map(|dir| Root {
+            source: Source::Flag,
+            dir: dir.clone(),
+        })
+        .collect();
+    let mut checked = Vec::new();
+    for root in &roots {
+        let found = discover(std::slice::from_ref(root));
+        checked.extend(found.skills.into_iter().map(|found| CheckedSkill {
+            folder: found.skill.folder.clone(),
+            name: Some(found.skill.name().to_owned()),
+            ok: true,
+            problems: Vec::new(),
+        }));
+        checked.extend(found.invalid.into_iter().map(|invalid| CheckedSkill {
+            folder: invalid.folder,
+            name: None,
+            ok: false,
+            problems: invalid.problems,
+        }));
+    }
+    let ok = checked.iter().all(|skill| skill.ok);
+    let report = Checked {
+        ok,
+        skills: checked,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        for skill in &report.skills {
+            match &skill.name {
+                Some(name) if skill.ok => println!("ok     {name} {}", skill.folder.display()),
+                _ => {
+                    for problem in &skill.problems {
+                        println!("error  {problem}");
+                    }
+                }
+            }
+        }
+        let valid = report.skills.iter().filter(|skill| skill.ok).count();
+        let problems: usize = report.skills.iter().map(|skill| skill.problems.len()).sum();
+        println!("{valid} skill(s) valid, {problems} problem(s)");
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[derive(Serialize)]
+struct Listed<'a> {
+    name: &'a str,
+    description: &'a str,
+    source: Source,
+    folder: &'a Path,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allowed_tools: Option<&'a [String]>,
+    ships_tools: bool,
+}
+
+#[derive(Serialize)]
+struct ListedReport<'a> {
+    skills: Vec<Listed<'a>>,
+    shadowed: Vec<String>,
+    invalid: Vec<String>,
+}
+
+/// `cordon skills list`.
+pub(crate) fn list(global: &GlobalArgs, args: SkillsListArgs) -> anyhow::Result<ExitCode> {
+    let agent = match &args.agent {
+        Some(file) => AgentDef::load(file)?,
+        None => AgentDef::parse("(no agent)", "name = \"cordon\"")?,
+    };
+    let roots = skillset::roots(
+        &args.skills.skills,
+        &agent,
+        args.agent.as_deref(),
+        &global.workspace,
+    );
+    let discovery: Discovery = discover(&roots);
+    let report = ListedReport {
+        skills: discovery
+            .skills
+            .iter()
+            .map(|found| Listed {
+                name: found.skill.name(),
+                description: &found.skill.meta.description,
+                source: found.source,
+                folder: &found.skill.folder,
+                allowed_tools: found.skill.meta.allowed_tools.as_deref(),
+                ships_tools: found.skill.folder.join(TOOLS_DIR).is_dir(),
+            })
+            .collect(),
+        shadowed: discovery.shadowed.iter().map(ToString::to_string).collect(),
+        invalid: discovery
+            .invalid
+            .iter()
+            .flat_map(|invalid| invalid.problems.iter().map(ToString::to_string))
+            .collect(),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if report.skills.is_empty() {
+        let searched: Vec<String> = roots
+            .iter()
+            .map(|root| root.dir.display().to_string())
+            .collect();
+        println!("no skills found in {}", searched.join(", "));
+    }
+    for skill in &report.skills {
+        println!(
+            "{}  ({}, {})",
+            skill.name,
+            skill.source,
+            skill.folder.display()
+        );
+        println!("  {}", skill.description.lines().next().unwrap_or_default());
+        if let Some(allowed) = skill.allowed_tools {
+            println!("  allowed-tools: {}", allowed.join(" "));
+        }
+        if skill.ships_tools {
+            println!("  ships tool bundles in {TOOLS_DIR}/");
+        }
+    }
+    for shadowed in &report.shadowed {
+        println!("warning: {shadowed}");
+    }
+    for invalid in &report.invalid {
+        println!("invalid: {invalid}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
