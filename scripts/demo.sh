@@ -3,8 +3,11 @@
 # `cordon` binary, validates the bundles and calls their tools in the sandbox,
 # then runs the demo agent (a scripted model) over this repository: its calls
 # pass the permission gate, one is denied, one waits for approval, and the run's
-# committed history is shown. Last, the coder agent edits a scratch copy of a
-# small project through the `dir` sandbox backend, transactionally.
+# committed history is shown. Then the coder agent edits a scratch copy of a
+# small project through the `dir` sandbox backend, transactionally. Last, the
+# analyst agent activates a skill written by someone else: its instructions
+# only narrow what the agent may do, its script runs in the sandboxed Python
+# interpreter, and its tool runs under the profile of untrusted code.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,12 +15,16 @@ cd "$root"
 
 "$root/scripts/build-plugins.sh" >/dev/null
 cargo build --quiet -p cordon-cli
+# The Python interpreter that skills' scripts run in, and the example skill's
+# tool, are built with componentize-py (from PyPI, installed once outside the clone).
+eval "$("$root/scripts/toolchains.sh" python)"
 target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in
     /*) ;;
     *) target_dir="$root/$target_dir" ;;
 esac
 cordon="$target_dir/debug/cordon"
+"$cordon" build plugins/python examples/skills/csv-report/tools >/dev/null
 
 scratch="$(mktemp -d)"
 export CORDON_STORE="$scratch/cordon.db"
@@ -59,3 +66,14 @@ step runs diff coder
 step runs resume coder --approve call-2-3 </dev/null
 printf '\nThe folder after the run (src/greet.rs, CHANGELOG.md):\n'
 cat "$scratch/project/src/greet.rs" "$scratch/project/CHANGELOG.md"
+
+echo
+echo "The analyst agent (examples/demo/analyst.toml) reports on a table with the csv-report skill of"
+echo "examples/skills. The model sees the skill's name and description until it activates it; then the"
+echo "skill's folder is mounted read-only at /skills/csv-report, its Python script runs inside the sandbox,"
+echo "its tool becomes callable, and its allowed-tools deny the write the model tries."
+step skills list --skills examples/skills
+cp -r examples/demo/sales "$scratch/sales"
+step run --agent examples/demo/analyst.toml --workspace "$scratch/sales" --run-id analyst "Report on the sales table" </dev/null
+printf '\nThe folder after the run: nothing was written.\n'
+ls "$scratch/sales"

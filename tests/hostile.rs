@@ -6,11 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
-/// The test files, each with its text.
+/// The test files of this folder and of the CLI's, each with its text.
 fn test_files() -> Vec<(PathBuf, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<(PathBuf, String)> = std::fs::read_dir(dir)
-        .expect("read the tests folder")
+    let mut files: Vec<(PathBuf, String)> = [dir.to_owned(), dir.join("../host/cli/tests")]
+        .iter()
+        .flat_map(|dir| {
+            std::fs::read_dir(dir).unwrap_or_else(|error| panic!("read {}: {error}", dir.display()))
+        })
         .map(|entry| entry.expect("a tests folder entry").path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
         .map(|path| {
@@ -32,6 +35,49 @@ fn language_source(name: &str) -> String {
         .map(|file| dir.join(file))
         .filter(|path| path.is_file())
         .map(|path| std::fs::read_to_string(path).expect("read guest source"))
+        .collect()
+}
+
+/// The modes of the hostile skill's script: the keys of its `MODES` table.
+fn skill_modes() -> Vec<String> {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("guests/hostile-skill/scripts/attack.py");
+    let text = std::fs::read_to_string(&script).expect("read the hostile skill's script");
+    script_modes(&text)
+}
+
+/// The quoted keys of the `MODES = { ... }` table in `text`.
+fn script_modes(text: &str) -> Vec<String> {
+    let body = text
+        .split_once("MODES = {")
+        .and_then(|(_, rest)| rest.split_once('}'))
+        .map(|(body, _)| body)
+        .expect("the script's `MODES` table");
+    body.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix('"')?;
+            let (name, after) = rest.split_once('"')?;
+            after.trim_start().starts_with(':').then(|| name.to_owned())
+        })
+        .collect()
+}
+
+/// The modes of the hostile skill's script no test file using the skill
+/// (naming `"hostile-skill"`) quotes.
+fn untested_skill_modes(modes: &[String]) -> Vec<String> {
+    let files: Vec<String> = test_files()
+        .into_iter()
+        .filter(|(_, text)| text.contains("\"hostile-skill\""))
+        .map(|(_, text)| text)
+        .collect();
+    assert!(!files.is_empty(), "no test file uses hostile-skill");
+    modes
+        .iter()
+        .filter(|mode| {
+            let quoted = format!("\"{mode}\"");
+            !files.iter().any(|text| text.contains(&quoted))
+        })
+        .map(|mode| format!("hostile-skill: {mode}"))
         .collect()
 }
 
@@ -169,6 +215,12 @@ fn every_behaviour_of_a_hostile_guest_has_a_test() {
     let mut missing = untested("hostile", "HOSTILE", &tools);
     missing.extend(untested("hostile-backend", "HOSTILE_BACKEND", &attempts));
     missing.extend(untested("hostile-hooks", "HOSTILE_HOOKS", &hook_modes));
+    let script_modes = skill_modes();
+    assert!(
+        script_modes.len() >= 6,
+        "the skill script's modes: {script_modes:?}"
+    );
+    missing.extend(untested_skill_modes(&script_modes));
     for guest in ["hostile-py", "hostile-js"] {
         let tools = literals_starting(&language_source(guest), &format!("{guest}."));
         assert!(tools.len() >= 6, "{guest}'s tools: {tools:?}");
@@ -187,4 +239,7 @@ fn the_readers_of_guest_sources_find_what_they_look_for() {
     assert_eq!(literals_starting(text, "hostile."), ["hostile.echo"]);
     assert_eq!(match_arms(text), ["stage-escape"]);
     assert_eq!(modes(text), ["record", "allow-all"]);
+    let script =
+        "MODES = {\n    \"read-outside\": read_outside,\n    \"loop\": loop,\n}\nprint(\"x\")\n";
+    assert_eq!(script_modes(script), ["read-outside", "loop"]);
 }

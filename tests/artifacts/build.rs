@@ -149,6 +149,13 @@ fn main() {
     );
     define(
         &mut generated,
+        "EXAMPLE_SKILLS_DIR",
+        "The repository's `examples/skills/` folder: skills, whose tool bundles the \
+         test command builds with `cordon build`.",
+        &root.join("examples/skills"),
+    );
+    define(
+        &mut generated,
         "LANGUAGE_GUESTS_DIR",
         "The hostile fixtures written in other languages, in `tests/guests/`, built \
          like the example tools.",

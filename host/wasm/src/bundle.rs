@@ -250,14 +250,20 @@ pub enum BundleError {
     },
     /// The bundle asks for grants the operator did not approve, or its
     /// component changed since.
-    #[error("{}: bundle `{bundle}` is not loaded: {reason}", dir.display())]
+    #[error(
+        "{}: bundle `{bundle}` is not loaded: {reason}{}",
+        dir.display(),
+        cuts(narrowed)
+    )]
     Unapproved {
         /// The bundle folder.
         dir: PathBuf,
         /// The bundle, as approvals name it.
         bundle: String,
         /// What is missing.
-        reason: Unapproved,
+        reason: Box<Unapproved>,
+        /// What the profile of untrusted code takes away once it loads.
+        narrowed: Vec<String>,
     },
     /// A skill ships a bundle that is not a tool bundle.
     #[error(
@@ -292,6 +298,18 @@ pub enum BundleError {
         /// The folder of the bundle refused.
         second: PathBuf,
     },
+}
+
+/// What the profile of untrusted code takes from a bundle, as a clause of
+/// an error: empty when it takes nothing.
+fn cuts(narrowed: &[String]) -> String {
+    if narrowed.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; once approved, it runs without {}",
+        narrowed.join(", without ")
+    )
 }
 
 /// What a bundle asks for, read without running or compiling anything: its
@@ -391,7 +409,8 @@ pub(crate) async fn load(
         .map_err(|reason| BundleError::Unapproved {
             dir: dir.to_owned(),
             bundle: request.id.clone(),
-            reason,
+            reason: Box::new(reason),
+            narrowed: request.narrowed.clone(),
         })?;
     let Request {
         manifest,

@@ -23,6 +23,7 @@ const CLEARED: &[&str] = &[
     "CORDON_THREAD",
     "CORDON_PERMISSIONS",
     "CORDON_CONFIG",
+    "CORDON_GRANTS",
     "CORDON_MAX_INSTANCES",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
@@ -33,6 +34,8 @@ const CLEARED: &[&str] = &[
 pub(crate) struct Project {
     pub dir: TempDir,
     pub cache: TempDir,
+    /// Where compiled components are cached when not in `cache`.
+    compiled: Option<PathBuf>,
 }
 
 impl Project {
@@ -41,6 +44,18 @@ impl Project {
         Self {
             dir: tempfile::tempdir().unwrap(),
             cache: tempfile::tempdir().unwrap(),
+            compiled: None,
+        }
+    }
+
+    /// An empty project whose compiled components are cached with every
+    /// other project's made this way, for tests whose bundles take long to
+    /// compile and which do not look at the cache. Entries are keyed by
+    /// content and written atomically, so tests in parallel share them.
+    pub(crate) fn sharing_compiled() -> Self {
+        Self {
+            compiled: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("cordon-compiled")),
+            ..Self::new()
         }
     }
 
@@ -85,7 +100,10 @@ impl Project {
         command
             .args(args)
             .current_dir(self.dir.path())
-            .env("CORDON_CACHE_DIR", self.cache.path())
+            .env(
+                "CORDON_CACHE_DIR",
+                self.compiled.as_deref().unwrap_or(self.cache.path()),
+            )
             // No operator config of the machine's user applies.
             .env("XDG_CONFIG_HOME", self.cache.path().join("config"))
             .stdin(Stdio::null());
@@ -97,6 +115,35 @@ impl Project {
 
     pub(crate) fn cordon(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("run cordon")
+    }
+
+    /// `cordon args` in the project with `HOME` set to a folder of the
+    /// project's own, so that no skill of the machine's user is found.
+    pub(crate) fn cordon_at_home(&self, args: &[&str]) -> Output {
+        self.command(args)
+            .env("HOME", self.home())
+            .output()
+            .expect("run cordon")
+    }
+
+    /// The `HOME` of [`Project::cordon_at_home`].
+    pub(crate) fn home(&self) -> PathBuf {
+        self.cache.path().join("home")
+    }
+
+    /// Copy the folder `from` (a skill) to `to` in the project.
+    pub(crate) fn copy_folder(&self, from: &Path, to: &str) {
+        let target = self.path(to);
+        for entry in walk(from) {
+            let relative = entry.strip_prefix(from).unwrap();
+            let dest = target.join(relative);
+            if entry.is_dir() {
+                std::fs::create_dir_all(&dest).unwrap();
+            } else {
+                std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+                std::fs::copy(&entry, &dest).unwrap();
+            }
+        }
     }
 
     /// Approve what bundle `name` of `plugins/` asks for, as its operator
@@ -184,4 +231,22 @@ pub(crate) fn text(bytes: &[u8]) -> String {
 /// Stdout then stderr, for assertion messages.
 pub(crate) fn both(output: &Output) -> String {
     format!("{}{}", text(&output.stdout), text(&output.stderr))
+}
+
+/// Every path under `dir`, folders before what they hold.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = vec![dir.to_owned()];
+    let mut index = 0;
+    while index < found.len() {
+        if found[index].is_dir() {
+            let mut children: Vec<PathBuf> = std::fs::read_dir(&found[index])
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .collect();
+            children.sort();
+            found.extend(children);
+        }
+        index += 1;
+    }
+    found
 }
