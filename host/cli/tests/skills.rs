@@ -607,6 +607,18 @@ fn a_hostile_skill_reaches_nothing_past_its_grants_and_the_run_completes() {
         "the run completes: {}",
         both(&output)
     );
+    let stderr = text(&output.stderr);
+    for refused in [
+        "tools/net/plugin.toml: TOML parse error",
+        "unknown field `network`",
+        "tools/home/plugin.toml: field `grants.dirs[0].host` = \"/root\": must be a relative path inside the workspace root",
+        "bundle `hostile-skill/hostile` is not loaded",
+    ] {
+        assert!(
+            stderr.contains(refused),
+            "its tools asking for more never load: {refused}\n{stderr}"
+        );
+    }
     assert!(
         !Path::new("/tmp/cordon-hostile-skill-ran").exists(),
         "a SKILL.md's `!` line never runs"
