@@ -254,6 +254,33 @@ mod tests {
     }
 
     #[test]
+    fn a_star_stays_within_a_path_component_and_a_double_star_spans_them() {
+        let mut skills = ActiveSkills::default();
+        skills.apply(&[activated(
+            "report",
+            Some(&[
+                "bash(command=python3 scripts/*)",
+                "bash(command=python3 /skills/report/**)",
+            ]),
+        )]);
+        let script = |command: &str| refused(&skills, "bash", json!({ "command": command }));
+        assert_eq!(script("python3 scripts/report.py data.csv"), None);
+        assert_eq!(
+            script("python3 scripts/report.py data/sales.csv").as_deref(),
+            Some("report"),
+            "`*` stops at `/`"
+        );
+        assert_eq!(
+            script("python3 /skills/report/scripts/report.py data/sales.csv"),
+            None
+        );
+        assert_eq!(
+            script("python3 /skills/other/x.py").as_deref(),
+            Some("report")
+        );
+    }
+
+    #[test]
     fn a_skill_without_allowed_tools_adds_no_layer_and_the_skill_tool_always_passes() {
         let mut skills = ActiveSkills::default();
         skills.apply(&[activated("free", None)]);
