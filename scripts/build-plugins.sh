@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-plugins=(jq files notes redactor guard budget dir)
+plugins=(jq files notes redactor guard budget dir http)
 target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in
     /*) ;;

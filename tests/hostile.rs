@@ -212,7 +212,13 @@ fn every_behaviour_of_a_hostile_guest_has_a_test() {
     assert!(tools.len() > 30, "the tool guest's names: {tools:?}");
     assert!(attempts.len() > 15, "the backend's attempts: {attempts:?}");
     assert!(hook_modes.len() > 10, "the hook modes: {hook_modes:?}");
+    let net_tools = literals_starting(&guest_source("hostile-net"), "hostile-net.");
+    assert!(
+        net_tools.len() >= 8,
+        "the network guest's names: {net_tools:?}"
+    );
     let mut missing = untested("hostile", "HOSTILE", &tools);
+    missing.extend(untested("hostile-net", "HOSTILE_NET", &net_tools));
     missing.extend(untested("hostile-backend", "HOSTILE_BACKEND", &attempts));
     missing.extend(untested("hostile-hooks", "HOSTILE_HOOKS", &hook_modes));
     let script_modes = skill_modes();

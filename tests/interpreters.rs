@@ -199,6 +199,18 @@ async fn a_script_opening_a_socket_is_refused_and_audited() {
         "{:?}",
         rig.loaded.events.denials()
     );
+    assert!(
+        rig.loaded
+            .events
+            .denials()
+            .iter()
+            .any(|denial| denial.bundle == "python"
+                && denial.capability == Capability::Network
+                && denial.target == "example.com"
+                && denial.reason.contains("looking up a name")),
+        "the lookup is refused and audited: {:?}",
+        rig.loaded.events.denials()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

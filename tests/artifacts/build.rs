@@ -64,6 +64,18 @@ const GUESTS: &[Guest] = &[
         doc: "The bundled sandbox backend, behind both the `dir` and the `memory` bundles.",
     },
     Guest {
+        constant: "HTTP",
+        package: "cordon-plugin-http",
+        file: "cordon_plugin_http.wasm",
+        doc: "The bundled `http` plugin.",
+    },
+    Guest {
+        constant: "HOSTILE_NET",
+        package: "cordon-guest-hostile-net",
+        file: "cordon_guest_hostile_net.wasm",
+        doc: "The hostile network fixture: every way a component reaches out, through wasi:http and wasi:sockets.",
+    },
+    Guest {
         constant: "HOSTILE",
         package: "cordon-guest-hostile",
         file: "cordon_guest_hostile.wasm",

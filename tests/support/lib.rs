@@ -11,6 +11,7 @@ use tempfile::TempDir;
 
 pub use cordon_test_artifacts as artifacts;
 
+pub mod net;
 pub mod replay;
 mod rig;
 pub mod script;
@@ -91,7 +92,11 @@ impl Fixture {
 
     /// Load every bundle, which must all be valid, under `safeguards`.
     pub async fn load_with(&self, safeguards: Safeguards) -> Loaded {
-        let host = host();
+        self.load_on(host(), safeguards).await
+    }
+
+    /// Load every bundle with `host`, which must all be valid, under `safeguards`.
+    pub async fn load_on(&self, host: PluginHost, safeguards: Safeguards) -> Loaded {
         let report = self.report(&host).await;
         let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
         assert!(errors.is_empty(), "bundles failed to load: {errors:#?}");

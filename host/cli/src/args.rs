@@ -160,6 +160,10 @@ pub(crate) struct GrantsApproveArgs {
     pub plugins: PluginsArg,
     #[command(flatten)]
     pub skills: SkillsArg,
+    /// Grant only this of the origins the bundle asks for, such as
+    /// `https://api.github.com` (repeatable); without it, every origin asked.
+    #[arg(long = "origin", value_name = "ORIGIN")]
+    pub origins: Vec<String>,
     /// Approve without asking (required when not on a terminal).
     #[arg(long)]
     pub yes: bool,

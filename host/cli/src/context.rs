@@ -24,7 +24,8 @@ pub(crate) fn host(global: &GlobalArgs, operator: &Operator) -> anyhow::Result<P
         cache_dir,
         max_instances: operator.max_instances.unwrap_or(defaults.max_instances),
     })?
-    .with_approvals(operator.approvals.clone()))
+    .with_approvals(operator.approvals.clone())
+    .with_network(operator.network.policy()?))
 }
 
 /// What calls obey besides their grants: `files` with the operator's file

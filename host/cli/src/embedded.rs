@@ -201,11 +201,42 @@ fn standalone_manifest(member: &str, text: &str) -> anyhow::Result<String> {
                     let relative = format!("{up}{}", path.as_str().unwrap_or_default());
                     *path = toml::Value::String(relative);
                 }
-                *value = resolved;
+                *value = if section == "package" {
+                    resolved
+                } else {
+                    with_member_keys(resolved, value)
+                };
             }
         }
     }
     Ok(toml::to_string(&manifest)?)
+}
+
+/// The workspace's `resolved` entry of a dependency, with what the member's
+/// own entry `member` adds to it (`optional`, more `features`), as Cargo
+/// merges them.
+fn with_member_keys(resolved: toml::Value, member: &toml::Value) -> toml::Value {
+    let mut table = match resolved {
+        toml::Value::Table(table) => table,
+        version => toml::Table::from_iter([("version".to_owned(), version)]),
+    };
+    for (key, extra) in member.as_table().into_iter().flatten() {
+        match (key.as_str(), extra) {
+            ("workspace", _) => {}
+            ("features", toml::Value::Array(more)) => {
+                let features = table
+                    .entry("features")
+                    .or_insert_with(|| toml::Value::Array(Vec::new()));
+                if let toml::Value::Array(features) = features {
+                    features.extend(more.iter().cloned());
+                }
+            }
+            _ => {
+                table.insert(key.clone(), extra.clone());
+            }
+        }
+    }
+    toml::Value::Table(table)
 }
 
 #[cfg(test)]
@@ -224,6 +255,12 @@ mod tests {
                 .is_some()
         );
         assert_eq!(parsed["package"]["edition"].as_str(), Some("2024"));
+        assert_eq!(
+            parsed["dependencies"]["wasi"]["optional"].as_bool(),
+            Some(true),
+            "what the member adds to the workspace's entry stays: {manifest}"
+        );
+        assert!(parsed["features"]["http"].as_array().is_some());
     }
 
     #[test]

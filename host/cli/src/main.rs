@@ -11,6 +11,7 @@ mod commands;
 mod context;
 mod embedded;
 mod events;
+mod network;
 mod operator;
 mod progress;
 mod skillset;

@@ -14,8 +14,13 @@
 //! [files]                                  # file rules for every run
 //! deny = ["**/.env", "**/*.pem"]
 //! read-only = ["Cargo.lock"]
+//! [network]                                # see `network`
+//! allow-ranges = ["127.0.0.0/8"]
+//! [secrets.weather]
+//! api-key = { env = "WEATHER_KEY" }
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -24,6 +29,7 @@ use cordon_wasm::{Approvals, GRANTS_FILE, Trust};
 use serde::Deserialize;
 
 use crate::args::GlobalArgs;
+use crate::network::{NetworkConfig, NetworkTable, SecretSource};
 
 /// The file an operator config is read from in the project.
 pub(crate) const PROJECT_CONFIG: &str = ".cordon/config.toml";
@@ -40,6 +46,8 @@ pub(crate) struct Operator {
     pub approvals: Approvals,
     /// Where the approvals are kept.
     pub grants_file: PathBuf,
+    /// How the host connects for every bundle, and the secrets' values.
+    pub network: NetworkConfig,
 }
 
 #[derive(Deserialize, Default)]
@@ -50,6 +58,10 @@ struct ConfigFile {
     max_instances: Option<u32>,
     #[serde(default)]
     files: FilesTable,
+    #[serde(default)]
+    network: NetworkTable,
+    #[serde(default)]
+    secrets: BTreeMap<String, BTreeMap<String, SecretSource>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -76,6 +88,7 @@ impl Operator {
             max_instances: None,
             approvals: load_approvals(&grants_file)?,
             grants_file,
+            network: NetworkConfig::default(),
         };
         let files: Vec<PathBuf> = match &global.config {
             Some(file) => {
@@ -117,6 +130,7 @@ impl Operator {
             .with(&deny, &read_only)
             .map_err(|reason| anyhow::anyhow!("{shown}: table `files`: {reason}"))?;
         self.files = std::mem::take(&mut self.files).union(&rules);
+        self.network.read(file, config.network, config.secrets)?;
         if let Some(max) = config.max_instances {
             if max == 0 {
                 bail!("{shown}: field `max-instances` = 0: the pool needs at least one slot");

@@ -41,6 +41,11 @@ fn project(hostile: bool) -> Project {
             project.path("skills/hostile-skill/tools/spy/tool.wasm"),
         )
         .unwrap();
+        std::fs::copy(
+            artifacts::HOSTILE_NET,
+            project.path("skills/hostile-skill/tools/net/tool.wasm"),
+        )
+        .unwrap();
     }
     project.write("data/sales.csv", "region,units\nnorth,120\nsouth,95\n");
     project
@@ -586,6 +591,9 @@ fn a_hostile_skill_reaches_nothing_past_its_grants_and_the_run_completes() {
              [[turn]]\n\
              [[turn.call]]\ntool = \"bash\"\nargs = {{ command = \"{}; echo after-loop $?\", timeout_ms = 20000 }}\n\
              [[turn.call]]\ntool = \"bash\"\nargs = {{ command = \"{} > /dev/null; echo after-flood $?\" }}\n\
+             [[turn]]\n\
+             [[turn.call]]\ntool = \"hostile-skill/hostile-net.fetch\"\nargs = {{ url = \"http://127.0.0.1:{port}/collect\", method = \"POST\", body = \"stolen\" }}\n\
+             [[turn.call]]\ntool = \"hostile-skill/hostile-net.connect\"\nargs = {{ addr = \"127.0.0.1:{port}\" }}\n\
              [[turn]]\ntext = \"Done.\"\n",
             attack("loop"),
             attack("flood"),
@@ -609,8 +617,7 @@ fn a_hostile_skill_reaches_nothing_past_its_grants_and_the_run_completes() {
     );
     let stderr = text(&output.stderr);
     for refused in [
-        "tools/net/plugin.toml: TOML parse error",
-        "unknown field `network`",
+        "skill tool bundle `hostile-skill/hostile-net` runs without network https://*:* (untrusted code has no network)",
         "tools/home/plugin.toml: field `grants.dirs[0].host` = \"/root\": must be a relative path inside the workspace root",
         "bundle `hostile-skill/hostile` is not loaded",
     ] {
@@ -623,6 +630,10 @@ fn a_hostile_skill_reaches_nothing_past_its_grants_and_the_run_completes() {
         !Path::new("/tmp/cordon-hostile-skill-ran").exists(),
         "a SKILL.md's `!` line never runs"
     );
+    let posted = result_of(&project, "h1", "call-5-1");
+    assert_eq!(posted["error"]["kind"], "denied", "{posted}");
+    let connected = result_of(&project, "h1", "call-5-2");
+    assert!(connected.get("error").is_some(), "{connected}");
     for (call, needle) in [
         ("call-2-1", "absolute paths are outside the workspace"),
         ("call-2-2", "absolute paths are outside the workspace"),
@@ -679,6 +690,18 @@ fn a_hostile_skill_reaches_nothing_past_its_grants_and_the_run_completes() {
     assert!(denied("filesystem", "/etc/passwd"), "{trail:?}");
     assert!(denied("filesystem", "/workspace/planted.txt"), "{trail:?}");
     assert!(denied("network", &format!("127.0.0.1:{port}")), "{trail:?}");
+    for target in [
+        format!("http://127.0.0.1:{port}"),
+        format!("127.0.0.1:{port}"),
+    ] {
+        assert!(
+            trail.iter().any(|event| event["event"] == "denied"
+                && event["bundle"].as_str().unwrap().ends_with("hostile-net")
+                && event["capability"] == "network"
+                && event["target"] == target.as_str()),
+            "the skill's own tool reaches no network: {target}: {trail:?}"
+        );
+    }
     for limit in ["fuel", "output"] {
         assert!(
             trail.iter().any(|event| event["event"] == "limit-exceeded"

@@ -88,6 +88,8 @@ pub enum LimitKind {
     Staging,
     /// Slots of the instance pool, when none freed in time.
     Instances,
+    /// A call's network use: requests, body sizes, connection and response times.
+    Network,
 }
 
 impl fmt::Display for LimitKind {
@@ -101,6 +103,7 @@ impl fmt::Display for LimitKind {
             Self::CallDepth => "call-depth",
             Self::Staging => "staging",
             Self::Instances => "instances",
+            Self::Network => "network",
         })
     }
 }

@@ -30,6 +30,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::capabilities::network::grant as network;
 use crate::manifest::{Grants, Manifest};
 
 /// Where a project keeps its approvals.
@@ -50,6 +51,7 @@ const BUNDLED_MANIFESTS: &[(&str, &str)] = &[
         include_str!("../../../plugins/budget/plugin.toml"),
     ),
     ("dir", include_str!("../../../plugins/dir/plugin.toml")),
+    ("http", include_str!("../../../plugins/http/plugin.toml")),
     (
         "memory",
         include_str!("../../../plugins/memory/plugin.toml"),
@@ -57,7 +59,8 @@ const BUNDLED_MANIFESTS: &[(&str, &str)] = &[
 ];
 
 /// What the bundled plugin `name` comes approved for: what its manifest in
-/// this repository asks.
+/// this repository asks, but for the network, which only the operator
+/// grants.
 pub fn bundled_grants(name: &str) -> Option<&'static Grants> {
     static GRANTS: OnceLock<BTreeMap<&'static str, Grants>> = OnceLock::new();
     GRANTS
@@ -66,7 +69,11 @@ pub fn bundled_grants(name: &str) -> Option<&'static Grants> {
                 .iter()
                 .filter_map(|(name, text)| {
                     let manifest = Manifest::parse(Path::new(name), text).ok()?;
-                    Some((*name, manifest.grants))
+                    let grants = Grants {
+                        network: Vec::new(),
+                        ..manifest.grants
+                    };
+                    Some((*name, grants))
                 })
                 .collect()
         })
@@ -192,6 +199,11 @@ impl Approvals {
                     "field `bundles.{bundle:?}.sha256` = {digest:?}: must be 64 lowercase hex digits"
                 )));
             }
+            network::parse_all(&approval.grants.network, |index, origin, reason| {
+                fail(format!(
+                    "field `bundles.{bundle:?}.grants.network[{index}]` = {origin:?}: {reason}"
+                ))
+            })?;
         }
         Ok(Self {
             approved: parsed.bundles,
@@ -240,18 +252,23 @@ impl Approvals {
     }
 
     /// Whether `bundle`, whose component has the SHA-256 `digest` and which
-    /// asks for `asked`, may load. `bundled` says whether it is one of the
-    /// plugins bundled with Cordon, which come approved for their own
-    /// grants; a skill's bundle never is.
+    /// asks for `asked`, may load, and if so the network origins it is
+    /// granted. `bundled` says whether it is one of the plugins bundled
+    /// with Cordon, which come approved for their own grants but for no
+    /// origin; a skill's bundle never is. Unchecked approvals grant every
+    /// origin asked.
     pub fn check(
         &self,
         bundle: &str,
         bundled: bool,
         asked: &Grants,
         digest: &str,
-    ) -> Result<(), Unapproved> {
-        if !self.checked || asked.is_empty() {
-            return Ok(());
+    ) -> Result<Vec<String>, Unapproved> {
+        if !self.checked {
+            return Ok(asked.network.clone());
+        }
+        if asked.is_empty() {
+            return Ok(Vec::new());
         }
         let Some(approval) = self.approved.get(bundle) else {
             let own = bundled.then(|| bundled_grants(bundle)).flatten();
@@ -259,7 +276,7 @@ impl Approvals {
                 Some(own) => {
                     let beyond = asked.beyond(own);
                     if beyond.is_empty() {
-                        Ok(())
+                        Ok(own.network.clone())
                     } else {
                         Err(Unapproved::Beyond {
                             bundle: bundle.to_owned(),
@@ -282,7 +299,7 @@ impl Approvals {
         }
         let beyond = asked.beyond(&approval.grants);
         if beyond.is_empty() {
-            Ok(())
+            Ok(approval.grants.network.clone())
         } else {
             Err(Unapproved::Beyond {
                 bundle: bundle.to_owned(),
@@ -319,7 +336,10 @@ mod tests {
         }
         let approvals = Approvals::checked();
         let files = bundled_grants("files").unwrap().clone();
-        assert_eq!(approvals.check("files", true, &files, "any"), Ok(()));
+        assert_eq!(
+            approvals.check("files", true, &files, "any"),
+            Ok(Vec::new())
+        );
         let more = asking(&[], &[(".", DirMode::Rw)]);
         let refused = approvals.check("files", true, &more, "any").unwrap_err();
         assert!(
@@ -345,7 +365,10 @@ mod tests {
             Err(Unapproved::NotApproved { asks, .. }) if asks.len() == 2
         ));
         approvals.approve("weather", &digest, asking(&["LANG"], &[(".", DirMode::Rw)]));
-        assert_eq!(approvals.check("weather", false, &asked, &digest), Ok(()));
+        assert_eq!(
+            approvals.check("weather", false, &asked, &digest),
+            Ok(Vec::new())
+        );
         let grown = Grants {
             state: StateGrants {
                 read: vec!["k".into()],
@@ -373,11 +396,54 @@ mod tests {
         );
         assert_eq!(
             approvals.check("pure", false, &Grants::default(), &digest),
-            Ok(())
+            Ok(Vec::new())
         );
         assert_eq!(
             Approvals::unchecked().check("weather", false, &grown, "x"),
-            Ok(())
+            Ok(Vec::new())
+        );
+    }
+
+    #[test]
+    fn an_approval_grants_the_origins_it_names_and_the_bundled_plugins_none() {
+        let digest = "a".repeat(64);
+        let asked = Grants {
+            network: vec!["https://*".into()],
+            ..Grants::default()
+        };
+        let mut approvals = Approvals::checked();
+        assert!(matches!(
+            approvals.check("fetch", false, &asked, &digest),
+            Err(Unapproved::NotApproved { asks, .. }) if asks == ["network https://*"]
+        ));
+        let narrow = Grants {
+            network: vec!["https://api.github.com".into()],
+            ..Grants::default()
+        };
+        approvals.approve("fetch", &digest, narrow.clone());
+        assert_eq!(
+            approvals.check("fetch", false, &asked, &digest),
+            Ok(vec!["https://api.github.com".to_owned()]),
+            "the approval narrows what is asked, and the bundle loads"
+        );
+        assert_eq!(asked.narrowed(&narrow), ["network https://*"]);
+        assert_eq!(
+            Approvals::unchecked().check("fetch", false, &asked, "x"),
+            Ok(vec!["https://*".to_owned()])
+        );
+        let http = bundled_grants("http").expect("the bundled http plugin");
+        assert!(
+            http.network.is_empty(),
+            "bundled plugins come approved for no origin"
+        );
+        let bad = "[bundles.fetch]\nsha256 = \"".to_owned()
+            + &digest
+            + "\"\n[bundles.fetch.grants]\nnetwork = [\"https://user@evil\"]\n";
+        let error = Approvals::parse(Path::new("grants.toml"), &bad).unwrap_err();
+        assert!(
+            error.to_string().contains("grants.network[0]")
+                && error.to_string().contains("user name"),
+            "{error}"
         );
     }
 

@@ -25,6 +25,8 @@ use crate::bindings::{
 use crate::cache::{CacheOutcome, sha256_hex};
 use crate::capabilities::CallBuilder;
 use crate::capabilities::dirs::{self, ResolvedDir};
+use crate::capabilities::network::grant::Allowlist;
+use crate::capabilities::network::policy::NetworkPolicy;
 use crate::engine::Engine;
 use crate::footprint::{Footprint, Unsized};
 use crate::guarded::{self, Body};
@@ -50,6 +52,10 @@ pub struct Bundle {
     pub(crate) root: PathBuf,
     /// What one instance takes from the instance pool.
     pub footprint: Footprint,
+    /// Where its calls may connect: what it asks, as the operator narrowed it.
+    pub network: Arc<Allowlist>,
+    /// How the host connects for it.
+    pub(crate) network_policy: Arc<NetworkPolicy>,
     pub(crate) pre: InstancePre<CallState>,
     pub(crate) exports: Exports,
 }
@@ -96,6 +102,8 @@ pub(crate) struct Origin<'a> {
     pub(crate) approvals: &'a Approvals,
     /// The profile a skill's bundle is narrowed to.
     pub(crate) profile: &'a UntrustedProfile,
+    /// How the host connects for every bundle.
+    pub(crate) network: &'a Arc<NetworkPolicy>,
 }
 
 /// A bundle together with the tools it described when loaded.
@@ -398,7 +406,7 @@ pub(crate) async fn load(
 ) -> Result<LoadedBundle, BundleError> {
     let started = Instant::now();
     let request = Request::read(dir, origin.skill, origin.profile)?;
-    origin
+    let approved_network = origin
         .approvals
         .check(
             &request.id,
@@ -412,6 +420,7 @@ pub(crate) async fn load(
             reason: Box::new(reason),
             narrowed: request.narrowed.clone(),
         })?;
+    let network = Allowlist::new(&request.manifest.grants.network, &approved_network);
     let Request {
         manifest,
         narrowed,
@@ -483,6 +492,8 @@ pub(crate) async fn load(
         dirs,
         root,
         footprint,
+        network: Arc::new(network),
+        network_policy: Arc::clone(origin.network),
         pre,
         exports,
     });

@@ -1,9 +1,9 @@
 //! Cordon's WebAssembly host.
 //!
 //! Tools are WASI 0.2 components built against `wit/`. This crate loads them from
-//! bundle folders ([`manifest`], [`PluginHost`]), links WASI with nothing granted
-//! plus Cordon's own `state`, `log` and `tools` imports, and runs every call in a
-//! fresh instance with the bundle's limits. Only what the manifest declares is
+//! bundle folders ([`manifest`], [`PluginHost`]), links WASI (and `wasi:http`)
+//! with nothing granted plus Cordon's own `state`, `log` and `tools` imports, and
+//! runs every call in a fresh instance with the bundle's limits. Only what the manifest declares is
 //! reachable; every refusal is a typed error and an audit event.
 //!
 //! ```no_run
@@ -48,9 +48,17 @@ pub use approvals::{Approval, Approvals, ApprovalsError, GRANTS_FILE, Unapproved
 pub use bundle::{Bundle, BundleError, LoadedBundle, Request};
 pub use cache::CacheOutcome;
 pub use capabilities::dirs::ResolvedDir;
+pub use capabilities::network::address::{AddressPolicy, Blocked};
+pub use capabilities::network::grant::Allowlist;
+pub use capabilities::network::origin::{Host, Origin, Scheme};
+pub use capabilities::network::policy::NetworkPolicy;
+pub use capabilities::network::resolve::{Lookup, Resolve, Resolver, SystemResolver};
+pub use capabilities::network::secrets::{
+    SECRET_ENV_PREFIX, SecretUse, SecretValue, SecretValues, env_name,
+};
 pub use engine::{EngineError, HostConfig};
 pub use footprint::{Footprint, Unsized};
-pub use limits::{Limits, StagingLimits};
+pub use limits::{Limits, NetworkLimits, StagingLimits};
 pub use manifest::{
     BuildRecipe, BundleKind, DirGrant, DirMode, Grants, Manifest, ManifestError, StagingPolicy,
     StateGrants,

@@ -20,6 +20,43 @@ pub struct Limits {
     pub log_bytes: usize,
     /// What a sandbox backend may stage in the host.
     pub staging: StagingLimits,
+    /// What a call's outgoing requests may do.
+    pub network: NetworkLimits,
+}
+
+/// How much a call may use the network it is granted: each bound holds
+/// whatever the component asks (a guest's own 600 s timeout is cut to
+/// these), and the call's own timeout holds over all of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct NetworkLimits {
+    /// Requests one call may make.
+    pub requests: u32,
+    /// Requests one call may have in flight at once.
+    pub concurrent: u32,
+    /// Largest request body, in bytes.
+    pub request_bytes: u64,
+    /// Largest response body, in bytes.
+    pub response_bytes: u64,
+    /// Time to connect (and finish a TLS handshake).
+    pub connect_timeout: Duration,
+    /// Time from sending a request to its response's first byte.
+    pub first_byte_timeout: Duration,
+    /// Time between two pieces of a response body.
+    pub between_bytes_timeout: Duration,
+}
+
+impl Default for NetworkLimits {
+    fn default() -> Self {
+        Self {
+            requests: 32,
+            concurrent: 4,
+            request_bytes: 1 << 20,
+            response_bytes: 4 << 20,
+            connect_timeout: Duration::from_secs(5),
+            first_byte_timeout: Duration::from_secs(10),
+            between_bytes_timeout: Duration::from_secs(10),
+        }
+    }
 }
 
 /// How much a sandbox backend's calls may stage in the host: the host holds
@@ -62,6 +99,7 @@ impl Default for Limits {
             output_bytes: 1 << 20,
             log_bytes: 64 << 10,
             staging: StagingLimits::default(),
+            network: NetworkLimits::default(),
         }
     }
 }
@@ -73,6 +111,9 @@ const MAX_OUTPUT_KIB: u64 = 64 << 10;
 const MAX_LOG_KIB: u64 = 16 << 10;
 const MAX_STAGED_MIB: u64 = 16 << 10;
 const MAX_STAGED_ENTRIES: u64 = 1_000_000;
+const MAX_REQUESTS: u64 = 100_000;
+const MAX_CONCURRENT_REQUESTS: u64 = 256;
+const MAX_BODY_KIB: u64 = 1 << 20;
 
 /// `[limits]` as written in the manifest.
 #[derive(Debug, Default, Deserialize)]
@@ -88,6 +129,13 @@ pub(crate) struct RawLimits {
     step_staged_mib: Option<u64>,
     step_staged_entries: Option<u64>,
     run_staged_mib: Option<u64>,
+    requests: Option<u64>,
+    concurrent_requests: Option<u64>,
+    request_kib: Option<u64>,
+    response_kib: Option<u64>,
+    connect_timeout_ms: Option<u64>,
+    first_byte_timeout_ms: Option<u64>,
+    between_bytes_timeout_ms: Option<u64>,
 }
 
 impl RawLimits {
@@ -135,6 +183,56 @@ impl RawLimits {
                 staged.run_bytes,
             ),
         };
+        let net = defaults.network;
+        let millis =
+            |value: Option<u64>, default: Duration| value.map_or(default, Duration::from_millis);
+        let kib_bytes = |value: Option<u64>, default: u64| value.map_or(default, |v| v << 10);
+        let network = NetworkLimits {
+            requests: check("requests", self.requests, 0, MAX_REQUESTS)?
+                .map_or(net.requests, |v| v as u32),
+            concurrent: check(
+                "concurrent-requests",
+                self.concurrent_requests,
+                1,
+                MAX_CONCURRENT_REQUESTS,
+            )?
+            .map_or(net.concurrent, |v| v as u32),
+            request_bytes: kib_bytes(
+                check("request-kib", self.request_kib, 0, MAX_BODY_KIB)?,
+                net.request_bytes,
+            ),
+            response_bytes: kib_bytes(
+                check("response-kib", self.response_kib, 0, MAX_BODY_KIB)?,
+                net.response_bytes,
+            ),
+            connect_timeout: millis(
+                check(
+                    "connect-timeout-ms",
+                    self.connect_timeout_ms,
+                    1,
+                    MAX_TIMEOUT_MS,
+                )?,
+                net.connect_timeout,
+            ),
+            first_byte_timeout: millis(
+                check(
+                    "first-byte-timeout-ms",
+                    self.first_byte_timeout_ms,
+                    1,
+                    MAX_TIMEOUT_MS,
+                )?,
+                net.first_byte_timeout,
+            ),
+            between_bytes_timeout: millis(
+                check(
+                    "between-bytes-timeout-ms",
+                    self.between_bytes_timeout_ms,
+                    1,
+                    MAX_TIMEOUT_MS,
+                )?,
+                net.between_bytes_timeout,
+            ),
+        };
         let kib = |v: u64| (v as usize) << 10;
         Ok(Limits {
             memory_bytes: memory.map_or(defaults.memory_bytes, |v| (v as usize) << 20),
@@ -143,6 +241,7 @@ impl RawLimits {
             output_bytes: output.map_or(defaults.output_bytes, kib),
             log_bytes: log.map_or(defaults.log_bytes, kib),
             staging,
+            network,
         })
     }
 }

@@ -4,7 +4,7 @@
 //! section and its checks belong to its capability (see
 //! [`capabilities`](crate::capabilities)); this module puts them together.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
@@ -13,9 +13,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use crate::capabilities::dirs::{DirGrant, DirMode};
+pub use crate::capabilities::network::secrets::SecretUse;
 pub use crate::capabilities::staging::StagingPolicy;
 pub use crate::capabilities::state::StateGrants;
 
+use crate::capabilities::network::{grant as network, secrets};
 use crate::capabilities::{config, dirs, env, interpreters, staging, state, tools};
 use crate::limits::{Limits, RawLimits};
 
@@ -43,6 +45,8 @@ pub struct Manifest {
     pub sha256: Option<String>,
     /// What the bundle asks to be granted.
     pub grants: Grants,
+    /// The secrets it uses and where each may go, by name.
+    pub secrets: BTreeMap<String, SecretUse>,
     /// Resource limits for every call into the bundle.
     pub limits: Limits,
     /// The `[config]` table, as the component reads it: a JSON object.
@@ -108,6 +112,9 @@ pub struct Grants {
     /// Directories preopened for the component.
     #[serde(default)]
     pub dirs: Vec<DirGrant>,
+    /// Origins the component may reach, such as `https://api.example.com`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<String>,
 }
 
 impl Grants {
@@ -118,16 +125,25 @@ impl Grants {
             && self.state.read.is_empty()
             && self.state.write.is_empty()
             && self.dirs.is_empty()
+            && self.network.is_empty()
     }
 
     /// What these grants ask for that `approved` does not cover, one line
-    /// per grant; empty when `approved` covers everything.
+    /// per grant; empty when `approved` covers everything. Network origins
+    /// are left out: an approval may grant fewer than asked (see
+    /// [`Grants::narrowed`]).
     pub fn beyond(&self, approved: &Grants) -> Vec<String> {
         let mut lines = state::beyond(&self.state, &approved.state);
         lines.extend(tools::beyond(&self.tools, &approved.tools));
         lines.extend(dirs::beyond(&self.dirs, &approved.dirs));
         lines.extend(env::beyond(&self.env, &approved.env));
         lines
+    }
+
+    /// The origins these grants ask for that `approved` leaves out, one line
+    /// each: where a bundle may not connect although it asks to.
+    pub fn narrowed(&self, approved: &Grants) -> Vec<String> {
+        network::unapproved(&self.network, &approved.network)
     }
 
     /// What is granted, one line per grant, for an operator; empty when
@@ -137,6 +153,7 @@ impl Grants {
             .chain(tools::describe(&self.tools))
             .chain(dirs::describe(&self.dirs))
             .chain(env::describe(&self.env))
+            .chain(network::describe(&self.network))
             .collect()
     }
 }
@@ -189,6 +206,8 @@ struct RawManifest {
     build: Option<BuildRecipe>,
     #[serde(default)]
     interpreter: Option<interpreters::InterpreterTable>,
+    #[serde(default)]
+    secrets: BTreeMap<String, SecretUse>,
 }
 
 #[derive(Deserialize)]
@@ -291,6 +310,8 @@ impl Validator<'_> {
         tools::validate(&grants.tools, kind, self)?;
         state::validate(&grants.state, self)?;
         dirs::validate(&grants.dirs, self)?;
+        network::validate(&grants.network, self)?;
+        secrets::validate(&raw.secrets, &grants.network, self)?;
         let config = config::from_table(raw.config, self)?;
         let commands = interpreters::validate(raw.interpreter, kind, grants, self)?;
         let limits = raw.limits.validate().map_err(|(field, value, reason)| {
@@ -306,6 +327,7 @@ impl Validator<'_> {
             component,
             sha256,
             grants: raw.grants,
+            secrets: raw.secrets,
             limits,
             config,
             commands,

@@ -14,6 +14,7 @@ use crate::approvals::Approvals;
 use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle, Origin};
 use crate::call;
 use crate::capabilities::dirs::guard::FileGuard;
+use crate::capabilities::network::policy::NetworkPolicy;
 use crate::engine::{Engine, EngineError, HostConfig};
 use crate::manifest::MANIFEST_FILE;
 use crate::profile::UntrustedProfile;
@@ -24,6 +25,7 @@ pub struct PluginHost {
     engine: Arc<Engine>,
     approvals: Approvals,
     profile: UntrustedProfile,
+    network: Arc<NetworkPolicy>,
 }
 
 /// Every bundle of a plugins directory: those that loaded and why the others did not.
@@ -41,6 +43,7 @@ impl PluginHost {
             engine: Engine::new(&config)?,
             approvals: Approvals::unchecked(),
             profile: UntrustedProfile::default(),
+            network: NetworkPolicy::default().shared(),
         })
     }
 
@@ -56,6 +59,12 @@ impl PluginHost {
         self
     }
 
+    /// This host, connecting for every bundle under `policy`.
+    pub fn with_network(mut self, policy: NetworkPolicy) -> Self {
+        self.network = policy.shared();
+        self
+    }
+
     /// The approvals bundles load under.
     pub fn approvals(&self) -> &Approvals {
         &self.approvals
@@ -66,6 +75,7 @@ impl PluginHost {
             skill,
             approvals: &self.approvals,
             profile: &self.profile,
+            network: &self.network,
         }
     }
 

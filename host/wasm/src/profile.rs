@@ -1,7 +1,7 @@
 //! The profile untrusted code runs under: the tool bundles a skill ships.
 //! Whatever such a manifest asks, the bundle gets no environment, sees any
-//! folder it is granted read-only, has no network (which nothing grants
-//! yet), and runs within tighter limits; what it asks beyond that is taken
+//! folder it is granted read-only, has no network and no secrets, and runs
+//! within tighter limits; what it asks beyond that is taken
 //! away at load and said. The operator's approval is still needed for
 //! whatever remains.
 
@@ -29,6 +29,7 @@ impl Default for UntrustedProfile {
                 output_bytes: 256 << 10,
                 log_bytes: 16 << 10,
                 staging: defaults.staging,
+                network: defaults.network,
             },
         }
     }
@@ -40,6 +41,12 @@ impl UntrustedProfile {
         let mut taken = Vec::new();
         for name in manifest.grants.env.drain(..) {
             taken.push(format!("env {name} (untrusted code sees no environment)"));
+        }
+        for origin in manifest.grants.network.drain(..) {
+            taken.push(format!("network {origin} (untrusted code has no network)"));
+        }
+        for name in std::mem::take(&mut manifest.secrets).into_keys() {
+            taken.push(format!("secret {name} (untrusted code has no network)"));
         }
         for dir in &mut manifest.grants.dirs {
             if dir.mode == DirMode::Rw {

@@ -15,7 +15,7 @@ use crate::capabilities::dirs::guard::FileGuard;
 /// The bundles that ship with Cordon, trusted unless the operator says
 /// otherwise.
 pub const BUNDLED: &[&str] = &[
-    "jq", "files", "notes", "redactor", "guard", "budget", "dir", "memory",
+    "jq", "files", "notes", "redactor", "guard", "budget", "dir", "memory", "http",
 ];
 
 /// Bundles whose tools' effect annotations (read-only, destructive,

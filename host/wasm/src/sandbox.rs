@@ -1,7 +1,8 @@
 //! The per-call sandbox: what a store holds while one call runs. It is built
 //! fresh for every call by [`CallBuilder`](crate::capabilities::CallBuilder)
 //! from the bundle's grants, and holds only the capabilities granted: WASI
-//! with the granted directories and variables and no network, the guard of
+//! with the granted directories and variables, its network judged against
+//! its bundle's allowlist, the guard of
 //! every file access, bounded output, the call's own state writes, and, when
 //! granted, its handle for tool calls and its layer of staged files. Each
 //! import sees one capability through a view of it; when the call ends, what
@@ -12,6 +13,7 @@ use std::sync::Arc;
 use cordon_kernel::{FileWrites, StateWrite};
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::audit::Audit;
 use crate::bindings::cordon::plugin::{hook_types, types};
@@ -21,6 +23,7 @@ use crate::capabilities::dirs::DirAccess;
 use crate::capabilities::interpreters::vfs::{Vfs, VfsView};
 use crate::capabilities::interpreters::{InterpreterAccess, InterpretersView};
 use crate::capabilities::log::{LogOutput, LogView};
+use crate::capabilities::network::http::HttpAccess;
 use crate::capabilities::staging::StagingView;
 use crate::capabilities::state::{StateAccess, StateView};
 use crate::capabilities::tools::{ToolAccess, ToolsView};
@@ -30,6 +33,9 @@ use crate::workspace::CallFiles;
 /// Store data for one call.
 pub(crate) struct CallState {
     pub(crate) wasi: WasiCtx,
+    pub(crate) http_ctx: WasiHttpCtx,
+    /// The call's outgoing HTTP, judged against its bundle's allowlist.
+    pub(crate) http: HttpAccess,
     pub(crate) table: ResourceTable,
     pub(crate) limiter: CallLimiter,
     pub(crate) bundle: Arc<Bundle>,
@@ -140,6 +146,16 @@ impl hook_types::Host for CallState {}
 pub(crate) fn add_types_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     types::add_to_linker::<CallState, HasSelf<CallState>>(linker, |state| state)?;
     hook_types::add_to_linker::<CallState, HasSelf<CallState>>(linker, |state| state)
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
+        }
+    }
 }
 
 impl WasiView for CallState {

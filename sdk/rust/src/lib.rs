@@ -37,14 +37,16 @@
 //! ```
 //!
 //! The host's capabilities are reached through typed wrappers: [`state`] for the
-//! agent's state, [`log`] for messages and progress, and [`tools`] for calling
-//! other tools. Each fails closed with a typed error when the bundle's manifest
+//! agent's state, [`log`] for messages and progress, [`tools`] for calling
+//! other tools, and, with the `http` feature, `http` for outgoing requests. Each fails closed with a typed error when the bundle's manifest
 //! does not grant the access; `?` turns those errors into a [`ToolError`].
 
 pub mod config;
 mod error;
 mod export;
 pub mod hooks;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod log;
 pub mod state;
 mod tool;

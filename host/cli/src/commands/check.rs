@@ -36,6 +36,10 @@ struct BundleReport<'a> {
     /// Whether the operator trusts the bundle's claims about its tools.
     trusted: bool,
     grants: &'a Grants,
+    /// The origins it may reach: what it asks, as the operator's approval narrows it.
+    network: Vec<String>,
+    /// The secrets it uses, by name.
+    secrets: Vec<&'a String>,
     config: &'a serde_json::Value,
     limits: LimitsReport,
 }
@@ -106,6 +110,13 @@ fn bundle_report<'a>(loaded: &'a LoadedBundle, trust: &Trust) -> BundleReport<'a
         staging: (manifest.kind == BundleKind::Sandbox).then_some(manifest.staging),
         trusted: trust.trusts(&loaded.bundle),
         grants: &manifest.grants,
+        network: loaded
+            .bundle
+            .network
+            .granted()
+            .map(ToString::to_string)
+            .collect(),
+        secrets: manifest.secrets.keys().collect(),
         config: &manifest.config,
         limits: LimitsReport::of(manifest.limits, manifest.kind),
     }
@@ -172,6 +183,22 @@ fn print_text(report: &Report<'_>) {
             println!("       config: {}", bundle.config);
         }
         println!("       grants: {}", describe_grants(bundle.grants));
+        if !bundle.grants.network.is_empty() {
+            let reaches = if bundle.network.is_empty() {
+                "no origin: approve some with `cordon grants approve NAME --origin ORIGIN`"
+                    .to_owned()
+            } else {
+                bundle.network.join(", ")
+            };
+            println!("       network: reaches {reaches}");
+        }
+        if !bundle.secrets.is_empty() {
+            let names: Vec<&str> = bundle.secrets.iter().map(|name| name.as_str()).collect();
+            println!(
+                "       secrets: {} (placeholders only; the operator provides the values)",
+                names.join(", ")
+            );
+        }
         let limits = &bundle.limits;
         println!(
             "       limits: memory {} MiB, timeout {} ms, fuel {}, output {} KiB, log {} KiB",

@@ -1,8 +1,9 @@
 //! `cordon grants list|approve|revoke`: the operator's half of every grant.
 //! A manifest asks; the operator approves, for one component. `approve`
 //! shows what a bundle asks beyond its approval (and whether its component
-//! changed) before recording it; the file lives in `.cordon/`, where no
-//! component reaches.
+//! changed) before recording it, and grants only the origins `--origin`
+//! names when it is given; the file lives in `.cordon/`, where no component
+//! reaches.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -11,7 +12,9 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use cordon_skills::{Catalog, Root, Source, discover};
 use cordon_wasm::manifest::MANIFEST_FILE;
-use cordon_wasm::{Approvals, Grants, Request, Unapproved, UntrustedProfile, bundled_grants};
+use cordon_wasm::{
+    Approvals, Grants, Origin, Request, Unapproved, UntrustedProfile, bundled_grants,
+};
 use serde::Serialize;
 
 use crate::args::{GlobalArgs, GrantsApproveArgs, GrantsListArgs, GrantsRevokeArgs, SkillsArg};
@@ -65,8 +68,9 @@ fn folders(dir: &Path) -> Vec<PathBuf> {
     folders
 }
 
-/// Where a bundle stands with the operator.
-fn status(approvals: &Approvals, request: &Request) -> Result<(), Unapproved> {
+/// Where a bundle stands with the operator: the origins it is granted when
+/// it loads.
+fn status(approvals: &Approvals, request: &Request) -> Result<Vec<String>, Unapproved> {
     approvals.check(
         &request.id,
         request.bundled(),
@@ -82,6 +86,8 @@ struct ListedBundle {
     sha256: String,
     asks: Vec<String>,
     approved: bool,
+    /// The origins it is granted, when it loads.
+    network: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
 }
@@ -106,6 +112,7 @@ pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<
             sha256: request.digest.clone(),
             asks: request.manifest.grants.summary(),
             approved: verdict.is_ok(),
+            network: verdict.as_ref().cloned().unwrap_or_default(),
             reason: verdict.err().map(|reason| reason.to_string()),
         });
     }
@@ -150,8 +157,56 @@ pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<
         if let Some(reason) = &bundle.reason {
             println!("             {reason}");
         }
+        if bundle.approved && bundle.asks.iter().any(|ask| ask.starts_with("network ")) {
+            println!("             reaches {}", origins(&bundle.network));
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The origins granted, for an operator.
+fn origins(granted: &[String]) -> String {
+    if granted.is_empty() {
+        "no origin (approve some with --origin)".to_owned()
+    } else {
+        granted.join(", ")
+    }
+}
+
+/// The origins `chosen` as the approval records them, each one `asked`
+/// covers; all of `asked` when none is chosen.
+fn chosen_origins(chosen: &[String], asked: &[String]) -> anyhow::Result<Vec<String>> {
+    if chosen.is_empty() {
+        return Ok(asked.to_vec());
+    }
+    let asked: Vec<Origin> = asked
+        .iter()
+        .filter_map(|text| Origin::parse(text).ok())
+        .collect();
+    let mut approved = Vec::new();
+    for text in chosen {
+        let origin =
+            Origin::parse(text).map_err(|reason| anyhow::anyhow!("--origin {text:?}: {reason}"))?;
+        if !asked.iter().any(|ask| ask.covers(&origin)) {
+            bail!(
+                "--origin {text:?}: the bundle does not ask for it (it asks for {}); an approval never widens a grant",
+                if asked.is_empty() {
+                    "no network".to_owned()
+                } else {
+                    asked
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            );
+        }
+        let shown = origin.to_string();
+        if !approved.contains(&shown) {
+            approved.push(shown);
+        }
+    }
+    Ok(approved)
 }
 
 fn describe(lines: &[String]) -> String {
@@ -207,12 +262,35 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
             None => Grants::default(),
         },
     };
-    let beyond = asked.beyond(&covered);
-    if beyond.is_empty() && status(&operator.approvals, &request).is_ok() {
+    let network = chosen_origins(&args.origins, &asked.network)?;
+    let approving = Grants {
+        network: network.clone(),
+        ..asked.clone()
+    };
+    let mut beyond = asked.beyond(&covered);
+    beyond.extend(
+        network
+            .iter()
+            .filter(|origin| !covered.network.contains(origin))
+            .map(|origin| format!("network {origin}")),
+    );
+    let dropped: Vec<String> = covered
+        .network
+        .iter()
+        .filter(|origin| !network.contains(origin))
+        .map(|origin| format!("network {origin}"))
+        .collect();
+    if beyond.is_empty() && dropped.is_empty() && status(&operator.approvals, &request).is_ok() {
         println!("  nothing beyond what is approved");
         return Ok(ExitCode::SUCCESS);
     }
+    if !asked.network.is_empty() {
+        println!("  reaches: {}", origins(&network));
+    }
     println!("  beyond the approval: {}", describe(&beyond));
+    if !dropped.is_empty() {
+        println!("  no longer approved: {}", describe(&dropped));
+    }
     if !args.yes {
         if !std::io::stdin().is_terminal() {
             bail!("not on a terminal: approve with --yes after reading the above");
@@ -227,7 +305,7 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
         }
     }
     let mut approvals = operator.approvals.clone();
-    approvals.approve(&request.id, &request.digest, asked.clone());
+    approvals.approve(&request.id, &request.digest, approving);
     save(&operator.grants_file, &approvals)?;
     println!(
         "approved {} for sha256:{} in {}",

@@ -5,10 +5,23 @@
 
 use wasmtime_wasi::WasiCtxBuilder;
 
+use crate::capabilities::network::secrets::SECRET_ENV_PREFIX;
 use crate::manifest::{ManifestError, Validator};
 
-/// Check `grants.env`: valid variable names, each listed once.
+/// Check `grants.env`: valid variable names, each listed once, none of
+/// those that carry secrets' placeholders.
 pub(crate) fn validate(names: &[String], check: &Validator<'_>) -> Result<(), ManifestError> {
+    if let Some((index, name)) = names
+        .iter()
+        .enumerate()
+        .find(|(_, name)| name.starts_with(SECRET_ENV_PREFIX))
+    {
+        return Err(check.invalid(
+            &format!("grants.env[{index}]"),
+            name,
+            &format!("variables named {SECRET_ENV_PREFIX}* carry secrets' placeholders; declare the secret under [secrets]"),
+        ));
+    }
     check.unique_names(
         "grants.env",
         names,

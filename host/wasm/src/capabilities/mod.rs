@@ -192,9 +192,17 @@ impl<'a> CallBuilder<'a> {
         wasi.allow_blocking_current_thread(self.own_thread);
         env::grant(&mut wasi, &self.bundle.manifest.grants.env);
         dirs::preopen(&mut wasi, self.dirs)?;
-        network::refuse_all(&mut wasi, self.audit.clone());
+        let http = network::grant(
+            &mut wasi,
+            self.bundle,
+            &self.bundle.network_policy,
+            &self.audit,
+            self.label,
+        );
         Ok(CallState {
             wasi: wasi.build(),
+            http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
+            http,
             table: wasmtime::component::ResourceTable::new(),
             limiter: CallLimiter::new(limits.memory_bytes),
             bundle: Arc::clone(self.bundle),
@@ -222,13 +230,16 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     state::add_to_linker(linker)?;
     tools::add_to_linker(linker)?;
     staging::add_to_linker(linker)?;
-    interpreters::add_to_linker(linker)
+    interpreters::add_to_linker(linker)?;
+    network::add_to_linker(linker)
 }
 
 /// Link what an interpreter's imports may reach: WASI with its filesystem
-/// served by the interpreter's read-only view instead of the host's, and
-/// nothing of Cordon's: an interpreter is granted nothing.
+/// served by the interpreter's read-only view instead of the host's, name
+/// lookup refused, and nothing of Cordon's: an interpreter is granted
+/// nothing.
 pub(crate) fn add_interpreter_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
-    interpreters::vfs::add_to_linker(linker)
+    interpreters::vfs::add_to_linker(linker)?;
+    network::sockets::add_lookup_to_linker(linker)
 }
