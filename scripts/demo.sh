@@ -7,7 +7,9 @@
 # small project through the `dir` sandbox backend, transactionally. Last, the
 # analyst agent activates a skill written by someone else: its instructions
 # only narrow what the agent may do, its script runs in the sandboxed Python
-# interpreter, and its tool runs under the profile of untrusted code.
+# interpreter, and its tool runs under the profile of untrusted code. Last,
+# the fetcher agent reads a web server on this machine with the bundled http
+# plugin, which reaches no origin until the operator approves one.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -77,3 +79,29 @@ cp -r examples/demo/sales "$scratch/sales"
 step run --agent examples/demo/analyst.toml --workspace "$scratch/sales" --run-id analyst "Report on the sales table" </dev/null
 printf '\nThe folder after the run: nothing was written.\n'
 ls "$scratch/sales"
+
+echo
+echo "The fetcher agent (examples/demo/fetcher.toml) reads release notes from a web server on this"
+echo "machine with the bundled http plugin. The plugin asks for any origin and reaches none until the"
+echo "operator approves one; a server on loopback is reached only where the operator's config opens"
+echo "that range. Its last call names an origin that was not approved, and is denied."
+site_port=8765
+if python3 -c "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1)" "$site_port" 2>/dev/null; then
+    echo "(skipped: port $site_port is taken, and the demo's scripted model fetches from it)"
+    exit 0
+fi
+python3 -m http.server "$site_port" --bind 127.0.0.1 --directory examples/demo/site >/dev/null 2>&1 &
+site=$!
+trap 'kill "$site" 2>/dev/null || true' EXIT
+for _ in $(seq 50); do
+    python3 -c "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1)" "$site_port" 2>/dev/null && break
+    sleep 0.1
+done
+export CORDON_GRANTS="$scratch/grants.toml"
+printf '[network]\n# The demo server runs on this machine.\nallow-ranges = ["127.0.0.0/8"]\n' >"$scratch/config.toml"
+echo
+echo "Before the operator approves an origin, every request is denied:"
+step run --agent examples/demo/fetcher.toml --config "$scratch/config.toml" --run-id unapproved "What is new?" </dev/null
+step grants approve http --origin "http://127.0.0.1:$site_port" --yes
+step grants list
+step run --agent examples/demo/fetcher.toml --config "$scratch/config.toml" --run-id fetcher "What is new?" </dev/null

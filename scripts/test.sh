@@ -22,7 +22,7 @@ cargo test --workspace --no-run
 target_dir="${CARGO_TARGET_DIR:-target}"
 "$target_dir/debug/cordon" build --no-compile plugins/python examples/skills/csv-report/tools \
     examples/tools examples/tools/markdown/quickjs \
-    tests/guests/hostile-py tests/guests/hostile-js tests/guests/hostile-js/quickjs
+    tests/guests/hostile-py tests/guests/hostile-js tests/guests/hostile-js/quickjs tests/guests/fetch-js
 
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s sdk/python/tests
 node --test sdk/js/tests/

@@ -688,3 +688,63 @@ async fn https_speaks_tls_to_the_requests_own_host_name() {
         "only the trusted, matching handshake got a request through"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_javascript_tool_reaches_its_granted_origin_with_fetch_and_nothing_else() {
+    let server = Server::start("127.0.0.1:0", "granted").await;
+    let other = Server::start("127.0.0.1:0", "other").await;
+    let built = cordon_tests::built_bundle(artifacts::LANGUAGE_GUESTS_DIR, "fetch-js");
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "fetch-js",
+        &manifest(
+            "fetch-js",
+            &format!(
+                "[grants]\nnetwork = [\"http://127.0.0.1:{}\"]\n\
+                 [limits]\nmemory-mib = 96\ntimeout-ms = 5000\nfuel = 2000000000\n",
+                server.addr.port()
+            ),
+        ),
+        &built.join("fetch-js.wasm"),
+    );
+    let loaded = fixture
+        .load_on(host().with_network(loopback()), Safeguards::default())
+        .await;
+
+    let reached = loaded
+        .call("fetch-js.get", json!({"url": server.url("http", "/")}))
+        .await
+        .expect("fetch the granted origin")
+        .content;
+    assert_eq!(reached["status"], 200);
+    assert_eq!(reached["body"], "hello from granted");
+    assert_eq!(reached["length"], "18");
+
+    // The host answers the request `HTTP-request-denied`; StarlingMonkey's
+    // fetch turns every network error into one TypeError, which the SDK
+    // reports as `failed`. The denial itself is the audited event.
+    let refused = loaded
+        .call("fetch-js.get", json!({"url": other.url("http", "/")}))
+        .await
+        .expect_err("another port is not granted");
+    assert_eq!(refused.kind, ToolErrorKind::Failed, "{refused}");
+    assert_eq!(
+        other.connections(),
+        0,
+        "the refused request never connected"
+    );
+    let denied: Vec<String> = loaded
+        .events
+        .denials()
+        .into_iter()
+        .filter(|denial| denial.capability == Capability::Network && denial.bundle == "fetch-js")
+        .map(|denial| denial.target)
+        .collect();
+    assert_eq!(denied, [format!("http://127.0.0.1:{}", other.addr.port())]);
+
+    let again = loaded
+        .call("fetch-js.get", json!({"url": server.url("http", "/")}))
+        .await
+        .expect("the host keeps serving");
+    assert_eq!(again.content["status"], 200);
+}

@@ -97,16 +97,13 @@ export function exportTools(...tools) {
       }));
     },
     call(name, args) {
-      const [kind, text] = run(byName.get(name), name, args);
-      if (kind === "ok") {
-        return { content: text };
-      }
-      throw { tag: kind, val: text };
+      const outcome = run(byName.get(name), name, args);
+      return isPromise(outcome) ? outcome.then(settle) : settle(outcome);
     },
   };
 }
 
-/** Run one call; `["ok", json]` or `[kind, message]`. */
+/** Run one call; `["ok", json]` or `[kind, message]`, or a promise of one for an async tool. */
 export function run(tool, name, argsJson) {
   if (tool === undefined) {
     return ["invalid-input", `unknown tool ${name}`];
@@ -121,20 +118,46 @@ export function run(tool, name, argsJson) {
   try {
     output = tool.call(args);
   } catch (error) {
-    if (error instanceof ToolError) {
-      return [error.kind, error.message];
-    }
-    if (error instanceof StateError) {
-      const kind = error.kind === "undeclared" || error.kind === "read-only" ? "denied" : "failed";
-      return [kind, error.message];
-    }
-    return ["failed", `${error?.name ?? "Error"}: ${error?.message ?? String(error)}`];
+    return failure(error);
   }
+  if (isPromise(output)) {
+    return output.then((value) => encode(name, value), failure);
+  }
+  return encode(name, output);
+}
+
+/** The component's answer for one outcome of `run`. */
+function settle([kind, text]) {
+  if (kind === "ok") {
+    return { content: text };
+  }
+  throw { tag: kind, val: text };
+}
+
+/** Whether `value` is a promise: an async tool's answer. */
+function isPromise(value) {
+  return typeof value?.then === "function";
+}
+
+/** `["ok", json]` for a tool's output. */
+function encode(name, output) {
   const text = JSON.stringify(output === undefined ? null : output);
   if (text === undefined) {
     return ["failed", `output of ${name} is not JSON`];
   }
   return ["ok", text];
+}
+
+/** `[kind, message]` for what a tool threw. */
+function failure(error) {
+  if (error instanceof ToolError) {
+    return [error.kind, error.message];
+  }
+  if (error instanceof StateError) {
+    const kind = error.kind === "undeclared" || error.kind === "read-only" ? "denied" : "failed";
+    return [kind, error.message];
+  }
+  return ["failed", `${error?.name ?? "Error"}: ${error?.message ?? String(error)}`];
 }
 
 /** Helpers that build JSON Schemas. */

@@ -169,8 +169,8 @@ fn main() {
     define(
         &mut generated,
         "LANGUAGE_GUESTS_DIR",
-        "The hostile fixtures written in other languages, in `tests/guests/`, built \
-         like the example tools.",
+        "The fixtures written in other languages, in `tests/guests/`, built like the \
+         example tools.",
         &root.join("tests/guests"),
     );
     let artifacts = out_dir.join("artifacts.rs");

@@ -8,6 +8,7 @@
 //! | path | answer |
 //! |---|---|
 //! | `/echo` | the request's method, path, headers and body, as JSON |
+//! | `/page` | a small HTML page linking to `/echo` |
 //! | `/bytes/N` | `N` bytes, with a `content-length` |
 //! | `/stream/N` | `N` bytes, chunked, without one |
 //! | `/drip` | one byte, then nothing for a minute, chunked |
@@ -256,6 +257,19 @@ async fn answer(
                 response.headers_mut().insert(name, value);
             }
         }
+        response
+    } else if path == "/page" {
+        let mut response = full(
+            200,
+            format!(
+                "<html><head><title>{name}</title></head><body><h1>Page of {name}</h1>\
+                 <p>See <a href=\"/echo\">the echo</a>.</p></body></html>"
+            ),
+        );
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/html; charset=utf-8"),
+        );
         response
     } else if let Some(count) = path.strip_prefix("/bytes/") {
         full(200, "x".repeat(count.parse().unwrap_or(0)))

@@ -53,7 +53,8 @@ pub(crate) enum SecretSource {
 #[derive(Default)]
 pub(crate) struct NetworkConfig {
     allow_ranges: Vec<IpNet>,
-    ca_files: Vec<PathBuf>,
+    /// Each file with where it was named: `CONFIG: field ...[i]`.
+    ca_files: Vec<(String, PathBuf)>,
     resolve: BTreeMap<String, Vec<IpAddr>>,
     secrets: BTreeMap<String, BTreeMap<String, SecretSource>>,
 }
@@ -77,7 +78,12 @@ impl NetworkConfig {
         }
         let base = file.parent().unwrap_or(Path::new("."));
         self.ca_files
-            .extend(table.ca_files.iter().map(|path| base.join(path)));
+            .extend(table.ca_files.iter().enumerate().map(|(index, path)| {
+                (
+                    format!("{shown}: field `network.ca-files[{index}]`"),
+                    base.join(path),
+                )
+            }));
         for (name, addresses) in table.resolve {
             let parsed = addresses
                 .iter()
@@ -106,14 +112,17 @@ impl NetworkConfig {
     /// missing is left out with a warning.
     pub(crate) fn policy(&self) -> anyhow::Result<NetworkPolicy> {
         let mut roots = Vec::new();
-        for file in &self.ca_files {
+        for (named, file) in &self.ca_files {
             let found: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(file)
                 .and_then(|certificates| certificates.collect())
                 .with_context(|| {
-                    format!("reading the certificate authorities in {}", file.display())
+                    format!(
+                        "{named}: reading the certificate authorities in {}",
+                        file.display()
+                    )
                 })?;
             if found.is_empty() {
-                anyhow::bail!("{}: holds no PEM certificate", file.display());
+                anyhow::bail!("{named}: {} holds no PEM certificate", file.display());
             }
             roots.extend(found);
         }

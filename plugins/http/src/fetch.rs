@@ -79,9 +79,14 @@ impl Tool for Fetch {
             .then(|| response.header("location").map(str::to_owned))
             .flatten();
         Ok(FetchOutput {
-            url: args.url,
             status: response.status,
-            page: page::read(&response.body, content_type.as_deref(), response.truncated),
+            page: page::read(
+                &response.body,
+                content_type.as_deref(),
+                response.truncated,
+                &args.url,
+            ),
+            url: args.url,
             content_type,
             location,
             truncated: response.truncated,

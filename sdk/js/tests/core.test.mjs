@@ -69,3 +69,18 @@ test("the component export throws tool errors as the contract's variant", () => 
   assert.deepEqual(exported.call("demo.echo", '{"text":"x"}'), { content: '"x"' });
   assert.throws(() => exported.call("demo.none", "{}"), (thrown) => thrown.tag === "invalid-input");
 });
+
+test("an async tool's promise settles to the same outcomes, and the export hands it on", async () => {
+  const later = defineTool({ name: "demo.later", description: "Later.", call: async ({ text }) => text + "!" });
+  assert.deepEqual(await run(later, "demo.later", '{"text":"hi"}'), ["ok", '"hi!"']);
+  const refusing = defineTool({ name: "demo.nolater", description: "No.", call: async () => { throw new Denied("not today"); } });
+  assert.deepEqual(await run(refusing, "demo.nolater", "{}"), ["denied", "not today"]);
+  const failing = defineTool({ name: "demo.broken", description: "Broken.", call: () => Promise.reject(new TypeError("fetch failed")) });
+  assert.deepEqual(await run(failing, "demo.broken", "{}"), ["failed", "TypeError: fetch failed"]);
+  const exported = exportTools(later, refusing);
+  assert.deepEqual(await exported.call("demo.later", '{"text":"a"}'), { content: '"a!"' });
+  await assert.rejects(exported.call("demo.nolater", "{}"), (thrown) => {
+    assert.deepEqual(thrown, { tag: "denied", val: "not today" });
+    return true;
+  });
+});

@@ -137,8 +137,23 @@ pub fn secret(name: &str) -> Option<String> {
     .ok()
 }
 
-/// Send `request` and read its response.
+/// Send `request` and read its response; a refusal names the origin refused.
 pub fn send(request: &Request) -> Result<Response, HttpError> {
+    exchange(request).map_err(|error| match (error, split_url(&request.url)) {
+        (HttpError::Denied(why), Ok((scheme, authority, _))) => {
+            let scheme = if matches!(scheme, Scheme::Https) {
+                "https"
+            } else {
+                "http"
+            };
+            HttpError::Denied(format!("{scheme}://{authority}: {why}"))
+        }
+        (error, _) => error,
+    })
+}
+
+/// Send `request` and read its response, as the host answers.
+fn exchange(request: &Request) -> Result<Response, HttpError> {
     let (scheme, authority, path) = split_url(&request.url)?;
     let fields: Vec<(String, Vec<u8>)> = request
         .headers

@@ -185,8 +185,10 @@ fn print_text(report: &Report<'_>) {
         println!("       grants: {}", describe_grants(bundle.grants));
         if !bundle.grants.network.is_empty() {
             let reaches = if bundle.network.is_empty() {
-                "no origin: approve some with `cordon grants approve NAME --origin ORIGIN`"
-                    .to_owned()
+                format!(
+                    "no origin: approve some with `cordon grants approve {} --origin ORIGIN`",
+                    bundle.name
+                )
             } else {
                 bundle.network.join(", ")
             };
