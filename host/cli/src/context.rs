@@ -91,9 +91,11 @@ fn default_cache_dir() -> Option<PathBuf> {
 }
 
 /// Load `dir`, with directory grants under `workspace`, refusing to go on if
-/// any bundle is invalid.
+/// any bundle is invalid, and warning of secrets the operator's config and
+/// the bundles disagree on.
 pub(crate) async fn load_all(
     host: &PluginHost,
+    operator: &Operator,
     workspace: &std::path::Path,
     dir: &std::path::Path,
 ) -> anyhow::Result<DirReport> {
@@ -111,6 +113,16 @@ pub(crate) async fn load_all(
             dir.display(),
             dir.display()
         );
+    }
+    let declared = report.bundles.iter().map(|loaded| {
+        let manifest = &loaded.bundle.manifest;
+        (
+            manifest.name.as_str(),
+            manifest.secrets.keys().map(String::as_str).collect(),
+        )
+    });
+    for warning in operator.network.secret_warnings(declared) {
+        eprintln!("warning: {warning}");
     }
     Ok(report)
 }

@@ -13,8 +13,9 @@
 //! token = { file = "/run/secrets/t" } # or a file, its content trimmed
 //! ```
 //!
-//! A value is read when the host is built; one that is missing is a warning
-//! and the bundle runs without that secret.
+//! Relative paths are relative to the config file. A value is read when the
+//! host is built; one that is missing is a warning and the bundle runs
+//! without that secret, as is a declared secret the config does not name.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -103,9 +104,58 @@ impl NetworkConfig {
             self.resolve.insert(name.to_ascii_lowercase(), parsed);
         }
         for (bundle, named) in secrets {
+            let named = named.into_iter().map(|(name, source)| {
+                let source = match source {
+                    SecretSource::File(path) => SecretSource::File(base.join(path)),
+                    other => other,
+                };
+                (name, source)
+            });
             self.secrets.entry(bundle).or_default().extend(named);
         }
         Ok(())
+    }
+
+    /// Whether the config gives a source for secret `name` of `bundle`.
+    pub(crate) fn provides(&self, bundle: &str, name: &str) -> bool {
+        self.secrets
+            .get(bundle)
+            .is_some_and(|named| named.contains_key(name))
+    }
+
+    /// What the operator should hear about the secrets of `bundles`, each a
+    /// bundle's name and the secrets its manifest declares: a declared
+    /// secret the config gives no source, and a source the config gives for
+    /// a secret the bundle does not declare.
+    pub(crate) fn secret_warnings<'a>(
+        &self,
+        bundles: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>,
+    ) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for (bundle, declared) in bundles {
+            for name in &declared {
+                if !self.provides(bundle, name) {
+                    warnings.push(format!(
+                        "bundle `{bundle}` uses secret `{name}`, which the operator config does not provide \
+                         (add `{name} = {{ env = \"VARIABLE\" }}` under `[secrets.{bundle}]`); its requests go without it"
+                    ));
+                }
+            }
+            for name in self
+                .secrets
+                .get(bundle)
+                .into_iter()
+                .flat_map(BTreeMap::keys)
+            {
+                if !declared.contains(&name.as_str()) {
+                    warnings.push(format!(
+                        "the operator config provides secret `{name}` of bundle `{bundle}`, which its manifest \
+                         does not declare; no request carries it"
+                    ));
+                }
+            }
+        }
+        warnings
     }
 
     /// The policy the plugin host connects under; a secret whose value is

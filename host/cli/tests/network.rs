@@ -3,9 +3,10 @@
 //! server on loopback only where the operator's config opens that range;
 //! `plugins check` and `grants list` say what it reaches; an origin beyond
 //! what the bundle asks, a malformed origin, range or config key is an error
-//! naming the flag or the file, the field and the value; and a secret's value,
-//! from the operator's environment, reaches its server in its header and
-//! nothing the run stored.
+//! naming the flag or the file, the field and the value; a secret the config
+//! and the manifest disagree on is a warning; and a secret's value, from the
+//! operator's environment, reaches its server in its header and nothing the
+//! run stored.
 
 use cordon_test_artifacts as artifacts;
 use cordon_tests::net::Server;
@@ -226,9 +227,30 @@ fn a_secret_from_the_operators_environment_reaches_its_header_and_nothing_stored
         artifacts::HOSTILE_NET,
     );
     project.approve("hostile-net");
+    let checked = text(&project.cordon(&["plugins", "check", "plugins"]).stdout);
+    assert!(checked.contains("secrets: api (not provided)"), "{checked}");
+    let listed = project.cordon(&["tool", "list"]);
+    assert!(
+        text(&listed.stderr).contains(
+            "warning: bundle `hostile-net` uses secret `api`, which the operator config does not provide"
+        ),
+        "{}",
+        both(&listed)
+    );
     project.write(
         ".cordon/config.toml",
-        "[network]\nallow-ranges = [\"127.0.0.0/8\"]\n[secrets.hostile-net]\napi = { env = \"CORDON_TEST_API_TOKEN\" }\n",
+        "[network]\nallow-ranges = [\"127.0.0.0/8\"]\n[secrets.hostile-net]\napi = { env = \"CORDON_TEST_API_TOKEN\" }\n\
+         apl = { env = \"CORDON_TEST_API_TOKEN\" }\n",
+    );
+    let checked = text(&project.cordon(&["plugins", "check", "plugins"]).stdout);
+    assert!(checked.contains("secrets: api (provided)"), "{checked}");
+    let listed = project.cordon(&["tool", "list"]);
+    assert!(
+        text(&listed.stderr).contains(
+            "the operator config provides secret `apl` of bundle `hostile-net`, which its manifest does not declare"
+        ),
+        "a misspelt secret is said: {}",
+        both(&listed)
     );
     project.write("agent.toml", AGENT);
     project.write(

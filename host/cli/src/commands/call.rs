@@ -29,7 +29,8 @@ struct Printed<'a> {
 pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(global)?;
     let host = context::host(global, &operator)?;
-    let report = context::load_all(&host, &global.workspace, &args.plugins.plugins).await?;
+    let report =
+        context::load_all(&host, &operator, &global.workspace, &args.plugins.plugins).await?;
     let events = Arc::new(CliEvents::new(args.json));
     let store = SqliteCommitStore::open(&args.store.store)
         .with_context(|| format!("opening the store {}", args.store.store.display()))?;

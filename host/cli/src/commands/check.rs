@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use cordon_kernel::{HookPhase, ToolSpec};
-use cordon_wasm::{BundleKind, CacheOutcome, Grants, Limits, LoadedBundle, StagingPolicy, Trust};
+use cordon_wasm::{BundleKind, CacheOutcome, Grants, Limits, LoadedBundle, StagingPolicy};
 use serde::Serialize;
 
 use crate::args::{CheckArgs, GlobalArgs};
@@ -38,10 +38,17 @@ struct BundleReport<'a> {
     grants: &'a Grants,
     /// The origins it may reach: what it asks, as the operator's approval narrows it.
     network: Vec<String>,
-    /// The secrets it uses, by name.
-    secrets: Vec<&'a String>,
+    /// The secrets it uses, by name, and whether the operator's config gives
+    /// each a value's source.
+    secrets: Vec<SecretReport<'a>>,
     config: &'a serde_json::Value,
     limits: LimitsReport,
+}
+
+#[derive(Serialize)]
+struct SecretReport<'a> {
+    name: &'a str,
+    provided: bool,
 }
 
 #[derive(Serialize)]
@@ -93,7 +100,7 @@ fn cache_word(outcome: CacheOutcome) -> &'static str {
     }
 }
 
-fn bundle_report<'a>(loaded: &'a LoadedBundle, trust: &Trust) -> BundleReport<'a> {
+fn bundle_report<'a>(loaded: &'a LoadedBundle, operator: &Operator) -> BundleReport<'a> {
     let manifest = &loaded.bundle.manifest;
     BundleReport {
         name: &manifest.name,
@@ -108,7 +115,7 @@ fn bundle_report<'a>(loaded: &'a LoadedBundle, trust: &Trust) -> BundleReport<'a
         tools: &loaded.tools,
         hooks: &manifest.hooks,
         staging: (manifest.kind == BundleKind::Sandbox).then_some(manifest.staging),
-        trusted: trust.trusts(&loaded.bundle),
+        trusted: operator.trust.trusts(&loaded.bundle),
         grants: &manifest.grants,
         network: loaded
             .bundle
@@ -116,7 +123,14 @@ fn bundle_report<'a>(loaded: &'a LoadedBundle, trust: &Trust) -> BundleReport<'a
             .granted()
             .map(ToString::to_string)
             .collect(),
-        secrets: manifest.secrets.keys().collect(),
+        secrets: manifest
+            .secrets
+            .keys()
+            .map(|name| SecretReport {
+                name,
+                provided: operator.network.provides(&manifest.name, name),
+            })
+            .collect(),
         config: &manifest.config,
         limits: LimitsReport::of(manifest.limits, manifest.kind),
     }
@@ -132,7 +146,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: CheckArgs) -> anyhow::Result<
         bundles: report
             .bundles
             .iter()
-            .map(|loaded| bundle_report(loaded, &operator.trust))
+            .map(|loaded| bundle_report(loaded, &operator))
             .collect(),
         errors: report.errors.iter().map(ToString::to_string).collect(),
     };
@@ -195,10 +209,22 @@ fn print_text(report: &Report<'_>) {
             println!("       network: reaches {reaches}");
         }
         if !bundle.secrets.is_empty() {
-            let names: Vec<&str> = bundle.secrets.iter().map(|name| name.as_str()).collect();
+            let names: Vec<String> = bundle
+                .secrets
+                .iter()
+                .map(|secret| {
+                    let said = if secret.provided {
+                        "provided"
+                    } else {
+                        "not provided"
+                    };
+                    format!("{} ({said})", secret.name)
+                })
+                .collect();
             println!(
-                "       secrets: {} (placeholders only; the operator provides the values)",
-                names.join(", ")
+                "       secrets: {}; the component sees placeholders, the operator's config `[secrets.{}]` gives the values",
+                names.join(", "),
+                bundle.name
             );
         }
         let limits = &bundle.limits;
