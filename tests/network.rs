@@ -588,6 +588,20 @@ async fn a_secret_goes_only_into_its_header_on_its_origins_and_never_reaches_the
         "the echo comes back without it: {shown}"
     );
     assert!(shown.contains("Bearer cordon-secret-token-"), "{shown}");
+    assert_eq!(
+        server.seen().last().unwrap().header("accept-encoding"),
+        Some("identity"),
+        "a request carrying a secret asks for a plain response"
+    );
+    let encoded = fetch(
+        &loaded,
+        json!({"url": server.url("http", "/echo-gzip"),
+               "headers": [["authorization", "Bearer {secret:token}"], ["accept-encoding", "gzip"]]}),
+    )
+    .await;
+    assert_denied(encoded, "an encoded response to a request with a secret");
+    let (_, reason) = refusals(&loaded).pop().unwrap();
+    assert!(reason.contains("is encoded (gzip)"), "{reason}");
 
     for (args, says) in [
         (

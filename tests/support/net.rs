@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `/echo` | the request's method, path, headers and body, as JSON |
 //! | `/page` | a small HTML page linking to `/echo` |
+//! | `/echo-gzip` | as `/echo`, labelled `content-encoding: gzip` |
 //! | `/bytes/N` | `N` bytes, with a `content-length` |
 //! | `/stream/N` | `N` bytes, chunked, without one |
 //! | `/drip` | one byte, then nothing for a minute, chunked |
@@ -240,7 +241,7 @@ async fn answer(
         headers: headers.clone(),
         body: body.clone(),
     });
-    let response = if path == "/echo" {
+    let response = if path == "/echo" || path == "/echo-gzip" {
         let echoed = json!({
             "method": method,
             "path": path,
@@ -256,6 +257,12 @@ async fn answer(
             ) {
                 response.headers_mut().insert(name, value);
             }
+        }
+        if path == "/echo-gzip" {
+            response.headers_mut().insert(
+                http::header::CONTENT_ENCODING,
+                http::HeaderValue::from_static("gzip"),
+            );
         }
         response
     } else if path == "/page" {

@@ -309,6 +309,10 @@ fn error(code: ErrorCode) -> HttpError {
         ErrorCode::DestinationIpProhibited => {
             HttpError::Denied("the host name leads to an address no connection goes to".into())
         }
+        ErrorCode::HttpResponseContentCoding(_) => HttpError::Denied(
+            "the response is encoded, and a request carrying a secret takes only plain responses"
+                .into(),
+        ),
         ErrorCode::ConnectionLimitReached => {
             HttpError::Limit("too many requests for one call".into())
         }

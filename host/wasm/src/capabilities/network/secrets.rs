@@ -17,8 +17,9 @@
 //! another header, the body or its trailers) refuses the request, audited.
 //! The value never enters the component: where a response carries it back
 //! (a server echoing the request), the host replaces it with the
-//! placeholder before the component reads it. Events name a secret, never
-//! its value.
+//! placeholder before the component reads it; such a request asks for, and
+//! takes only, a plain response, where the value can be found. Events name
+//! a secret, never its value.
 
 use std::collections::BTreeMap;
 use std::fmt;

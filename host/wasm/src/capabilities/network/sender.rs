@@ -4,7 +4,8 @@
 //! own host name for SNI and certificate checks, and send over HTTP/1.1,
 //! each step within the call's network limits. The host follows no
 //! redirect: a redirect reaches the component, whose next request is judged
-//! again.
+//! again. A request carrying a secret takes only a plain response, in which
+//! the value can be found and replaced; an encoded one is refused.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -156,6 +157,15 @@ pub(crate) async fn send(
         ));
         return Err(Error::HttpResponseBodySize(declared));
     }
+    if !redactions.is_empty()
+        && let Some(coding) = encoded(response.headers())
+    {
+        trail.deny(&format!(
+            "the response to a request carrying a secret is encoded ({coding}), so the value \
+             could not be kept out of it; such a request takes only plain responses"
+        ));
+        return Err(Error::HttpResponseContentCoding(Some(coding)));
+    }
     let (mut parts, incoming) = response.into_parts();
     redact_headers(&mut parts.headers, &redactions);
     let body = Incoming::new(
@@ -177,6 +187,22 @@ pub(crate) async fn send(
         Response::from_parts(parts, body.boxed_unsync()),
         Box::new(finished),
     ))
+}
+
+/// The content coding of a response, unless it is plain (`identity`).
+fn encoded(headers: &http::HeaderMap) -> Option<String> {
+    let codings: Vec<String> = headers
+        .get_all(http::header::CONTENT_ENCODING)
+        .iter()
+        .flat_map(|value| {
+            String::from_utf8_lossy(value.as_bytes())
+                .split(',')
+                .map(|coding| coding.trim().to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        })
+        .filter(|coding| !coding.is_empty() && coding != "identity")
+        .collect();
+    (!codings.is_empty()).then(|| codings.join(", "))
 }
 
 /// A connection, plain or over TLS.
