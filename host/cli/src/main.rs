@@ -15,6 +15,7 @@ mod network;
 mod operator;
 mod progress;
 mod skillset;
+mod store;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,7 @@ use crate::args::{
 };
 
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     init_tracing(cli.global.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -96,4 +98,16 @@ fn init_tracing(verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+}
+
+/// Writing to a pipe whose reader has gone (`cordon runs list | head`) ends
+/// the process at once and quietly, as it does every other Unix tool, rather
+/// than failing each later print with a panic.
+fn quiet_on_closed_pipe() {
+    // SAFETY: restoring a signal's default disposition at start-up, before
+    // any other thread exists, races with nothing; the host's own sockets
+    // never raise SIGPIPE (they send with MSG_NOSIGNAL).
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

@@ -223,3 +223,71 @@ fn every_command_has_help() {
         assert!(stdout(&output).contains("Usage:"), "{args:?}");
     }
 }
+
+#[test]
+fn commands_that_read_runs_never_create_a_store_and_a_new_one_is_kept_out_of_git() {
+    let project = project();
+    for args in [
+        &["runs", "list"][..],
+        &["runs", "show", "r1"],
+        &["runs", "diff", "r1"],
+        &["runs", "resume", "r1"],
+    ] {
+        let output = project.cordon(args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("no run store at .cordon/cordon.db"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    assert!(!project.path(".cordon").exists(), "no store was made");
+    let output = project.cordon(&["runs", "list", "--store", "elsewhere/runs.db"]);
+    assert!(
+        stderr(&output).contains("no run store at elsewhere/runs.db"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!project.path("elsewhere").exists());
+
+    let output = project.cordon(&[
+        "tool",
+        "call",
+        "notes.add",
+        "--args",
+        r#"{"title": "Remember", "body": "the milk"}"#,
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let ignore = project.read(".cordon/.gitignore").expect("a .gitignore");
+    assert!(
+        ignore.lines().any(|line| line == "cordon.db")
+            && ignore.lines().any(|line| line == "cordon.db-*"),
+        "{ignore}"
+    );
+    let output = project.cordon(&["runs", "list"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    let project = project();
+    let mut child = project
+        .command(&["tool", "list"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let said = stderr(&output);
+    assert!(
+        !said.contains("panicked") && !said.contains("Broken pipe"),
+        "{said}"
+    );
+    assert_ne!(output.status.code(), Some(101), "no panic");
+}

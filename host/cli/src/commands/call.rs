@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use cordon_kernel::{Event, FileRules, StateStore, ToolError, ToolErrorKind, call_committed};
-use cordon_store::{SqliteCommitStore, ThreadState};
+use cordon_store::ThreadState;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -14,6 +14,7 @@ use crate::args::{CallArgs, GlobalArgs};
 use crate::context;
 use crate::events::CliEvents;
 use crate::operator::Operator;
+use crate::store;
 
 #[derive(Serialize)]
 struct Printed<'a> {
@@ -32,8 +33,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<E
     let report =
         context::load_all(&host, &operator, &global.workspace, &args.plugins.plugins).await?;
     let events = Arc::new(CliEvents::new(args.json));
-    let store = SqliteCommitStore::open(&args.store.store)
-        .with_context(|| format!("opening the store {}", args.store.store.display()))?;
+    let store = store::create(&args.store.store)?;
     let state: Arc<dyn StateStore> = Arc::new(ThreadState::new(Arc::new(store), &args.thread));
     let safeguards = context::safeguards(
         &operator,

@@ -6,16 +6,15 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use cordon_kernel::{CommitStore, FileChange, FileState};
-use cordon_store::SqliteCommitStore;
 use similar::TextDiff;
 
 use crate::args::DiffArgs;
+use crate::store;
 
 pub(crate) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
-    let store = SqliteCommitStore::open(&args.store.store)
-        .with_context(|| format!("opening the run store {}", args.store.store.display()))?;
+    let store = store::existing(&args.store.store)?;
     let record = store.load(&args.run)?;
     let steps = store.files(&args.run)?;
     if let Some(step) = args.step

@@ -14,7 +14,6 @@ use cordon_kernel::{
     ToolSets, Verdict,
 };
 use cordon_providers::ModelOptions;
-use cordon_store::SqliteCommitStore;
 use cordon_wasm::{Plugins, Workspace, WorkspaceOptions, WriteMode};
 
 use crate::approve::TerminalApprover;
@@ -23,6 +22,7 @@ use crate::context;
 use crate::operator::Operator;
 use crate::progress::Printer;
 use crate::skillset;
+use crate::store;
 
 /// The exit code for a run that waits for approval.
 pub(crate) const EXIT_WAITING: u8 = 3;
@@ -236,8 +236,7 @@ impl Session {
         );
         let mut skills = skillset::assemble(&host, &roots, &launch.workspace).await;
         let printer = Arc::new(Printer::new(args.json));
-        let store = SqliteCommitStore::open(store_path)
-            .with_context(|| format!("opening the run store {}", store_path.display()))?;
+        let store = store::create(store_path)?;
         let mut safeguards = context::safeguards(
             &operator,
             agent.permissions.files(),
@@ -380,10 +379,7 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
             }
         }
     }
-    let header = SqliteCommitStore::open(&args.store.store)
-        .with_context(|| format!("opening the run store {}", args.store.store.display()))?
-        .load(&args.run)?
-        .header;
+    let header = store::existing(&args.store.store)?.load(&args.run)?.header;
     let launch = Launch::resumed(global, &args.agent, &header.metadata)?;
     let session = Session::open(global, &args.agent, launch, &args.store.store).await?;
     let outcome = session

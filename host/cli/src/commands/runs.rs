@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use cordon_kernel::{
     CallResult, CommitStore, Disposition, Message, RunRecord, SkillChange, StateOp, ToolRecord,
 };
@@ -13,10 +12,10 @@ use serde_json::json;
 use crate::args::{ListRunsArgs, ShowRunArgs};
 use crate::events::render;
 use crate::progress::cause_word;
+use crate::store;
 
 fn open(path: &std::path::Path) -> anyhow::Result<SqliteCommitStore> {
-    SqliteCommitStore::open(path)
-        .with_context(|| format!("opening the run store {}", path.display()))
+    store::existing(path)
 }
 
 fn describe(disposition: &Disposition) -> String {
