@@ -192,7 +192,7 @@ async fn a_bundle_describing_tools_outside_its_namespace_is_refused() {
 }
 
 #[tokio::test]
-async fn two_bundles_with_one_name_are_a_conflict() {
+async fn two_bundles_with_one_name_are_a_conflict_and_only_the_first_loads() {
     let fixture = Fixture::new();
     fixture.bundle("a", &manifest("hostile", ""), Path::new(artifacts::HOSTILE));
     fixture.bundle("b", &manifest("hostile", ""), Path::new(artifacts::HOSTILE));
@@ -203,6 +203,16 @@ async fn two_bundles_with_one_name_are_a_conflict() {
         ),
         "{:?}",
         report.errors
+    );
+    let loaded: Vec<_> = report
+        .bundles
+        .iter()
+        .map(|loaded| loaded.bundle.dir.file_name().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        loaded,
+        ["a"],
+        "the second is an error, not a bundle that loaded"
     );
 }
 

@@ -282,6 +282,8 @@ pub(crate) struct BuildArgs {
 pub(crate) struct AgentArgs {
     #[command(flatten)]
     pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
     /// Agent file (name, instructions, model, tools, max-steps, permissions).
     /// Without one: every tool, 12 steps, and every call asks for approval.
     #[arg(long, env = "CORDON_AGENT")]
@@ -453,10 +455,21 @@ pub(crate) struct PluginsArg {
     pub plugins: PathBuf,
 }
 
+/// What to do about a bundle that does not load.
+#[derive(Debug, Args)]
+pub(crate) struct StrictArg {
+    /// Stop when any bundle does not load, instead of leaving it out with an
+    /// error and serving the rest.
+    #[arg(long)]
+    pub strict: bool,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
     #[command(flatten)]
     pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
     /// Print the full tool specs as JSON.
     #[arg(long)]
     pub json: bool,
@@ -468,6 +481,8 @@ pub(crate) struct CallArgs {
     pub tool: String,
     #[command(flatten)]
     pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
     /// Arguments as a JSON object; `@FILE` reads them from a file, `-` from stdin.
     #[arg(long, default_value = "{}")]
     pub args: String,

@@ -90,14 +90,16 @@ fn default_cache_dir() -> Option<PathBuf> {
     Some(base.join("cordon"))
 }
 
-/// Load `dir`, with directory grants under `workspace`, refusing to go on if
-/// any bundle is invalid, and warning of secrets the operator's config and
-/// the bundles disagree on.
+/// Load `dir`, with directory grants under `workspace`. A bundle that does
+/// not load is left out with a loud error and the rest serve; with `strict`,
+/// any such bundle stops the command. Warns of secrets the operator's config
+/// and the bundles disagree on.
 pub(crate) async fn load_all(
     host: &PluginHost,
     operator: &Operator,
     workspace: &std::path::Path,
     dir: &std::path::Path,
+    strict: bool,
 ) -> anyhow::Result<DirReport> {
     let report = host
         .load_dir(dir, workspace)
@@ -107,10 +109,21 @@ pub(crate) async fn load_all(
         for error in &report.errors {
             eprintln!("error: {error}");
         }
-        bail!(
-            "{} bundle error(s) in {}; run `cordon plugins check {}` for details",
+        if strict {
+            bail!(
+                "{} bundle error(s) in {} and --strict; run `cordon plugins check {}` for details",
+                report.errors.len(),
+                dir.display(),
+                dir.display()
+            );
+        }
+        eprintln!(
+            "error: {} bundle error(s) in {}: those bundles are left out and their tools are not \
+             offered; the other {} bundle(s) serve (`cordon plugins check {}` for details, \
+             --strict to stop instead)",
             report.errors.len(),
             dir.display(),
+            report.bundles.len(),
             dir.display()
         );
     }

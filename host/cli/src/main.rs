@@ -2,8 +2,9 @@
 //! own sandbox.
 //!
 //! Exit codes: 0 success; 1 a tool call failed (its kind is printed) or a run
-//! ended without a final answer; 2 the command could not run (bad usage, a
-//! plugin that does not load, an unreadable store); 3 a run waits for approval.
+//! ended without a final answer; 2 the command could not run (bad usage, an
+//! unreadable store, a bundle that does not load under `--strict`); 3 a run
+//! waits for approval.
 
 mod approve;
 mod args;

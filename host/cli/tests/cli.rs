@@ -71,7 +71,7 @@ fn plugins_check_lists_each_bundle_with_tools_and_grants() {
 }
 
 #[test]
-fn plugins_check_fails_on_a_bad_bundle_and_names_it() {
+fn a_bad_bundle_is_named_and_left_out_while_the_others_serve() {
     let project = project();
     let bad = project.path("plugins").join("broken");
     std::fs::create_dir_all(&bad).unwrap();
@@ -90,16 +90,44 @@ fn plugins_check_fails_on_a_bad_bundle_and_names_it() {
     assert!(text.contains("6 bundle(s) valid, 1 error(s)"), "{text}");
 
     let output = project.cordon(&["tool", "list"]);
-    assert_eq!(
-        output.status.code(),
-        Some(2),
-        "tools do not run beside a broken bundle"
-    );
     assert!(
-        stderr(&output).contains("cordon plugins check"),
+        output.status.success(),
+        "the other bundles serve: {}",
+        stderr(&output)
+    );
+    let said = stderr(&output);
+    assert!(
+        said.contains("broken/plugin.toml")
+            && said.contains("those bundles are left out")
+            && said.contains("the other 6 bundle(s) serve"),
+        "{said}"
+    );
+    assert!(stdout(&output).contains("jq.query"), "{}", stdout(&output));
+    let output = project.cordon(&["tool", "list", "--strict"]);
+    assert_eq!(output.status.code(), Some(2), "--strict stops");
+    assert!(
+        stderr(&output).contains("and --strict"),
         "{}",
         stderr(&output)
     );
+
+    // A second bundle taking a name is an error, never also `ok`.
+    std::fs::remove_dir_all(&bad).unwrap();
+    let copy = project.path("plugins").join("zz-jq");
+    std::fs::create_dir_all(&copy).unwrap();
+    for file in ["plugin.toml", "jq.wasm"] {
+        std::fs::copy(project.path("plugins/jq").join(file), copy.join(file)).unwrap();
+    }
+    let output = project.cordon(&["plugins", "check"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(
+        !text
+            .lines()
+            .any(|line| line.starts_with("ok") && line.contains("zz-jq")),
+        "{text}"
+    );
+    assert!(text.contains("zz-jq"), "the duplicate is named: {text}");
 }
 
 #[test]

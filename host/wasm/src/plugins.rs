@@ -145,8 +145,25 @@ impl PluginHost {
                 Err(error) => report.errors.push(error),
             }
         }
-        let (_, conflicts) = index(&report.bundles);
-        report.errors.extend(conflicts);
+        // A bundle whose name an earlier folder took is an error, and not
+        // one of the bundles that loaded.
+        let mut first: BTreeMap<String, PathBuf> = BTreeMap::new();
+        let mut kept = Vec::with_capacity(report.bundles.len());
+        for loaded in std::mem::take(&mut report.bundles) {
+            let id = loaded.bundle.id();
+            match first.get(&id) {
+                Some(dir) => report.errors.push(BundleError::DuplicateBundle {
+                    name: id,
+                    first: dir.clone(),
+                    second: loaded.bundle.dir.clone(),
+                }),
+                None => {
+                    first.insert(id, loaded.bundle.dir.clone());
+                    kept.push(loaded);
+                }
+            }
+        }
+        report.bundles = kept;
         Ok(report)
     }
 

@@ -30,8 +30,14 @@ struct Printed<'a> {
 pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(global)?;
     let host = context::host(global, &operator)?;
-    let report =
-        context::load_all(&host, &operator, &global.workspace, &args.plugins.plugins).await?;
+    let report = context::load_all(
+        &host,
+        &operator,
+        &global.workspace,
+        &args.plugins.plugins,
+        args.strict.strict,
+    )
+    .await?;
     let events = Arc::new(CliEvents::new(args.json));
     let store = store::create(&args.store.store)?;
     let state: Arc<dyn StateStore> = Arc::new(ThreadState::new(Arc::new(store), &args.thread));

@@ -25,8 +25,14 @@ struct Listed<'a> {
 pub(crate) async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(global)?;
     let host = context::host(global, &operator)?;
-    let report =
-        context::load_all(&host, &operator, &global.workspace, &args.plugins.plugins).await?;
+    let report = context::load_all(
+        &host,
+        &operator,
+        &global.workspace,
+        &args.plugins.plugins,
+        args.strict.strict,
+    )
+    .await?;
     let safeguards = Safeguards {
         trust: operator.trust.clone(),
         ..Safeguards::default()

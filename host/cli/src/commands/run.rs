@@ -226,8 +226,14 @@ impl Session {
         let model = cordon_providers::resolve(spec, base, &options)?;
         let operator = Operator::load(global)?;
         let host = context::host(global, &operator)?;
-        let report =
-            context::load_all(&host, &operator, &launch.workspace, &args.plugins.plugins).await?;
+        let report = context::load_all(
+            &host,
+            &operator,
+            &launch.workspace,
+            &args.plugins.plugins,
+            args.strict.strict,
+        )
+        .await?;
         let roots = skillset::roots(
             &launch.skills,
             &agent,
