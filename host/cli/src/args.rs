@@ -366,8 +366,8 @@ pub(crate) enum RunsCommand {
     Diff(DiffArgs),
     /// Continue a run from its last commit, deciding the calls it waits on.
     ///
-    /// The run remembers its agent file, model and permissions file; flags given
-    /// here override them. Exit codes as for `cordon run`.
+    /// The run remembers its agent file, model, permissions file and plugins
+    /// folder; flags given here override them. Exit codes as for `cordon run`.
     Resume(Box<ResumeArgs>),
 }
 
@@ -447,12 +447,29 @@ pub(crate) enum ToolCommand {
     Call(CallArgs),
 }
 
+/// The plugins folder when none is given.
+const DEFAULT_PLUGINS: &str = "plugins";
+
 /// Where plugins come from.
 #[derive(Debug, Args)]
 pub(crate) struct PluginsArg {
-    /// The plugins directory.
-    #[arg(long, env = "CORDON_PLUGINS", default_value = "plugins")]
-    pub plugins: PathBuf,
+    /// The plugins directory [default: plugins].
+    #[arg(long = "plugins", env = "CORDON_PLUGINS", value_name = "DIR")]
+    given: Option<PathBuf>,
+}
+
+impl PluginsArg {
+    /// The plugins folder: the one given, or `plugins`.
+    pub(crate) fn dir(&self) -> PathBuf {
+        self.given
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_PLUGINS))
+    }
+
+    /// Whether `--plugins` or `CORDON_PLUGINS` named a folder.
+    pub(crate) fn is_given(&self) -> bool {
+        self.given.is_some()
+    }
 }
 
 /// What to do about a bundle that does not load.

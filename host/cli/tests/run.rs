@@ -536,3 +536,42 @@ fn a_hosted_model_without_its_key_cannot_start_and_says_which_variable_to_set() 
         text(&output.stderr)
     );
 }
+
+#[test]
+fn a_resumed_run_finds_its_plugins_folder_without_flags_or_says_which_to_set() {
+    let project = Project::new();
+    project.bundled("notes", artifacts::NOTES);
+    std::fs::rename(project.path("plugins"), project.path("tools")).unwrap();
+    project.write("agent.toml", AGENT_ASK_NOTES);
+    project.write("script.toml", NOTE_SCRIPT);
+    for run in ["r1", "r2"] {
+        let output = project.run_scripted(run, &["--plugins", "tools"]);
+        assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
+    }
+    let resumed = project.cordon(&["runs", "resume", "r1", "--approve", "call-1-1"]);
+    assert!(
+        resumed.status.success(),
+        "no flags needed: {}",
+        text(&resumed.stderr)
+    );
+    assert_eq!(project.show("r1")["state"]["notes"][0]["title"], "Milk");
+
+    std::fs::rename(project.path("tools"), project.path("moved")).unwrap();
+    let lost = project.cordon(&["runs", "resume", "r2", "--approve", "call-1-1"]);
+    assert_eq!(lost.status.code(), Some(2));
+    let said = text(&lost.stderr);
+    assert!(
+        said.contains("tools does not exist; pass --plugins DIR or set CORDON_PLUGINS"),
+        "{said}"
+    );
+    let found = project.cordon(&[
+        "runs",
+        "resume",
+        "r2",
+        "--approve",
+        "call-1-1",
+        "--plugins",
+        "moved",
+    ]);
+    assert!(found.status.success(), "{}", text(&found.stderr));
+}

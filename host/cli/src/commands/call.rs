@@ -34,7 +34,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<E
         &host,
         &operator,
         &global.workspace,
-        &args.plugins.plugins,
+        &args.plugins.dir(),
         args.strict.strict,
     )
     .await?;

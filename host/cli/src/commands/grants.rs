@@ -97,7 +97,7 @@ pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<
     let operator = Operator::load(global)?;
     let profile = UntrustedProfile::default();
     let mut listed = Vec::new();
-    for (dir, skill) in bundles(&args.plugins.plugins, &args.skills, &global.workspace) {
+    for (dir, skill) in bundles(&args.plugins.dir(), &args.skills, &global.workspace) {
         let request = match Request::read(&dir, skill.as_deref(), &profile) {
             Ok(request) => request,
             Err(error) => {
@@ -221,7 +221,7 @@ fn describe(lines: &[String]) -> String {
 pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(global)?;
     let profile = UntrustedProfile::default();
-    let found = bundles(&args.plugins.plugins, &args.skills, &global.workspace)
+    let found = bundles(&args.plugins.dir(), &args.skills, &global.workspace)
         .into_iter()
         .filter_map(|(dir, skill)| {
             let request = Request::read(&dir, skill.as_deref(), &profile).ok()?;
@@ -232,7 +232,7 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
         bail!(
             "no bundle `{}` in {} or in the skills found (name a skill's bundle `SKILL/NAME`; give the folders with --plugins and --skills)",
             args.bundle,
-            args.plugins.plugins.display()
+            args.plugins.dir().display()
         );
     };
     let asked = &request.manifest.grants;

@@ -29,7 +29,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<E
         &host,
         &operator,
         &global.workspace,
-        &args.plugins.plugins,
+        &args.plugins.dir(),
         args.strict.strict,
     )
     .await?;

@@ -53,6 +53,8 @@ struct Launch {
     seed: bool,
     /// The `--skills` folders given, searched first for skills.
     skills: Vec<PathBuf>,
+    /// The plugins folder.
+    plugins: PathBuf,
 }
 
 impl Launch {
@@ -84,6 +86,7 @@ impl Launch {
                 .iter()
                 .map(absolute)
                 .collect::<anyhow::Result<_>>()?,
+            plugins: absolute(&args.plugins.dir())?,
         })
     }
 
@@ -121,6 +124,10 @@ impl Launch {
             } else {
                 given.skills
             },
+            plugins: match recorded("plugins") {
+                Some(plugins) if !args.plugins.is_given() => plugins,
+                _ => given.plugins,
+            },
         })
     }
 
@@ -136,6 +143,7 @@ impl Launch {
             put("permissions", permissions);
         }
         put("workspace", &self.workspace);
+        put("plugins", &self.plugins);
         if let Some((spec, base)) = &self.model {
             put("model-base", base);
             metadata.insert("model".to_owned(), spec.clone());
@@ -226,11 +234,17 @@ impl Session {
         let model = cordon_providers::resolve(spec, base, &options)?;
         let operator = Operator::load(global)?;
         let host = context::host(global, &operator)?;
+        if !launch.plugins.is_dir() {
+            bail!(
+                "the plugins folder {} does not exist; pass --plugins DIR or set CORDON_PLUGINS",
+                launch.plugins.display()
+            );
+        }
         let report = context::load_all(
             &host,
             &operator,
             &launch.workspace,
-            &args.plugins.plugins,
+            &launch.plugins,
             args.strict.strict,
         )
         .await?;
