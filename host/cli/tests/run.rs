@@ -575,3 +575,68 @@ fn a_resumed_run_finds_its_plugins_folder_without_flags_or_says_which_to_set() {
     ]);
     assert!(found.status.success(), "{}", text(&found.stderr));
 }
+
+const TWO_CALLS: &str = r#"
+[[turn]]
+[[turn.call]]
+tool = "notes.list"
+args = {}
+[[turn.call]]
+tool = "notes.list"
+args = {}
+
+[[turn]]
+text = "Done."
+"#;
+
+#[test]
+fn the_budget_hooks_counter_is_adopted_and_a_disagreeing_agent_is_stopped_before_it_starts() {
+    let project = project();
+    project.bundled("budget", artifacts::BUDGET);
+    project.write("script.toml", TWO_CALLS);
+    for (agent, run) in [
+        (AGENT_ALLOW_ALL.to_owned(), "open"),
+        (
+            format!("{AGENT_ALLOW_ALL}[state.notes]\nscope = \"thread\"\n"),
+            "closed",
+        ),
+    ] {
+        project.write("agent.toml", &agent);
+        let output = project.run_scripted(run, &[]);
+        assert!(output.status.success(), "{run}: {}", text(&output.stderr));
+        let shown = project.show(run);
+        assert_eq!(
+            shown["state"]["budget.calls"], 2,
+            "{run}: both calls counted"
+        );
+        let results: Vec<serde_json::Value> = shown["commits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|commit| commit["tools"].as_array().cloned().unwrap_or_default())
+            .map(|tool| tool["result"].clone())
+            .collect();
+        assert!(
+            results.iter().all(|result| result.get("error").is_none()),
+            "{run}: {results:?}"
+        );
+    }
+
+    project.write(
+        "agent.toml",
+        &format!("{AGENT_ALLOW_ALL}[state.\"budget.calls\"]\nmerge = \"exclusive\"\n"),
+    );
+    let output = project.run_scripted("disagrees", &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let said = text(&output.stderr);
+    assert!(
+        said.contains("agent.toml: state key `budget.calls`: the agent declares merge = \"exclusive\", and bundle `budget`")
+            && said.contains("plugins/budget/plugin.toml")
+            && said.contains("write `merge = \"commutative\"`"),
+        "{said}"
+    );
+    assert!(
+        project.cordon(&["runs", "show", "disagrees"]).status.code() == Some(2),
+        "the run never started"
+    );
+}

@@ -40,6 +40,27 @@ pub struct AgentDef {
     pub skills: Vec<PathBuf>,
     tools: GlobSet,
     tool_patterns: Vec<String>,
+    /// Keys bundles declare for an agent whose state is open: their scope,
+    /// merge policy and schema hold, and state stays open.
+    adopted: BTreeMap<String, StateKey>,
+}
+
+/// A bundle's declaration of a state key that the agent declares otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "state key `{key}`: the agent declares {field} = \"{agent}\", and bundle `{owner}`, which writes it, declares {field} = \"{bundle}\""
+)]
+pub struct StateDisagreement {
+    /// The key.
+    pub key: String,
+    /// The bundle declaring it.
+    pub owner: String,
+    /// What differs: `scope` or `merge`.
+    pub field: &'static str,
+    /// The agent's value.
+    pub agent: String,
+    /// The bundle's value.
+    pub bundle: String,
 }
 
 /// How the agent's model is reached and sampled; each unset value is the
@@ -148,6 +169,7 @@ impl AgentDef {
             skills: Vec::new(),
             tools: set,
             tool_patterns: patterns,
+            adopted: BTreeMap::new(),
         })
     }
 
@@ -238,6 +260,7 @@ impl AgentDef {
             skills: parsed.skills,
             tools,
             tool_patterns: parsed.tools,
+            adopted: BTreeMap::new(),
         })
     }
 
@@ -259,16 +282,59 @@ impl AgentDef {
 
     /// The scope of `key`: as declared, and run scope for undeclared keys.
     pub fn scope_of(&self, key: &str) -> Scope {
-        self.state
-            .get(key)
-            .map_or(Scope::Run, |declared| declared.scope)
+        self.key(key).map_or(Scope::Run, |declared| declared.scope)
     }
 
     /// The merge policy of `key`: as declared, and exclusive for undeclared keys.
     pub fn merge_of(&self, key: &str) -> MergePolicy {
-        self.state
-            .get(key)
+        self.key(key)
             .map_or(MergePolicy::Exclusive, |declared| declared.merge)
+    }
+
+    /// The declaration of `key`: the agent's, or one it adopted.
+    pub fn key(&self, key: &str) -> Option<&StateKey> {
+        self.state.get(key).or_else(|| self.adopted.get(key))
+    }
+
+    /// Adopt bundle `owner`'s declaration of `key`, a key it writes. A key
+    /// the agent declares keeps the agent's schema and must agree in scope
+    /// and merge policy; an agent that declares other keys declares this
+    /// one too; an agent whose state is open keeps it open, the key's
+    /// scope, merge policy and schema holding.
+    pub fn adopt_state_key(
+        &mut self,
+        owner: &str,
+        key: &str,
+        declared: StateKey,
+    ) -> Result<(), StateDisagreement> {
+        if let Some(mine) = self.state.get(key) {
+            let differs = |field, agent: String, bundle: String| StateDisagreement {
+                key: key.to_owned(),
+                owner: owner.to_owned(),
+                field,
+                agent,
+                bundle,
+            };
+            if mine.scope != declared.scope {
+                return Err(differs(
+                    "scope",
+                    mine.scope.to_string(),
+                    declared.scope.to_string(),
+                ));
+            }
+            if mine.merge != declared.merge {
+                return Err(differs(
+                    "merge",
+                    mine.merge.to_string(),
+                    declared.merge.to_string(),
+                ));
+            }
+        } else if self.state.is_empty() {
+            self.adopted.insert(key.to_owned(), declared);
+        } else {
+            self.state.insert(key.to_owned(), declared);
+        }
+        Ok(())
     }
 
     /// Whether writes to `key` are allowed: every key when none is declared.
@@ -297,6 +363,68 @@ fn tool_set(patterns: &[String]) -> Result<GlobSet, (String, String)> {
 mod tests {
     use super::*;
     use crate::policy::Verdict;
+
+    fn counter() -> StateKey {
+        StateKey::new(Some(serde_json::json!({"type": "integer"})))
+            .unwrap()
+            .merged_by(MergePolicy::Commutative)
+    }
+
+    #[test]
+    fn a_bundles_key_is_adopted_by_open_and_closed_agents_alike() {
+        let mut open = AgentDef::parse("a.toml", "name = \"a\"").unwrap();
+        open.adopt_state_key("budget", "budget.calls", counter())
+            .unwrap();
+        assert_eq!(open.merge_of("budget.calls"), MergePolicy::Commutative);
+        assert!(open.declares("anything"), "open state stays open");
+        assert!(
+            open.key("budget.calls")
+                .unwrap()
+                .check(&serde_json::json!("x"))
+                .is_err()
+        );
+
+        let mut closed =
+            AgentDef::parse("a.toml", "name = \"a\"\n[state.notes]\nscope = \"thread\"").unwrap();
+        closed
+            .adopt_state_key("budget", "budget.calls", counter())
+            .unwrap();
+        assert!(closed.declares("budget.calls") && !closed.declares("other"));
+        assert_eq!(closed.merge_of("budget.calls"), MergePolicy::Commutative);
+    }
+
+    #[test]
+    fn an_agent_disagreeing_with_a_bundle_on_a_key_is_told_what_differs() {
+        let mut agent = AgentDef::parse(
+            "a.toml",
+            "name = \"a\"\n[state.\"budget.calls\"]\nmerge = \"exclusive\"",
+        )
+        .unwrap();
+        let disagreement = agent
+            .adopt_state_key("budget", "budget.calls", counter())
+            .unwrap_err();
+        assert_eq!(disagreement.field, "merge");
+        assert_eq!(
+            disagreement.to_string(),
+            "state key `budget.calls`: the agent declares merge = \"exclusive\", and bundle `budget`, which writes it, declares merge = \"commutative\""
+        );
+        let mut agreeing = AgentDef::parse(
+            "a.toml",
+            "name = \"a\"\n[state.\"budget.calls\"]\nmerge = \"commutative\"\nschema = { type = \"integer\", maximum = 5 }",
+        )
+        .unwrap();
+        agreeing
+            .adopt_state_key("budget", "budget.calls", counter())
+            .unwrap();
+        assert!(
+            agreeing
+                .key("budget.calls")
+                .unwrap()
+                .check(&serde_json::json!(9))
+                .is_err(),
+            "the agent's own schema holds"
+        );
+    }
 
     #[test]
     fn an_agent_file_sets_tools_steps_and_permissions() {

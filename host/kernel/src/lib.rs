@@ -27,7 +27,7 @@ pub mod state;
 pub mod tool;
 pub mod typed_state;
 
-pub use agent::{AgentDef, AgentError, ModelSettings};
+pub use agent::{AgentDef, AgentError, ModelSettings, StateDisagreement};
 pub use approval::{Approval, ApprovalFuture, Approver, DeferApprovals};
 pub use commit::{
     CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, MemoryCommitStore,

@@ -325,7 +325,7 @@ impl StepState {
             }
         }
         for (key, value) in &next {
-            let (Some(declared), Some(value)) = (self.agent.state.get(key), value) else {
+            let (Some(declared), Some(value)) = (self.agent.key(key), value) else {
                 continue;
             };
             if let Err(reason) = declared.check(value) {

@@ -42,6 +42,7 @@ mod plugins;
 mod profile;
 mod safeguards;
 mod sandbox;
+mod state_keys;
 pub mod workspace;
 
 pub use approvals::{Approval, Approvals, ApprovalsError, GRANTS_FILE, Unapproved, bundled_grants};
@@ -61,7 +62,7 @@ pub use footprint::{Footprint, Unsized};
 pub use limits::{Limits, NetworkLimits, StagingLimits};
 pub use manifest::{
     BuildRecipe, BundleKind, DirGrant, DirMode, Grants, Manifest, ManifestError, StagingPolicy,
-    StateGrants,
+    StateDeclaration, StateGrants,
 };
 pub use plugins::{DirReport, PluginHost, Plugins};
 pub use profile::UntrustedProfile;

@@ -16,10 +16,12 @@ pub use crate::capabilities::dirs::{DirGrant, DirMode};
 pub use crate::capabilities::network::secrets::SecretUse;
 pub use crate::capabilities::staging::StagingPolicy;
 pub use crate::capabilities::state::StateGrants;
+pub use crate::state_keys::StateDeclaration;
 
 use crate::capabilities::network::{grant as network, secrets};
 use crate::capabilities::{config, dirs, env, interpreters, staging, state, tools};
 use crate::limits::{Limits, RawLimits};
+use crate::state_keys;
 
 /// The file name of a bundle manifest.
 pub const MANIFEST_FILE: &str = "plugin.toml";
@@ -47,6 +49,8 @@ pub struct Manifest {
     pub grants: Grants,
     /// The secrets it uses and where each may go, by name.
     pub secrets: BTreeMap<String, SecretUse>,
+    /// The state keys it writes and declares, which every run adopts.
+    pub state: BTreeMap<String, StateDeclaration>,
     /// Resource limits for every call into the bundle.
     pub limits: Limits,
     /// The `[config]` table, as the component reads it: a JSON object.
@@ -208,6 +212,8 @@ struct RawManifest {
     interpreter: Option<interpreters::InterpreterTable>,
     #[serde(default)]
     secrets: BTreeMap<String, SecretUse>,
+    #[serde(default)]
+    state: BTreeMap<String, StateDeclaration>,
 }
 
 #[derive(Deserialize)]
@@ -312,6 +318,7 @@ impl Validator<'_> {
         dirs::validate(&grants.dirs, self)?;
         network::validate(&grants.network, self)?;
         secrets::validate(&raw.secrets, &grants.network, self)?;
+        state_keys::validate(&raw.state, &grants.state, self)?;
         let config = config::from_table(raw.config, self)?;
         let commands = interpreters::validate(raw.interpreter, kind, grants, self)?;
         let limits = raw.limits.validate().map_err(|(field, value, reason)| {
@@ -328,6 +335,7 @@ impl Validator<'_> {
             sha256,
             grants: raw.grants,
             secrets: raw.secrets,
+            state: raw.state,
             limits,
             config,
             commands,
@@ -455,6 +463,26 @@ mod tests {
         parse(text)
             .expect_err("manifest should be rejected")
             .to_string()
+    }
+
+    #[test]
+    fn a_bundle_declares_only_keys_it_writes_with_schemas_that_compile() {
+        let manifest = parse(&format!(
+            "{GOOD}\n[state.notes]\nschema = {{ type = \"array\" }}\nscope = \"thread\"\n"
+        ))
+        .unwrap();
+        let declared = &manifest.state["notes"];
+        assert_eq!(declared.scope, cordon_kernel::Scope::Thread);
+        assert_eq!(declared.merge, cordon_kernel::MergePolicy::Exclusive);
+        let error = error_text(&format!("{GOOD}\n[state.other]\nmerge = \"commutative\"\n"));
+        assert!(
+            error.contains("field `state.\"other\"`") && error.contains("grants.state.write"),
+            "{error}"
+        );
+        let error = error_text(&format!("{GOOD}\n[state.notes]\nschema = {{ type = 3 }}\n"));
+        assert!(error.contains("field `state.\"notes\".schema`"), "{error}");
+        let error = error_text(&format!("{GOOD}\n[state.notes]\nmerge = \"sometimes\"\n"));
+        assert!(error.contains("sometimes"), "{error}");
     }
 
     #[test]

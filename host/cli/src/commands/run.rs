@@ -14,7 +14,8 @@ use cordon_kernel::{
     ToolSets, Verdict,
 };
 use cordon_providers::ModelOptions;
-use cordon_wasm::{Plugins, Workspace, WorkspaceOptions, WriteMode};
+use cordon_wasm::manifest::MANIFEST_FILE;
+use cordon_wasm::{LoadedBundle, Plugins, Workspace, WorkspaceOptions, WriteMode};
 
 use crate::approve::TerminalApprover;
 use crate::args::{AgentArgs, GlobalArgs, ResumeArgs, RunArgs};
@@ -264,6 +265,7 @@ impl Session {
             &launch.workspace,
         );
         safeguards.skills = skills.folders().into_values().collect();
+        adopt_bundle_state(&mut agent, &report.bundles, launch.agent.as_deref())?;
         let mut bundles = report.bundles;
         bundles.extend(std::mem::take(&mut skills.bundles));
         let plugins = host
@@ -334,6 +336,37 @@ impl Session {
             RunOutcome::Waiting { .. } => ExitCode::from(EXIT_WAITING),
         }
     }
+}
+
+/// Adopt the state keys the loaded bundles declare. A disagreement with the
+/// agent's own declaration stops the run before it starts, saying what to
+/// change.
+fn adopt_bundle_state(
+    agent: &mut AgentDef,
+    bundles: &[LoadedBundle],
+    file: Option<&Path>,
+) -> anyhow::Result<()> {
+    for loaded in bundles {
+        let manifest = &loaded.bundle.manifest;
+        let shown = loaded.bundle.dir.join(MANIFEST_FILE);
+        for (key, declared) in &manifest.state {
+            let state_key = declared.key().map_err(|reason| {
+                anyhow::anyhow!("{}: state.{key:?}: {reason}", shown.display())
+            })?;
+            if let Err(disagreement) = agent.adopt_state_key(&manifest.name, key, state_key) {
+                let agent_file =
+                    file.map_or_else(|| "the agent".to_owned(), |file| file.display().to_string());
+                bail!(
+                    "{agent_file}: {disagreement} ({}): write `{} = \"{}\"` in the agent's \
+                     `[state.{key:?}]`, or remove that table to adopt the bundle's declaration",
+                    shown.display(),
+                    disagreement.field,
+                    disagreement.bundle
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One line naming the skills the model may activate.
