@@ -141,6 +141,18 @@ fn a_transactional_run_changes_the_folder_through_its_commits_and_diffs_them() {
     assert!(!step2.contains("3. ship"), "{step2}");
     let step3 = diff(&project, "r1", &["--step", "3"]);
     assert!(step3.contains(" 2. test\n+3. ship"), "{step3}");
+    let empty = project.cordon(&["runs", "diff", "r1", "--step", "1"]);
+    assert!(
+        empty.status.success() && empty.stdout.is_empty(),
+        "{}",
+        both(&empty)
+    );
+    assert!(
+        text(&empty.stderr)
+            .contains("step 1 of run r1 changed no files; its changes are in step(s) 2, 3"),
+        "an empty diff says where the changes are: {}",
+        both(&empty)
+    );
     let none = project.cordon(&["runs", "diff", "r1", "--step", "9"]);
     assert!(!none.status.success());
     assert!(text(&none.stderr).contains("no step 9"), "{}", both(&none));

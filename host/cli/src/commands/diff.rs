@@ -26,6 +26,11 @@ pub(crate) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
             record.last_seq()
         );
     }
+    let changed: Vec<u64> = steps
+        .iter()
+        .filter(|step| !step.changes.is_empty())
+        .map(|step| step.seq)
+        .collect();
     let mut net: BTreeMap<String, FileChange> = BTreeMap::new();
     for step in steps
         .into_iter()
@@ -41,10 +46,33 @@ pub(crate) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let mut out = std::io::stdout().lock();
+    let mut shown = 0;
     for change in net.values().filter(|change| change.before != change.after) {
         out.write_all(render(change).as_bytes())?;
+        shown += 1;
+    }
+    if shown == 0 {
+        eprintln!("{}", nothing_changed(&args.run, args.step, &changed));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a diff is empty, and where the run's changes are, on stderr so the
+/// diff itself stays empty for `patch`.
+fn nothing_changed(run: &str, step: Option<u64>, changed: &[u64]) -> String {
+    let steps: Vec<String> = changed.iter().map(u64::to_string).collect();
+    match (step, changed) {
+        (_, []) => format!("run {run} changed no files"),
+        (Some(step), _) => format!(
+            "step {step} of run {run} changed no files; its changes are in step(s) {} \
+             (`cordon runs diff {run} --step N`)",
+            steps.join(", ")
+        ),
+        (None, _) => format!(
+            "run {run}'s changes in step(s) {} undo one another: nothing differs",
+            steps.join(", ")
+        ),
+    }
 }
 
 /// One path's change in unified diff form, which `patch -p1` applies. Names
