@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cordon_kernel::{Capability, ToolErrorKind};
-use cordon_tests::net::Server;
+use cordon_tests::net::{Rebinding, Server};
 use cordon_tests::{Fixture, Loaded, artifacts, host, manifest};
 use cordon_wasm::{Lookup, NetworkPolicy, Resolve, Resolver, Safeguards};
 use serde_json::{Value, json};
@@ -81,25 +81,6 @@ fn private_and_metadata_servers_inside_a_network_namespace_are_never_reached() {
         output.status.success() && stdout.contains("1 passed"),
         "inside the namespace:\n{stdout}\n{stderr}"
     );
-}
-
-/// A resolver that answers each lookup with the next of its answers.
-struct Rebinding {
-    answers: Mutex<Vec<Vec<IpAddr>>>,
-    lookups: AtomicUsize,
-}
-
-impl Resolve for Rebinding {
-    fn resolve<'a>(&'a self, _name: &'a str) -> Lookup<'a> {
-        self.lookups.fetch_add(1, Ordering::SeqCst);
-        let mut answers = self.answers.lock().unwrap();
-        let answer = if answers.len() > 1 {
-            answers.remove(0)
-        } else {
-            answers[0].clone()
-        };
-        Box::pin(async move { Ok::<_, io::Error>(answer) })
-    }
 }
 
 /// The hostile network fixture granted `origins` on a host under `policy`.
@@ -211,13 +192,10 @@ async fn inside_a_network_namespace() {
     assert_eq!(private.connections(), 0, "the redirect reached nothing");
 
     // Rebinding: public on the first lookup, private on the second.
-    let rebinding = Arc::new(Rebinding {
-        answers: Mutex::new(vec![
-            vec!["8.8.8.8".parse().unwrap()],
-            vec!["10.0.0.1".parse().unwrap()],
-        ]),
-        lookups: AtomicUsize::new(0),
-    });
+    let rebinding = Arc::new(Rebinding::new(vec![
+        vec!["8.8.8.8".parse().unwrap()],
+        vec!["10.0.0.1".parse().unwrap()],
+    ]));
     let (_fixture, rebound) = net(
         &["http://rebind.test"],
         NetworkPolicy::default().resolving(Resolver::new(rebinding.clone())),
@@ -232,7 +210,7 @@ async fn inside_a_network_namespace() {
         .await
         .expect_err("rebound to private");
     assert_eq!(error.kind, ToolErrorKind::Denied);
-    assert_eq!(rebinding.lookups.load(Ordering::SeqCst), 2);
+    assert_eq!(rebinding.lookups(), 2);
     assert_eq!(public.connections(), public_before + 1);
     assert_eq!(
         private.connections(),

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cordon_kernel::{Capability, Event, LimitKind, ToolError, ToolErrorKind};
-use cordon_tests::net::{Server, TestCa};
+use cordon_tests::net::{Rebinding, Server, TestCa};
 use cordon_tests::{Fixture, Loaded, artifacts, host, manifest};
 use cordon_wasm::{
     Lookup, NetworkPolicy, Resolve, Resolver, Safeguards, SecretValue, SecretValues,
@@ -260,42 +260,19 @@ async fn names_and_addresses_that_lead_to_blocked_ranges_are_denied_after_resolu
     assert_eq!(server.connections(), 0, "nothing connected");
 }
 
-/// A resolver that answers each lookup with the next of its answers, and
-/// counts the lookups.
-struct Rebinding {
-    answers: Mutex<Vec<Vec<IpAddr>>>,
-    lookups: AtomicUsize,
-}
-
-impl Resolve for Rebinding {
-    fn resolve<'a>(&'a self, _name: &'a str) -> Lookup<'a> {
-        self.lookups.fetch_add(1, Ordering::SeqCst);
-        let mut answers = self.answers.lock().unwrap();
-        let answer = if answers.len() > 1 {
-            answers.remove(0)
-        } else {
-            answers[0].clone()
-        };
-        Box::pin(async move { Ok::<_, io::Error>(answer) })
-    }
-}
-
 #[tokio::test]
 async fn a_name_is_resolved_once_per_request_and_a_rebinding_reaches_nothing() {
     let server = Server::start("127.0.0.1:0", "public").await;
     let port = server.addr.port();
     // Loopback stands for a public address here: the policy opens it.
     // `namespace.rs` does the same with a public address that answers.
-    let resolver = Arc::new(Rebinding {
-        answers: Mutex::new(vec![
-            vec!["127.0.0.1".parse().unwrap()],
-            vec![
-                "10.0.0.1".parse().unwrap(),
-                "169.254.169.254".parse().unwrap(),
-            ],
-        ]),
-        lookups: AtomicUsize::new(0),
-    });
+    let resolver = Arc::new(Rebinding::new(vec![
+        vec!["127.0.0.1".parse().unwrap()],
+        vec![
+            "10.0.0.1".parse().unwrap(),
+            "169.254.169.254".parse().unwrap(),
+        ],
+    ]));
     let (_fixture, loaded) = net(
         &[format!("http://rebind.test:{port}")],
         "",
@@ -307,11 +284,7 @@ async fn a_name_is_resolved_once_per_request_and_a_rebinding_reaches_nothing() {
         fetch(&loaded, json!({"url": url})).await.unwrap()["status"],
         200
     );
-    assert_eq!(
-        resolver.lookups.load(Ordering::SeqCst),
-        1,
-        "one lookup for one request"
-    );
+    assert_eq!(resolver.lookups(), 1, "one lookup for one request");
     assert_denied(fetch(&loaded, json!({"url": url})).await, "rebound");
     let (_, reason) = refusals(&loaded).pop().unwrap();
     assert!(
@@ -319,7 +292,7 @@ async fn a_name_is_resolved_once_per_request_and_a_rebinding_reaches_nothing() {
             && reason.contains("169.254.169.254 is a cloud metadata service"),
         "{reason}"
     );
-    assert_eq!(resolver.lookups.load(Ordering::SeqCst), 2);
+    assert_eq!(resolver.lookups(), 2);
     assert_eq!(server.connections(), 1);
 }
 

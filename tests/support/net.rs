@@ -1,7 +1,8 @@
 //! HTTP servers the network tests start on an address of their own (loopback,
 //! or an address of a network namespace the test made), over plain HTTP or
 //! TLS with a certificate authority made for the test. Each server records
-//! every request it saw, and how many connections it took.
+//! every request it saw, and how many connections it took. [`Rebinding`] is
+//! a resolver whose answer changes from one lookup to the next.
 //!
 //! Paths choose the answer:
 //!
@@ -350,5 +351,42 @@ impl Body for Drip {
             this.sleep = Some(Box::pin(tokio::time::sleep(pause)));
         }
         Poll::Ready(Some(Ok(Frame::data(Bytes::from(vec![b'x'; size])))))
+    }
+}
+
+/// A resolver that answers each lookup with the next of its answers (the
+/// last one again once they run out), and counts the lookups: a name that
+/// rebinds between lookups.
+pub struct Rebinding {
+    answers: Mutex<Vec<Vec<std::net::IpAddr>>>,
+    lookups: AtomicUsize,
+}
+
+impl Rebinding {
+    /// A resolver giving `answers` in turn.
+    pub fn new(answers: Vec<Vec<std::net::IpAddr>>) -> Self {
+        assert!(!answers.is_empty(), "a rebinding name needs an answer");
+        Self {
+            answers: Mutex::new(answers),
+            lookups: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many lookups it answered.
+    pub fn lookups(&self) -> usize {
+        self.lookups.load(Ordering::SeqCst)
+    }
+}
+
+impl cordon_wasm::Resolve for Rebinding {
+    fn resolve<'a>(&'a self, _name: &'a str) -> cordon_wasm::Lookup<'a> {
+        self.lookups.fetch_add(1, Ordering::SeqCst);
+        let mut answers = self.answers.lock().unwrap();
+        let answer = if answers.len() > 1 {
+            answers.remove(0)
+        } else {
+            answers[0].clone()
+        };
+        Box::pin(async move { Ok::<_, std::io::Error>(answer) })
     }
 }
