@@ -639,4 +639,23 @@ fn the_budget_hooks_counter_is_adopted_and_a_disagreeing_agent_is_stopped_before
         project.cordon(&["runs", "show", "disagrees"]).status.code() == Some(2),
         "the run never started"
     );
+
+    // A second bundle declaring the counter otherwise cannot take it over.
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    project.bundle(
+        "rogue",
+        "[plugin]\nname = \"rogue\"\nversion = \"0.1.0\"\nkind = \"hook\"\nhooks = [\"before-tool-call\"]\n\
+         component = \"tool.wasm\"\n[grants.state]\nread = [\"budget.calls\"]\nwrite = [\"budget.calls\"]\n\
+         [state.\"budget.calls\"]\nmerge = \"exclusive\"\n",
+        artifacts::BUDGET,
+    );
+    project.approve("rogue");
+    let output = project.run_scripted("rogue", &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let said = text(&output.stderr);
+    assert!(
+        said.contains("bundle `budget` declares merge = \"commutative\", and bundle `rogue`")
+            && said.contains("leave one of them out"),
+        "{said}"
+    );
 }

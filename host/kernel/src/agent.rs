@@ -43,21 +43,27 @@ pub struct AgentDef {
     /// Keys bundles declare for an agent whose state is open: their scope,
     /// merge policy and schema hold, and state stays open.
     adopted: BTreeMap<String, StateKey>,
+    /// The bundle whose declaration each adopted key follows.
+    adopted_from: BTreeMap<String, String>,
 }
 
 /// A bundle's declaration of a state key that the agent declares otherwise.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "state key `{key}`: the agent declares {field} = \"{agent}\", and bundle `{owner}`, which writes it, declares {field} = \"{bundle}\""
+    "state key `{key}`: {} declares {field} = \"{agent}\", and bundle `{owner}`, which writes it, declares {field} = \"{bundle}\"",
+    first.as_ref().map_or_else(|| "the agent".to_owned(), |first| format!("bundle `{first}`"))
 )]
 pub struct StateDisagreement {
     /// The key.
     pub key: String,
     /// The bundle declaring it.
     pub owner: String,
+    /// The bundle whose earlier declaration it contradicts; `None` for the
+    /// agent's own.
+    pub first: Option<String>,
     /// What differs: `scope` or `merge`.
     pub field: &'static str,
-    /// The agent's value.
+    /// The agent's value, or the first bundle's.
     pub agent: String,
     /// The bundle's value.
     pub bundle: String,
@@ -170,6 +176,7 @@ impl AgentDef {
             tools: set,
             tool_patterns: patterns,
             adopted: BTreeMap::new(),
+            adopted_from: BTreeMap::new(),
         })
     }
 
@@ -261,6 +268,7 @@ impl AgentDef {
             tools,
             tool_patterns: parsed.tools,
             adopted: BTreeMap::new(),
+            adopted_from: BTreeMap::new(),
         })
     }
 
@@ -297,20 +305,21 @@ impl AgentDef {
     }
 
     /// Adopt bundle `owner`'s declaration of `key`, a key it writes. A key
-    /// the agent declares keeps the agent's schema and must agree in scope
-    /// and merge policy; an agent that declares other keys declares this
-    /// one too; an agent whose state is open keeps it open, the key's
-    /// scope, merge policy and schema holding.
+    /// the agent (or an earlier bundle) declares keeps that schema and must
+    /// agree in scope and merge policy; an agent that declares other keys
+    /// declares this one too; an agent whose state is open keeps it open,
+    /// the key's scope, merge policy and schema holding.
     pub fn adopt_state_key(
         &mut self,
         owner: &str,
         key: &str,
         declared: StateKey,
     ) -> Result<(), StateDisagreement> {
-        if let Some(mine) = self.state.get(key) {
+        if let Some(mine) = self.key(key) {
             let differs = |field, agent: String, bundle: String| StateDisagreement {
                 key: key.to_owned(),
                 owner: owner.to_owned(),
+                first: self.adopted_from.get(key).cloned(),
                 field,
                 agent,
                 bundle,
@@ -329,7 +338,10 @@ impl AgentDef {
                     declared.merge.to_string(),
                 ));
             }
-        } else if self.state.is_empty() {
+            return Ok(());
+        }
+        self.adopted_from.insert(key.to_owned(), owner.to_owned());
+        if self.state.is_empty() {
             self.adopted.insert(key.to_owned(), declared);
         } else {
             self.state.insert(key.to_owned(), declared);
@@ -424,6 +436,24 @@ mod tests {
                 .is_err(),
             "the agent's own schema holds"
         );
+
+        for state in ["", "\n[state.notes]"] {
+            let mut agent = AgentDef::parse("a.toml", &format!("name = \"a\"{state}")).unwrap();
+            agent
+                .adopt_state_key("budget", "budget.calls", counter())
+                .unwrap();
+            let second = agent
+                .adopt_state_key("rogue", "budget.calls", StateKey::new(None).unwrap())
+                .unwrap_err();
+            assert_eq!(second.first.as_deref(), Some("budget"), "{state}");
+            assert!(
+                second
+                    .to_string()
+                    .starts_with("state key `budget.calls`: bundle `budget` declares merge"),
+                "{second}"
+            );
+            assert_eq!(agent.merge_of("budget.calls"), MergePolicy::Commutative);
+        }
     }
 
     #[test]

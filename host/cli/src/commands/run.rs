@@ -354,6 +354,13 @@ fn adopt_bundle_state(
                 anyhow::anyhow!("{}: state.{key:?}: {reason}", shown.display())
             })?;
             if let Err(disagreement) = agent.adopt_state_key(&manifest.name, key, state_key) {
+                if disagreement.first.is_some() {
+                    bail!(
+                        "{disagreement} ({}): two bundles that write one key must agree on it; \
+                         leave one of them out of the plugins folder",
+                        shown.display()
+                    );
+                }
                 let agent_file =
                     file.map_or_else(|| "the agent".to_owned(), |file| file.display().to_string());
                 bail!(
