@@ -13,16 +13,13 @@
 //! The outer test re-runs this binary's ignored test inside `unshare -n`.
 //! Where namespaces are unavailable it says so loudly and skips.
 
-use std::io;
-use std::net::IpAddr;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cordon_kernel::{Capability, ToolErrorKind};
 use cordon_tests::net::{Rebinding, Server};
 use cordon_tests::{Fixture, Loaded, artifacts, host, manifest};
-use cordon_wasm::{Lookup, NetworkPolicy, Resolve, Resolver, Safeguards};
+use cordon_wasm::{NetworkPolicy, Resolver, Safeguards};
 use serde_json::{Value, json};
 
 /// The addresses the namespace's loopback carries, with a prefix length each.

@@ -14,9 +14,8 @@
 //! are tried in `namespace.rs`, inside a network namespace.
 
 use std::io;
-use std::net::IpAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cordon_kernel::{Capability, Event, LimitKind, ToolError, ToolErrorKind};

@@ -314,15 +314,17 @@ impl AgentDef {
         owner: &str,
         key: &str,
         declared: StateKey,
-    ) -> Result<(), StateDisagreement> {
+    ) -> Result<(), Box<StateDisagreement>> {
         if let Some(mine) = self.key(key) {
-            let differs = |field, agent: String, bundle: String| StateDisagreement {
-                key: key.to_owned(),
-                owner: owner.to_owned(),
-                first: self.adopted_from.get(key).cloned(),
-                field,
-                agent,
-                bundle,
+            let differs = |field, agent: String, bundle: String| {
+                Box::new(StateDisagreement {
+                    key: key.to_owned(),
+                    owner: owner.to_owned(),
+                    first: self.adopted_from.get(key).cloned(),
+                    field,
+                    agent,
+                    bundle,
+                })
             };
             if mine.scope != declared.scope {
                 return Err(differs(
