@@ -103,12 +103,20 @@ fn init_tracing(verbose: u8) {
 
 /// Writing to a pipe whose reader has gone (`cordon runs list | head`) ends
 /// the process at once and quietly, as it does every other Unix tool, rather
-/// than failing each later print with a panic.
+/// than failing each later print with a panic. Only a pipe on standard output
+/// gets that: anywhere else a stray write to a closed pipe (a build command's
+/// reader gone) stays an ignored error, as Rust sets it up.
 fn quiet_on_closed_pipe() {
-    // SAFETY: restoring a signal's default disposition at start-up, before
-    // any other thread exists, races with nothing; the host's own sockets
-    // never raise SIGPIPE (they send with MSG_NOSIGNAL).
+    // SAFETY: `fstat` fills a zeroed `stat` for an open or closed descriptor
+    // and touches nothing else; restoring a signal's default disposition at
+    // start-up, before any other thread exists, races with nothing; the
+    // host's own sockets never raise SIGPIPE (they send with MSG_NOSIGNAL).
     unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let mut status: libc::stat = std::mem::zeroed();
+        let piped = libc::fstat(libc::STDOUT_FILENO, &mut status) == 0
+            && (status.st_mode & libc::S_IFMT) == libc::S_IFIFO;
+        if piped {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
     }
 }
