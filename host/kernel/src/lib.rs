@@ -22,6 +22,7 @@ mod phases;
 pub mod policy;
 pub mod progress;
 pub mod run;
+pub mod served;
 pub mod skills;
 pub mod state;
 pub mod tool;
@@ -52,6 +53,7 @@ pub use model::{
 pub use policy::{Decision, PermissionPolicy, PolicyError, Rule, Verdict};
 pub use progress::{Observer, Progress, Unobserved};
 pub use run::{RunError, RunOutcome, Runtime};
+pub use served::{NO_APPROVER, ServedRun};
 pub use skills::{
     ActiveSkills, SKILL_TOOL, SkillActivation, SkillCatalog, SkillChange, SkillRefusal, skill_of,
 };

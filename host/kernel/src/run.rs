@@ -115,20 +115,20 @@ pub struct Runtime {
 }
 
 /// The state of a run the loop carries between commits.
-struct Cursor {
-    run_id: String,
-    seq: u64,
-    messages: Vec<Message>,
+pub(crate) struct Cursor {
+    pub(crate) run_id: String,
+    pub(crate) seq: u64,
+    pub(crate) messages: Vec<Message>,
     /// Run-scoped and thread-scoped state together, as of the last commit.
     /// Shared with the step being built, and copied only when a commit
     /// changes it while a step still holds it.
-    state: Arc<BTreeMap<String, Value>>,
+    pub(crate) state: Arc<BTreeMap<String, Value>>,
     /// Whether committed file changes wait to be published.
-    unpublished: bool,
+    pub(crate) unpublished: bool,
     /// The skills active as of the last commit.
-    skills: Arc<ActiveSkills>,
+    pub(crate) skills: Arc<ActiveSkills>,
     /// Activations a resume dropped, which commit with the next step.
-    dropped: Vec<SkillChange>,
+    pub(crate) dropped: Vec<SkillChange>,
 }
 
 impl Cursor {
@@ -147,7 +147,7 @@ impl Cursor {
     }
 
     /// A step starting from the last commit.
-    fn step(&self, agent: &Arc<AgentDef>) -> StepState {
+    pub(crate) fn step(&self, agent: &Arc<AgentDef>) -> StepState {
         StepState::new(agent, Arc::clone(&self.state)).with_skills(Arc::clone(&self.skills))
     }
 
@@ -222,6 +222,36 @@ impl Runtime {
     pub fn with_run_metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
         self.metadata = metadata;
         self
+    }
+
+    /// The tools a step of `agent` at `cursor` may call: those the agent
+    /// uses and its active skills offer.
+    pub(crate) fn offered(&self, agent: &AgentDef, cursor: &Cursor) -> Vec<ToolSpec> {
+        self.tools
+            .specs()
+            .into_iter()
+            .filter(|spec| agent.uses_tool(&spec.name) && cursor.skills.offers(&spec.name))
+            .collect()
+    }
+
+    pub(crate) fn store(&self) -> &dyn CommitStore {
+        self.store.as_ref()
+    }
+
+    pub(crate) fn metadata(&self) -> &BTreeMap<String, String> {
+        &self.metadata
+    }
+
+    pub(crate) fn hooks(&self) -> &dyn HookSet {
+        self.hooks.as_ref()
+    }
+
+    pub(crate) fn events(&self) -> &StepEvents {
+        self.events.as_ref()
+    }
+
+    pub(crate) fn observer(&self) -> &dyn Observer {
+        self.observer.as_ref()
     }
 
     /// A flag that, once set, ends the run at the next step boundary.
@@ -439,11 +469,7 @@ impl Runtime {
             let tools: Vec<ToolSpec> = if last_step {
                 Vec::new()
             } else {
-                self.tools
-                    .specs()
-                    .into_iter()
-                    .filter(|spec| agent.uses_tool(&spec.name) && cursor.skills.offers(&spec.name))
-                    .collect()
+                self.offered(agent, &cursor)
             };
             let mut step = cursor.step(agent);
             let context = match self.before_inference(&cursor, taken + 1, &mut step).await? {
@@ -621,14 +647,15 @@ impl Runtime {
     }
 
     /// Run the allowed calls of `records` that have no result yet, answer the
-    /// denied ones, run the step-end hooks, and commit the step.
-    async fn execute(
+    /// denied ones, run the step-end hooks, and commit the step. Returns the
+    /// records as committed.
+    pub(crate) async fn execute(
         &self,
         cursor: &mut Cursor,
         assistant: Option<Message>,
         mut records: Vec<ToolRecord>,
         mut step: StepState,
-    ) -> Result<(), RunError> {
+    ) -> Result<Vec<ToolRecord>, RunError> {
         let number = cursor.model_steps() + u32::from(assistant.is_some());
         self.run_calls(cursor, assistant.as_ref(), &mut records, &mut step)
             .await?;
@@ -676,11 +703,11 @@ impl Runtime {
         self.commit(
             cursor,
             messages,
-            records,
+            records.clone(),
             step.into_effects(),
             Disposition::Running,
         )?;
-        Ok(())
+        Ok(records)
     }
 
     /// Run the allowed calls of `records` that have no result yet
@@ -903,7 +930,7 @@ impl Runtime {
         }))
     }
 
-    fn end(
+    pub(crate) fn end(
         &self,
         cursor: &mut Cursor,
         messages: Vec<Message>,
@@ -984,7 +1011,7 @@ impl Runtime {
 /// A call whose arguments are not a JSON object (a model that streamed broken
 /// JSON) is answered with an `invalid-input` error the model sees, and never
 /// reaches the gate or a tool.
-fn malformed(call: &ToolCall) -> Option<ToolRecord> {
+pub(crate) fn malformed(call: &ToolCall) -> Option<ToolRecord> {
     if call.args.is_object() {
         return None;
     }
@@ -1029,7 +1056,7 @@ fn visible_state<'a>(
 }
 
 /// Turn each pending call's decision into an allow or deny verdict.
-fn apply_decisions(
+pub(crate) fn apply_decisions(
     run_id: &str,
     mut records: Vec<ToolRecord>,
     pending: &[PendingCall],

@@ -1,0 +1,240 @@
+//! Tool calls requested from outside the loop: an MCP client, an embedder's
+//! own code. No model decides them, yet each request is one step of a run,
+//! judged by the same gate (the agent's tools and permission policy, the
+//! before-tool-call hooks), run by the same sandboxed calls, passed through
+//! the same after-tool-call and step-end hooks, and committed by the same
+//! atomic step commit as a model's calls. The request is recorded as the
+//! assistant turn that asked for the calls, so the run reads as any other.
+//!
+//! A served run owns its [`Runtime`]: the events a step gathers belong to that
+//! run alone. Requests arriving together take their turn; one step commits
+//! before the next is judged.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures_util::lock::Mutex;
+
+use crate::agent::AgentDef;
+use crate::approval::{Approval, Approver};
+use crate::commit::{CommitStore, EndCause, PendingCall, PendingReason, RunHeader, ToolRecord};
+use crate::event::EventSink;
+use crate::gate;
+use crate::merge::StepEffects;
+use crate::message::{CallResult, Message, ToolCall};
+use crate::model::{ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest};
+use crate::policy::{Decision, Verdict};
+use crate::progress::Progress;
+use crate::run::{Cursor, RunError, Runtime, malformed};
+use crate::skills::ActiveSkills;
+use crate::tool::{ToolError, ToolErrorKind, ToolSet};
+
+/// The rule a call needing approval is denied under when the requester could
+/// not be asked.
+pub const NO_APPROVER: &str = "needs a person's approval, and the requester could not ask for it";
+
+impl Runtime {
+    /// A runtime with no model, for a [`ServedRun`]: the requester decides
+    /// which tools to call. Driving a model run on it ends that run with an
+    /// error saying so.
+    pub fn for_requests(
+        tools: Arc<dyn ToolSet>,
+        store: Arc<dyn CommitStore>,
+        live: Arc<dyn EventSink>,
+    ) -> Self {
+        Self::new(Arc::new(NoModel), tools, store, live)
+    }
+}
+
+/// The model of a runtime that only serves requested calls.
+struct NoModel;
+
+impl ModelProvider for NoModel {
+    fn complete<'a>(
+        &'a self,
+        _request: ModelRequest<'a>,
+        _deltas: &'a (dyn Fn(ModelDelta) + Send + Sync),
+    ) -> ModelFuture<'a> {
+        Box::pin(async {
+            Err(ModelError::Request(
+                "this runtime serves tool calls requested from outside and has no model".into(),
+            ))
+        })
+    }
+}
+
+/// A run whose steps are tool calls requested from outside.
+pub struct ServedRun {
+    runtime: Runtime,
+    agent: Arc<AgentDef>,
+    cursor: Mutex<Cursor>,
+}
+
+impl ServedRun {
+    /// Start run `run_id` of `agent` in `thread` on `runtime`, created at
+    /// `created` (seconds since the Unix epoch). Nothing commits until the
+    /// first request.
+    pub fn open(
+        runtime: Runtime,
+        agent: &AgentDef,
+        thread: &str,
+        run_id: &str,
+        created: u64,
+    ) -> Result<Self, RunError> {
+        runtime.store().create_run(&RunHeader {
+            run_id: run_id.to_owned(),
+            agent: agent.name.clone(),
+            created,
+            thread: thread.to_owned(),
+            metadata: runtime.metadata().clone(),
+        })?;
+        let cursor = Cursor {
+            run_id: run_id.to_owned(),
+            seq: 0,
+            messages: Vec::new(),
+            state: Arc::new(runtime.store().thread_state(thread)?),
+            unpublished: false,
+            skills: ActiveSkills::none(),
+            dropped: Vec::new(),
+        };
+        Ok(Self {
+            runtime,
+            agent: Arc::new(agent.clone()),
+            cursor: Mutex::new(cursor),
+        })
+    }
+
+    /// The run's id.
+    pub async fn run_id(&self) -> String {
+        self.cursor.lock().await.run_id.clone()
+    }
+
+    /// Judge, run and commit `calls` as one step. A call the policy sends to
+    /// a person is put to `approver`; one it cannot answer is denied under
+    /// [`NO_APPROVER`]. A call naming a tool the run does not offer is
+    /// answered `not-found` and never reaches the gate. Returns each call's
+    /// record as committed, in request order.
+    pub async fn call(
+        &self,
+        calls: Vec<ToolCall>,
+        approver: &dyn Approver,
+    ) -> Result<Vec<ToolRecord>, RunError> {
+        let mut cursor = self.cursor.lock().await;
+        let runtime = &self.runtime;
+        let specs = runtime.offered(&self.agent, &cursor);
+        let mut step = cursor.step(&self.agent);
+        let assistant = Message::Assistant {
+            text: String::new(),
+            tool_calls: calls.clone(),
+        };
+        let mut records = Vec::with_capacity(calls.len());
+        for call in calls {
+            let record = if let Some(record) = malformed(&call) {
+                record
+            } else if let Some(spec) = specs.iter().find(|spec| spec.name == call.name) {
+                let (call, decision) = gate::judge(
+                    &self.agent,
+                    &cursor.skills,
+                    runtime.hooks(),
+                    runtime.events(),
+                    &mut step,
+                    spec.annotations,
+                    call,
+                )
+                .await?;
+                ToolRecord {
+                    call,
+                    decision,
+                    result: None,
+                    children: Vec::new(),
+                }
+            } else {
+                unoffered(call)
+            };
+            runtime.observer().observe(Progress::ToolCall {
+                call: record.call.clone(),
+                decision: record.decision.clone(),
+            });
+            records.push(record);
+        }
+        let pending: Vec<PendingCall> = records
+            .iter()
+            .filter(|record| record.decision.verdict == Verdict::Ask)
+            .map(|record| PendingCall {
+                call: record.call.clone(),
+                reason: PendingReason::Approval {
+                    rule: record.decision.rule.clone(),
+                },
+            })
+            .collect();
+        if !pending.is_empty() {
+            let answers = approver
+                .decide(&pending)
+                .await
+                .filter(|answers| answers.len() == pending.len());
+            records = match answers {
+                Some(answers) => {
+                    let decided: BTreeMap<String, Approval> = pending
+                        .iter()
+                        .map(|pending| pending.call.id.clone())
+                        .zip(answers)
+                        .collect();
+                    crate::run::apply_decisions(&cursor.run_id, records, &pending, &decided)?
+                }
+                None => records.into_iter().map(unanswered).collect(),
+            };
+        }
+        runtime
+            .execute(&mut cursor, Some(assistant), records, step)
+            .await
+    }
+
+    /// End the run: no further request can join it.
+    pub async fn close(self) -> Result<(), RunError> {
+        let mut cursor = self.cursor.lock().await;
+        self.runtime.end(
+            &mut cursor,
+            Vec::new(),
+            StepEffects::default(),
+            EndCause::FinalAnswer,
+            None,
+        )?;
+        Ok(())
+    }
+}
+
+/// A call naming a tool the run does not offer: answered at once.
+fn unoffered(call: ToolCall) -> ToolRecord {
+    let message = format!("no tool `{}` is offered to this run", call.name);
+    ToolRecord {
+        call,
+        decision: Decision {
+            verdict: Verdict::Deny,
+            rule: Some("not offered to the run".into()),
+        },
+        result: Some(CallResult::Error(ToolError::new(
+            ToolErrorKind::NotFound,
+            message,
+        ))),
+        children: Vec::new(),
+    }
+}
+
+/// A call that waited for approval nobody could give: denied, saying why.
+fn unanswered(mut record: ToolRecord) -> ToolRecord {
+    if record.decision.verdict == Verdict::Ask {
+        let asked = match &record.decision.rule {
+            Some(rule) => format!("permission rule `{rule}`"),
+            None => "the default permission".to_owned(),
+        };
+        record.result = Some(CallResult::Error(ToolError::new(
+            ToolErrorKind::Denied,
+            format!("{asked} {NO_APPROVER}"),
+        )));
+        record.decision = Decision {
+            verdict: Verdict::Deny,
+            rule: Some(NO_APPROVER.into()),
+        };
+    }
+    record
+}

@@ -1,0 +1,177 @@
+//! Calls requested from outside the loop: each request is a committed step,
+//! judged by the agent's policy, with state that carries to the next
+//! request; approvals go to the requester's approver, and a call nobody can
+//! approve is denied saying why.
+
+mod support;
+
+use std::sync::Arc;
+
+use cordon_kernel::{
+    Approval, ApprovalFuture, Approver, CallResult, CommitStore, DeferApprovals, Disposition,
+    EventLog, MemoryCommitStore, NO_APPROVER, PendingCall, Runtime, ServedRun, ToolCall,
+    ToolErrorKind, Verdict,
+};
+use serde_json::{Value, json};
+use support::*;
+
+fn call(id: &str, name: &str, args: Value) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        args,
+    }
+}
+
+fn served(
+    tools: Functions,
+    default: Verdict,
+    rules: &[(Verdict, &str)],
+) -> (ServedRun, Arc<MemoryCommitStore>, Arc<Functions>) {
+    let store = Arc::new(MemoryCommitStore::new());
+    let tools = Arc::new(tools);
+    let runtime = Runtime::for_requests(tools.clone(), store.clone(), Arc::new(EventLog::new()));
+    let run = ServedRun::open(runtime, &agent(default, rules, 4), "main", "served-1", 7).unwrap();
+    (run, store, tools)
+}
+
+/// Answers every pending call with one approval, counting the calls asked.
+struct Answer(Approval, std::sync::Mutex<Vec<String>>);
+
+impl Approver for Answer {
+    fn decide<'a>(&'a self, pending: &'a [PendingCall]) -> ApprovalFuture<'a> {
+        self.1
+            .lock()
+            .unwrap()
+            .extend(pending.iter().map(|pending| pending.call.id.clone()));
+        let answers = vec![self.0; pending.len()];
+        Box::pin(async move { Some(answers) })
+    }
+}
+
+fn output(record: &cordon_kernel::ToolRecord) -> &Value {
+    match &record.result {
+        Some(CallResult::Output(value)) => value,
+        other => panic!("expected an output, got {other:?}"),
+    }
+}
+
+fn error_kind(record: &cordon_kernel::ToolRecord) -> (ToolErrorKind, String) {
+    match &record.result {
+        Some(CallResult::Error(error)) => (error.kind, error.message.clone()),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
+    let tools = Functions::new().with("count", EFFECTFUL, counter());
+    let (run, store, _) = served(tools, Verdict::Allow, &[]);
+    let first = run
+        .call(vec![call("c1", "count", json!({}))], &DeferApprovals)
+        .await
+        .unwrap();
+    assert_eq!(output(&first[0]), &json!({"saw": 0}));
+    let second = run
+        .call(vec![call("c2", "count", json!({}))], &DeferApprovals)
+        .await
+        .unwrap();
+    assert_eq!(
+        output(&second[0]),
+        &json!({"saw": 1}),
+        "the first step's write committed"
+    );
+
+    let record = store.load("served-1").unwrap();
+    assert_eq!(record.commits.len(), 2, "one commit per request");
+    assert_eq!(record.commits[1].tools[0].call.id, "c2");
+    assert_eq!(record.state().unwrap()["count"], json!(2));
+    run.close().await.unwrap();
+    let record = store.load("served-1").unwrap();
+    assert!(matches!(record.disposition(), Disposition::Ended { .. }));
+}
+
+#[tokio::test]
+async fn the_policy_judges_requested_calls_and_unoffered_tools_never_run() {
+    let tools = Functions::new()
+        .with("echo", READ_ONLY, echo())
+        .with("wipe", EFFECTFUL, echo());
+    let (run, store, tools) = served(tools, Verdict::Allow, &[(Verdict::Deny, "wipe")]);
+    let records = run
+        .call(
+            vec![
+                call("a", "echo", json!({"x": 1})),
+                call("b", "wipe", json!({})),
+                call("c", "nowhere", json!({})),
+                call("d", "echo", json!("not an object")),
+            ],
+            &DeferApprovals,
+        )
+        .await
+        .unwrap();
+    assert_eq!(output(&records[0]), &json!({"x": 1}));
+    assert_eq!(error_kind(&records[1]).0, ToolErrorKind::Denied);
+    assert_eq!(records[1].decision.rule.as_deref(), Some("wipe"));
+    let (kind, message) = error_kind(&records[2]);
+    assert_eq!(kind, ToolErrorKind::NotFound);
+    assert!(message.contains("`nowhere`"), "{message}");
+    assert_eq!(error_kind(&records[3]).0, ToolErrorKind::InvalidInput);
+    assert_eq!(
+        tools.calls(),
+        1,
+        "only the allowed, offered, well-formed call ran"
+    );
+    let committed = &store.load("served-1").unwrap().commits[0];
+    assert_eq!(committed.tools.len(), 4, "every verdict is committed");
+}
+
+#[tokio::test]
+async fn a_call_needing_approval_goes_to_the_requesters_approver_or_is_denied_saying_why() {
+    let tools = Functions::new().with("send", EFFECTFUL, echo());
+    let (run, _, tools) = served(tools, Verdict::Ask, &[]);
+
+    let unasked = run
+        .call(vec![call("c1", "send", json!({}))], &DeferApprovals)
+        .await
+        .unwrap();
+    let (kind, message) = error_kind(&unasked[0]);
+    assert_eq!(kind, ToolErrorKind::Denied);
+    assert!(message.contains(NO_APPROVER), "{message}");
+    assert_eq!(tools.calls(), 0);
+
+    let no = Answer(Approval::Deny, Default::default());
+    let denied = run
+        .call(vec![call("c2", "send", json!({}))], &no)
+        .await
+        .unwrap();
+    assert_eq!(error_kind(&denied[0]).0, ToolErrorKind::Denied);
+    assert_eq!(*no.1.lock().unwrap(), ["c2"]);
+    assert_eq!(tools.calls(), 0);
+
+    let yes = Answer(Approval::Approve, Default::default());
+    let approved = run
+        .call(vec![call("c3", "send", json!({"to": "x"}))], &yes)
+        .await
+        .unwrap();
+    assert_eq!(output(&approved[0]), &json!({"to": "x"}));
+    assert_eq!(approved[0].decision.verdict, Verdict::Allow);
+    assert_eq!(tools.calls(), 1);
+}
+
+#[tokio::test]
+async fn a_runtime_for_requests_has_no_model_to_drive() {
+    let store = Arc::new(MemoryCommitStore::new());
+    let runtime = Runtime::for_requests(
+        Arc::new(Functions::new()),
+        store.clone(),
+        Arc::new(EventLog::new()),
+    );
+    let outcome = runtime
+        .start(&agent(Verdict::Allow, &[], 3), "r", 0, "hello")
+        .await
+        .unwrap();
+    let cordon_kernel::RunOutcome::Ended { cause, .. } = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(format!("{cause:?}").contains("no model"), "{cause:?}");
+}
