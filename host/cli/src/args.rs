@@ -43,6 +43,20 @@ pub(crate) struct GlobalArgs {
     pub verbose: u8,
 }
 
+impl GlobalArgs {
+    /// The host settings these flags make.
+    pub(crate) fn settings(&self) -> cordon_session::HostSettings {
+        cordon_session::HostSettings {
+            workspace: self.workspace.clone(),
+            cache_dir: self.cache_dir.clone(),
+            no_cache: self.no_cache,
+            config: self.config.clone(),
+            grants: self.grants.clone(),
+            max_instances: self.max_instances,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Run an agent on a prompt: model steps, gated tool calls, one commit per step.

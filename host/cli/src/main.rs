@@ -9,16 +9,13 @@
 mod approve;
 mod args;
 mod commands;
-mod context;
 mod embedded;
 mod events;
-mod network;
-mod operator;
 mod progress;
-mod skillset;
-mod store;
 
 use std::process::ExitCode;
+
+use cordon_session::{context, operator, skillset, store};
 
 use clap::Parser;
 

@@ -22,12 +22,12 @@ use crate::operator::Operator;
 
 pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<ExitCode> {
     let bundles = bundle_folders(&args.dirs)?;
-    let sdk = Sdk::materialize(&context::cache_root(global))?;
-    let operator = Operator::load(global)?;
+    let sdk = Sdk::materialize(&context::cache_root(&global.settings()))?;
+    let operator = Operator::load(&global.settings())?;
     // Compiling checks no approval: the bundle was just built from its
     // author's source on this machine. Whether it may load is said after.
     let host = (!args.no_compile)
-        .then(|| context::host(global, &operator))
+        .then(|| context::host(&global.settings(), &operator))
         .transpose()?
         .map(|host| host.with_approvals(Approvals::unchecked()));
     let cordon = std::env::current_exe().context("cannot find the running `cordon`")?;

@@ -28,8 +28,8 @@ struct Printed<'a> {
 }
 
 pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode> {
-    let operator = Operator::load(global)?;
-    let host = context::host(global, &operator)?;
+    let operator = Operator::load(&global.settings())?;
+    let host = context::host(&global.settings(), &operator)?;
     let report = context::load_all(
         &host,
         &operator,

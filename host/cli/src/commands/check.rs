@@ -137,8 +137,8 @@ fn bundle_report<'a>(loaded: &'a LoadedBundle, operator: &Operator) -> BundleRep
 }
 
 pub(crate) async fn run(global: &GlobalArgs, args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let operator = Operator::load(global)?;
-    let host = context::host(global, &operator)?;
+    let operator = Operator::load(&global.settings())?;
+    let host = context::host(&global.settings(), &operator)?;
     let report = host.load_dir(&args.dir, &global.workspace).await?;
     let ok = report.errors.is_empty();
     let printed = Report {

@@ -94,7 +94,7 @@ struct ListedBundle {
 
 /// `cordon grants list`.
 pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<ExitCode> {
-    let operator = Operator::load(global)?;
+    let operator = Operator::load(&global.settings())?;
     let profile = UntrustedProfile::default();
     let mut listed = Vec::new();
     for (dir, skill) in bundles(&args.plugins.dir(), &args.skills, &global.workspace) {
@@ -219,7 +219,7 @@ fn describe(lines: &[String]) -> String {
 
 /// `cordon grants approve BUNDLE`.
 pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::Result<ExitCode> {
-    let operator = Operator::load(global)?;
+    let operator = Operator::load(&global.settings())?;
     let profile = UntrustedProfile::default();
     let found = bundles(&args.plugins.dir(), &args.skills, &global.workspace)
         .into_iter()
@@ -318,7 +318,7 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
 
 /// `cordon grants revoke BUNDLE`.
 pub(crate) fn revoke(global: &GlobalArgs, args: GrantsRevokeArgs) -> anyhow::Result<ExitCode> {
-    let operator = Operator::load(global)?;
+    let operator = Operator::load(&global.settings())?;
     let mut approvals = operator.approvals.clone();
     if !approvals.revoke(&args.bundle) {
         bail!(

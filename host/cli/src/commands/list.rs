@@ -23,8 +23,8 @@ struct Listed<'a> {
 }
 
 pub(crate) async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<ExitCode> {
-    let operator = Operator::load(global)?;
-    let host = context::host(global, &operator)?;
+    let operator = Operator::load(&global.settings())?;
+    let host = context::host(&global.settings(), &operator)?;
     let report = context::load_all(
         &host,
         &operator,

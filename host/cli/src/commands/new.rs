@@ -35,7 +35,7 @@ pub(crate) fn run(global: &GlobalArgs, args: NewArgs) -> anyhow::Result<ExitCode
             dir.display()
         );
     }
-    let sdk = Sdk::materialize(&context::cache_root(global))?;
+    let sdk = Sdk::materialize(&context::cache_root(&global.settings()))?;
     let values = Values {
         name,
         sdk: &sdk.sdks(),

@@ -16,7 +16,7 @@ use crate::context;
 use crate::embedded::{self, Sdk};
 
 pub(crate) fn path(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-    let sdk = Sdk::materialize(&context::cache_root(global))?;
+    let sdk = Sdk::materialize(&context::cache_root(&global.settings()))?;
     println!("CORDON_WIT={}", sdk.wit().display());
     println!("CORDON_SDK={}", sdk.sdks().display());
     Ok(ExitCode::SUCCESS)
@@ -24,7 +24,7 @@ pub(crate) fn path(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 
 /// Cordon's WIT, resolved, and its world `name`.
 fn world(global: &GlobalArgs, name: &str) -> anyhow::Result<(Resolve, WorldId)> {
-    let sdk = Sdk::materialize(&context::cache_root(global))?;
+    let sdk = Sdk::materialize(&context::cache_root(&global.settings()))?;
     let mut resolve = Resolve::default();
     let (package, _) = resolve
         .push_dir(sdk.wit())

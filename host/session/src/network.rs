@@ -31,7 +31,7 @@ use serde::Deserialize;
 /// `[network]` as a config file writes it.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) struct NetworkTable {
+pub struct NetworkTable {
     #[serde(default)]
     allow_ranges: Vec<String>,
     #[serde(default)]
@@ -43,7 +43,7 @@ pub(crate) struct NetworkTable {
 /// Where a secret's value comes from.
 #[derive(Deserialize, Debug, Clone, PartialEq, Eq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) enum SecretSource {
+pub enum SecretSource {
     /// A variable of Cordon's own environment.
     Env(String),
     /// A file.
@@ -52,7 +52,7 @@ pub(crate) enum SecretSource {
 
 /// The operator's network settings, from every config file read.
 #[derive(Default)]
-pub(crate) struct NetworkConfig {
+pub struct NetworkConfig {
     allow_ranges: Vec<IpNet>,
     /// Each file with where it was named: `CONFIG: field ...[i]`.
     ca_files: Vec<(String, PathBuf)>,
@@ -62,7 +62,7 @@ pub(crate) struct NetworkConfig {
 
 impl NetworkConfig {
     /// Add the settings of `file`'s `[network]` table and `[secrets]`.
-    pub(crate) fn read(
+    pub fn read(
         &mut self,
         file: &Path,
         table: NetworkTable,
@@ -117,7 +117,7 @@ impl NetworkConfig {
     }
 
     /// Whether the config gives a source for secret `name` of `bundle`.
-    pub(crate) fn provides(&self, bundle: &str, name: &str) -> bool {
+    pub fn provides(&self, bundle: &str, name: &str) -> bool {
         self.secrets
             .get(bundle)
             .is_some_and(|named| named.contains_key(name))
@@ -127,7 +127,7 @@ impl NetworkConfig {
     /// bundle's name and the secrets its manifest declares: a declared
     /// secret the config gives no source, and a source the config gives for
     /// a secret the bundle does not declare.
-    pub(crate) fn secret_warnings<'a>(
+    pub fn secret_warnings<'a>(
         &self,
         bundles: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>,
     ) -> Vec<String> {
@@ -160,7 +160,7 @@ impl NetworkConfig {
 
     /// The policy the plugin host connects under; a secret whose value is
     /// missing is left out with a warning.
-    pub(crate) fn policy(&self) -> anyhow::Result<NetworkPolicy> {
+    pub fn policy(&self) -> anyhow::Result<NetworkPolicy> {
         let mut roots = Vec::new();
         for (named, file) in &self.ca_files {
             let found: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(file)

@@ -1,4 +1,4 @@
-//! Turning the global options and the operator's config into a plugin host
+//! Turning the host settings and the operator's config into a plugin host
 //! (loading only what the operator approved) and the safeguards calls run
 //! under, and loading the plugins directory for the commands that need every
 //! bundle to be valid.
@@ -9,15 +9,15 @@ use anyhow::{Context, bail};
 use cordon_kernel::FileRules;
 use cordon_wasm::{DirReport, HostConfig, PluginHost, Safeguards};
 
-use crate::args::GlobalArgs;
 use crate::operator::Operator;
+use crate::settings::HostSettings;
 
 /// A plugin host configured from the command line and the operator's config.
-pub(crate) fn host(global: &GlobalArgs, operator: &Operator) -> anyhow::Result<PluginHost> {
-    let cache_dir = if global.no_cache {
+pub fn host(settings: &HostSettings, operator: &Operator) -> anyhow::Result<PluginHost> {
+    let cache_dir = if settings.no_cache {
         None
     } else {
-        global.cache_dir.clone().or_else(default_cache_dir)
+        settings.cache_dir.clone().or_else(default_cache_dir)
     };
     let defaults = HostConfig::default();
     Ok(PluginHost::new(HostConfig {
@@ -31,7 +31,7 @@ pub(crate) fn host(global: &GlobalArgs, operator: &Operator) -> anyhow::Result<P
 /// What calls obey besides their grants: `files` with the operator's file
 /// rules, the operator's trust, and the run store at `store` out of every
 /// component's reach ([`store_reach`]).
-pub(crate) fn safeguards(
+pub fn safeguards(
     operator: &Operator,
     files: &FileRules,
     store: &Path,
@@ -49,7 +49,7 @@ pub(crate) fn safeguards(
 /// could reach, and so must not: its folder, when that lies inside the
 /// workspace; its database files alone, when it sits in the workspace root
 /// itself; nothing, when it lies outside, where no grant reaches.
-pub(crate) fn store_reach(store: &Path, workspace: &Path) -> Vec<PathBuf> {
+pub fn store_reach(store: &Path, workspace: &Path) -> Vec<PathBuf> {
     let Ok(root) = workspace.canonicalize() else {
         return Vec::new();
     };
@@ -74,8 +74,8 @@ pub(crate) fn store_reach(store: &Path, workspace: &Path) -> Vec<PathBuf> {
 /// The folder Cordon keeps its caches under: `--cache-dir`, else
 /// `$XDG_CACHE_HOME/cordon` or `~/.cache/cordon`, else one in the temporary
 /// directory. Used even with `--no-cache`, for what is not a compiled component.
-pub(crate) fn cache_root(global: &GlobalArgs) -> PathBuf {
-    global
+pub fn cache_root(settings: &HostSettings) -> PathBuf {
+    settings
         .cache_dir
         .clone()
         .or_else(default_cache_dir)
@@ -94,7 +94,7 @@ fn default_cache_dir() -> Option<PathBuf> {
 /// not load is left out with a loud error and the rest serve; with `strict`,
 /// any such bundle stops the command. Warns of secrets the operator's config
 /// and the bundles disagree on.
-pub(crate) async fn load_all(
+pub async fn load_all(
     host: &PluginHost,
     operator: &Operator,
     workspace: &std::path::Path,

@@ -15,19 +15,19 @@ use cordon_skills::{Catalog, Discovery, Root, SkillTool, Source, discover};
 use cordon_wasm::{LoadedBundle, PluginHost};
 
 /// A run's skills, and the tool bundles they ship.
-pub(crate) struct Skillset {
+pub struct Skillset {
     /// The skills offered.
-    pub(crate) catalog: Arc<Catalog>,
+    pub catalog: Arc<Catalog>,
     /// The tool bundles the skills ship, loaded.
-    pub(crate) bundles: Vec<LoadedBundle>,
+    pub bundles: Vec<LoadedBundle>,
     /// The tools each skill ships, by skill.
-    pub(crate) tools: BTreeMap<String, Vec<String>>,
+    pub tools: BTreeMap<String, Vec<String>>,
 }
 
 /// Where a run looks for skills: the `flags` folders as given, the agent
 /// file's `skills` (relative to `agent_file`), then the default places of
 /// `workspace`.
-pub(crate) fn roots(
+pub fn roots(
     flags: &[PathBuf],
     agent: &AgentDef,
     agent_file: Option<&Path>,
@@ -52,7 +52,7 @@ pub(crate) fn roots(
 }
 
 /// Print what `discovery` found wrong or shadowed, as warnings.
-pub(crate) fn warn(discovery: &Discovery) {
+pub fn warn(discovery: &Discovery) {
     for invalid in &discovery.invalid {
         eprintln!(
             "warning: skill {} of {} is not offered: it breaks {} rule(s) of the Agent Skills format",
@@ -71,7 +71,7 @@ pub(crate) fn warn(discovery: &Discovery) {
 
 /// Find the skills of `roots`, warning about what is wrong, and load the
 /// tool bundles they ship with `host`, directory grants under `workspace`.
-pub(crate) async fn assemble(host: &PluginHost, roots: &[Root], workspace: &Path) -> Skillset {
+pub async fn assemble(host: &PluginHost, roots: &[Root], workspace: &Path) -> Skillset {
     let discovery = discover(roots);
     warn(&discovery);
     let catalog = Catalog::of(&discovery);
@@ -120,7 +120,7 @@ pub(crate) async fn assemble(host: &PluginHost, roots: &[Root], workspace: &Path
 
 impl Skillset {
     /// The folders of the skills offered, by skill.
-    pub(crate) fn folders(&self) -> BTreeMap<String, PathBuf> {
+    pub fn folders(&self) -> BTreeMap<String, PathBuf> {
         self.catalog
             .skills()
             .map(|skill| (skill.name().to_owned(), skill.folder.clone()))
@@ -129,7 +129,7 @@ impl Skillset {
 
     /// The built-in `skill` tool over these skills, whose folders the run's
     /// workspace mounts when `mounted`.
-    pub(crate) fn tool(&self, mounted: bool) -> SkillTool {
+    pub fn tool(&self, mounted: bool) -> SkillTool {
         SkillTool::new(Arc::clone(&self.catalog), mounted, self.tools.clone())
     }
 }

@@ -13,7 +13,7 @@ use cordon_store::SqliteCommitStore;
 const PROJECT_FOLDER: &str = ".cordon";
 
 /// The store at `path`, created (with its folder) when missing.
-pub(crate) fn create(path: &Path) -> anyhow::Result<SqliteCommitStore> {
+pub fn create(path: &Path) -> anyhow::Result<SqliteCommitStore> {
     let store = SqliteCommitStore::open(path)
         .with_context(|| format!("opening the run store {}", path.display()))?;
     ignore_in_git(path);
@@ -21,7 +21,7 @@ pub(crate) fn create(path: &Path) -> anyhow::Result<SqliteCommitStore> {
 }
 
 /// The store at `path`, which must exist.
-pub(crate) fn existing(path: &Path) -> anyhow::Result<SqliteCommitStore> {
+pub fn existing(path: &Path) -> anyhow::Result<SqliteCommitStore> {
     if !path.is_file() {
         bail!(
             "no run store at {}: no run was made with it yet (`cordon run` creates it; \

@@ -28,14 +28,14 @@ use cordon_kernel::FileRules;
 use cordon_wasm::{Approvals, GRANTS_FILE, Trust};
 use serde::Deserialize;
 
-use crate::args::GlobalArgs;
 use crate::network::{NetworkConfig, NetworkTable, SecretSource};
+use crate::settings::HostSettings;
 
 /// The file an operator config is read from in the project.
-pub(crate) const PROJECT_CONFIG: &str = ".cordon/config.toml";
+pub const PROJECT_CONFIG: &str = ".cordon/config.toml";
 
 /// The operator's settings, from every config file read.
-pub(crate) struct Operator {
+pub struct Operator {
     /// Whose tool annotations are believed.
     pub trust: Trust,
     /// File rules every run obeys, on top of the agent's.
@@ -77,8 +77,8 @@ impl Operator {
     /// The settings `--config` names, or else those of the user's and the
     /// project's config files, where they exist, the project's last; then
     /// `--max-instances`.
-    pub(crate) fn load(global: &GlobalArgs) -> anyhow::Result<Self> {
-        let grants_file = global
+    pub fn load(settings: &HostSettings) -> anyhow::Result<Self> {
+        let grants_file = settings
             .grants
             .clone()
             .unwrap_or_else(|| PathBuf::from(GRANTS_FILE));
@@ -90,7 +90,7 @@ impl Operator {
             grants_file,
             network: NetworkConfig::default(),
         };
-        let files: Vec<PathBuf> = match &global.config {
+        let files: Vec<PathBuf> = match &settings.config {
             Some(file) => {
                 if !file.is_file() {
                     bail!("--config {}: no such file", file.display());
@@ -106,7 +106,7 @@ impl Operator {
         for file in &files {
             operator.read(file)?;
         }
-        if let Some(max) = global.max_instances {
+        if let Some(max) = settings.max_instances {
             operator.max_instances = Some(max);
         }
         Ok(operator)
@@ -142,7 +142,7 @@ impl Operator {
 }
 
 /// The approvals kept in `file`: none yet when it does not exist.
-pub(crate) fn load_approvals(file: &Path) -> anyhow::Result<Approvals> {
+pub fn load_approvals(file: &Path) -> anyhow::Result<Approvals> {
     match std::fs::read_to_string(file) {
         Ok(text) => Ok(Approvals::parse(file, &text)?),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Approvals::checked()),

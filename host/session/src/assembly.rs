@@ -1,0 +1,365 @@
+//! One run's whole assembly from its launch: the agent and its permissions,
+//! the plugins folder loaded under the operator's approvals, the state keys
+//! bundles declare, the skills, the sandbox backend and its workspace tools,
+//! the run store, and the runtime wired to them. `cordon run`, `cordon mcp`
+//! and embedders build a run through here and nowhere else.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::bail;
+use cordon_kernel::{
+    AgentDef, EventSink, ModelProvider, PermissionPolicy, Runtime, ToolSet, ToolSets, Verdict,
+};
+use cordon_store::SqliteCommitStore;
+use cordon_wasm::manifest::MANIFEST_FILE;
+use cordon_wasm::{LoadedBundle, Plugins, Workspace, WorkspaceOptions, WriteMode};
+
+use crate::context;
+use crate::operator::Operator;
+use crate::settings::HostSettings;
+use crate::skillset::{self, Skillset};
+use crate::store;
+
+/// What a run was started with, recorded in its header so that `runs resume`
+/// needs no flags: absolute paths, so a resume from elsewhere finds them.
+#[derive(Debug, Default, Clone)]
+pub struct Launch {
+    /// The agent file; `None` runs the default agent.
+    pub agent: Option<PathBuf>,
+    /// The permissions file that replaces the agent's own policy.
+    pub permissions: Option<PathBuf>,
+    /// The model spec and the directory a relative script path resolves against.
+    pub model: Option<(String, PathBuf)>,
+    /// The provider's base URL given on the command line.
+    pub base_url: Option<String>,
+    /// The workspace root: bundles' directory grants resolve under it.
+    pub workspace: PathBuf,
+    /// The sandbox backend given on the command line.
+    pub sandbox: Option<String>,
+    /// `--transactional` (true) or `--direct` (false), when given.
+    pub transactional: Option<bool>,
+    /// Whether a `memory` workspace starts from the workspace folder.
+    pub seed: bool,
+    /// The `--skills` folders given, searched first for skills.
+    pub skills: Vec<PathBuf>,
+    /// The plugins folder.
+    pub plugins: PathBuf,
+}
+
+impl Launch {
+    /// The launch recorded in `metadata`, overridden by any setting in
+    /// `given` (`plugins_given` says whether its plugins folder was chosen
+    /// rather than defaulted). The workspace root and the sandbox's write
+    /// mode stay as recorded: the run's staged changes belong to that folder.
+    pub fn resumed(given: Self, plugins_given: bool, metadata: &BTreeMap<String, String>) -> Self {
+        let recorded = |key: &str| metadata.get(key).map(PathBuf::from);
+        Self {
+            agent: given.agent.or_else(|| recorded("agent")),
+            permissions: given.permissions.or_else(|| recorded("permissions")),
+            model: given
+                .model
+                .or_else(|| Some((metadata.get("model")?.clone(), recorded("model-base")?))),
+            base_url: given.base_url.or_else(|| metadata.get("base-url").cloned()),
+            workspace: recorded("workspace").unwrap_or(given.workspace),
+            sandbox: metadata.get("sandbox").cloned().or(given.sandbox),
+            transactional: metadata
+                .get("transactional")
+                .map(|value| value == "true")
+                .or(given.transactional),
+            seed: metadata
+                .get("seed")
+                .map_or(given.seed, |value| value == "true"),
+            skills: if given.skills.is_empty() {
+                metadata
+                    .get("skills")
+                    .and_then(|text| serde_json::from_str(text).ok())
+                    .unwrap_or_default()
+            } else {
+                given.skills
+            },
+            plugins: match recorded("plugins") {
+                Some(plugins) if !plugins_given => plugins,
+                _ => given.plugins,
+            },
+        }
+    }
+
+    /// What the run's header records, so that a resume needs no flags.
+    pub fn metadata(&self) -> BTreeMap<String, String> {
+        let mut metadata = BTreeMap::new();
+        let mut put = |key: &str, path: &Path| {
+            metadata.insert(key.to_owned(), path.display().to_string());
+        };
+        if let Some(agent) = &self.agent {
+            put("agent", agent);
+        }
+        if let Some(permissions) = &self.permissions {
+            put("permissions", permissions);
+        }
+        put("workspace", &self.workspace);
+        put("plugins", &self.plugins);
+        if let Some((spec, base)) = &self.model {
+            put("model-base", base);
+            metadata.insert("model".to_owned(), spec.clone());
+        }
+        if let Some(url) = &self.base_url {
+            metadata.insert("base-url".to_owned(), url.clone());
+        }
+        if let Some(sandbox) = &self.sandbox {
+            metadata.insert("sandbox".to_owned(), sandbox.clone());
+            metadata.insert("seed".to_owned(), self.seed.to_string());
+        }
+        if let Some(transactional) = self.transactional {
+            metadata.insert("transactional".to_owned(), transactional.to_string());
+        }
+        if !self.skills.is_empty() {
+            metadata.insert(
+                "skills".to_owned(),
+                serde_json::to_string(&self.skills).unwrap_or_default(),
+            );
+        }
+        metadata
+    }
+
+    /// Bind the run's sandbox backend, if it has one: the flag's, else the
+    /// agent file's. Untrusted agents are transactional unless `--direct`.
+    pub fn bind_workspace(
+        &mut self,
+        agent: &AgentDef,
+        plugins: &Plugins,
+    ) -> anyhow::Result<Option<Workspace>> {
+        if self.sandbox.is_none() {
+            self.sandbox.clone_from(&agent.sandbox);
+        }
+        let Some(name) = &self.sandbox else {
+            return Ok(None);
+        };
+        let transactional = *self.transactional.get_or_insert(!agent.trusted);
+        let options = WorkspaceOptions {
+            transactional,
+            seed: self.seed,
+        };
+        Ok(Some(plugins.workspace(name, options)?))
+    }
+
+    /// The agent the launch names (or the default one, which asks before
+    /// every call), with the launch's permissions file over its own.
+    pub fn agent(&self) -> anyhow::Result<AgentDef> {
+        let mut agent = match &self.agent {
+            Some(file) => AgentDef::load(file)?,
+            None => AgentDef::new(
+                "cordon",
+                "Use the tools when they help, then answer briefly.",
+                &["*"],
+                12,
+                PermissionPolicy::new(Verdict::Ask),
+            )?,
+        };
+        if let Some(file) = &self.permissions {
+            agent.permissions = PermissionPolicy::load(file)?;
+        }
+        Ok(agent)
+    }
+}
+
+/// A run's tools, hooks, skills, sandbox and store, assembled.
+pub struct Assembly {
+    /// The agent, with the state keys its bundles declare adopted.
+    pub agent: AgentDef,
+    /// The launch as completed (the sandbox the agent file names, the write
+    /// mode it implies), as the run's header records it.
+    pub launch: Launch,
+    /// Every tool the run offers: the plugins', the workspace's, the skill tool.
+    pub tools: Arc<dyn ToolSet>,
+    /// The loaded plugins, which are also the run's hooks.
+    pub plugins: Arc<Plugins>,
+    /// The sandbox backend's workspace, when the run has one.
+    pub workspace: Option<Workspace>,
+    /// The skills offered.
+    pub skills: Skillset,
+    /// The run store.
+    pub store: Arc<SqliteCommitStore>,
+    /// What a person starting the run should read: the workspace and the
+    /// skills, one line each.
+    pub notices: Vec<String>,
+}
+
+impl Assembly {
+    /// Assemble `agent`'s run from `launch`, with the store at `store_path`
+    /// (created when missing) and `live` seeing the components' events as
+    /// they happen. A bundle that does not load is left out with a loud
+    /// error, unless `strict`.
+    pub async fn open(
+        settings: &HostSettings,
+        launch: Launch,
+        mut agent: AgentDef,
+        store_path: &Path,
+        strict: bool,
+        live: Arc<dyn EventSink>,
+    ) -> anyhow::Result<Self> {
+        let mut launch = launch;
+        let operator = Operator::load(settings)?;
+        let host = context::host(settings, &operator)?;
+        if !launch.plugins.is_dir() {
+            bail!(
+                "the plugins folder {} does not exist; pass --plugins DIR or set CORDON_PLUGINS",
+                launch.plugins.display()
+            );
+        }
+        let report =
+            context::load_all(&host, &operator, &launch.workspace, &launch.plugins, strict).await?;
+        let roots = skillset::roots(
+            &launch.skills,
+            &agent,
+            launch.agent.as_deref(),
+            &launch.workspace,
+        );
+        let mut skills = skillset::assemble(&host, &roots, &launch.workspace).await;
+        let store = store::create(store_path)?;
+        let mut safeguards = context::safeguards(
+            &operator,
+            agent.permissions.files(),
+            store_path,
+            &launch.workspace,
+        );
+        safeguards.skills = skills.folders().into_values().collect();
+        adopt_bundle_state(&mut agent, &report.bundles, launch.agent.as_deref())?;
+        let mut bundles = report.bundles;
+        bundles.extend(std::mem::take(&mut skills.bundles));
+        let plugins = host
+            .plugins_with(bundles, live, safeguards)
+            .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
+        let workspace = launch
+            .bind_workspace(&agent, &plugins)?
+            .map(|workspace| workspace.with_skills(skills.folders()));
+        let plugins = Arc::new(plugins);
+        let mut sets: Vec<Arc<dyn ToolSet>> = vec![plugins.clone()];
+        let mut notices = Vec::new();
+        if let Some(workspace) = &workspace {
+            notices.push(describe_workspace(launch.sandbox.as_deref(), workspace));
+            sets.push(workspace.tools());
+        }
+        if !skills.catalog.is_empty() {
+            notices.push(format!("skills: {}", describe_skills(&skills)));
+            sets.push(Arc::new(skills.tool(workspace.is_some())));
+        }
+        let tools: Arc<dyn ToolSet> = Arc::new(ToolSets::new(sets).map_err(|names| {
+            anyhow::anyhow!(
+                "tools [{}] are provided twice: a plugin's tools clash with the built-in tools (`read`, `write`, `edit`, `glob`, `grep`, `bash`, `skill`)",
+                names.join(", ")
+            )
+        })?);
+        Ok(Self {
+            agent,
+            launch,
+            tools,
+            plugins,
+            workspace,
+            skills,
+            store: Arc::new(store),
+            notices,
+        })
+    }
+
+    /// The runtime that drives the run with `model`, the kernel showing its
+    /// own events on `live`: the plugins as hooks, the skills' catalog, the
+    /// workspace's file ledger, and the launch recorded in each run's header.
+    pub fn runtime(&self, model: Arc<dyn ModelProvider>, live: Arc<dyn EventSink>) -> Runtime {
+        self.wire(Runtime::new(
+            model,
+            self.tools.clone(),
+            self.store.clone(),
+            live,
+        ))
+    }
+
+    /// The runtime for calls requested from outside (a served run): the same
+    /// tools, hooks, workspace and store, and no model.
+    pub fn runtime_for_requests(&self, live: Arc<dyn EventSink>) -> Runtime {
+        self.wire(Runtime::for_requests(
+            self.tools.clone(),
+            self.store.clone(),
+            live,
+        ))
+    }
+
+    fn wire(&self, runtime: Runtime) -> Runtime {
+        let mut runtime = runtime
+            .with_hooks(self.plugins.clone())
+            .with_skills(self.skills.catalog.clone())
+            .with_run_metadata(self.launch.metadata());
+        if let Some(ledger) = self.workspace.as_ref().and_then(Workspace::ledger) {
+            runtime = runtime.with_files(ledger);
+        }
+        runtime
+    }
+}
+
+/// Adopt the state keys the loaded bundles declare. A disagreement with the
+/// agent's own declaration stops the run before it starts, saying what to
+/// change.
+fn adopt_bundle_state(
+    agent: &mut AgentDef,
+    bundles: &[LoadedBundle],
+    file: Option<&Path>,
+) -> anyhow::Result<()> {
+    for loaded in bundles {
+        let manifest = &loaded.bundle.manifest;
+        let shown = loaded.bundle.dir.join(MANIFEST_FILE);
+        for (key, declared) in &manifest.state {
+            let state_key = declared.key().map_err(|reason| {
+                anyhow::anyhow!("{}: state.{key:?}: {reason}", shown.display())
+            })?;
+            if let Err(disagreement) = agent.adopt_state_key(&manifest.name, key, state_key) {
+                if disagreement.first.is_some() {
+                    bail!(
+                        "{disagreement} ({}): two bundles that write one key must agree on it; \
+                         leave one of them out of the plugins folder",
+                        shown.display()
+                    );
+                }
+                let agent_file =
+                    file.map_or_else(|| "the agent".to_owned(), |file| file.display().to_string());
+                bail!(
+                    "{agent_file}: {disagreement} ({}): write `{} = \"{}\"` in the agent's \
+                     `[state.{key:?}]`, or remove that table to adopt the bundle's declaration",
+                    shown.display(),
+                    disagreement.field,
+                    disagreement.bundle
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One line naming the skills the model may activate.
+fn describe_skills(skills: &Skillset) -> String {
+    let names: Vec<&str> = skills.catalog.skills().map(|skill| skill.name()).collect();
+    format!(
+        "{} offered ({}); each activation limits calls to its allowed-tools",
+        names.len(),
+        names.join(", ")
+    )
+}
+
+/// One line saying where the workspace tools reach and how they write.
+fn describe_workspace(name: Option<&str>, workspace: &Workspace) -> String {
+    let name = name.unwrap_or("?");
+    let folder = workspace.folder().map_or_else(
+        || "an empty workspace".to_owned(),
+        |dir| dir.display().to_string(),
+    );
+    let mode = match workspace.mode() {
+        WriteMode::Direct => "writes go straight to the folder",
+        WriteMode::Staged { publishes: true } => {
+            "transactional: file changes commit with each step, then reach the folder"
+        }
+        WriteMode::Staged { publishes: false } => {
+            "staged: file changes commit with each step and never reach the folder"
+        }
+    };
+    format!("workspace: `{name}` backend on {folder} ({mode})")
+}
