@@ -53,7 +53,7 @@ pub use model::{
 pub use policy::{Decision, PermissionPolicy, PolicyError, Rule, Verdict};
 pub use progress::{Observer, Progress, Unobserved};
 pub use run::{RunError, RunOutcome, Runtime};
-pub use served::{NO_APPROVER, ServedRun};
+pub use served::{NO_APPROVER, Served, ServedRun, Unanswered};
 pub use skills::{
     ActiveSkills, SKILL_TOOL, SkillActivation, SkillCatalog, SkillChange, SkillRefusal, skill_of,
 };

@@ -63,6 +63,27 @@ impl ModelProvider for NoModel {
     }
 }
 
+/// What to do with calls needing approval that the requester's approver
+/// could not answer now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unanswered {
+    /// Deny them, saying why ([`NO_APPROVER`]), and commit the step.
+    Deny,
+    /// Commit nothing: the requester asks a person and sends the request
+    /// again with the answer.
+    Withdraw,
+}
+
+/// How a request ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Served {
+    /// The step committed; each call's record, in request order.
+    Committed(Vec<ToolRecord>),
+    /// Nothing ran and nothing committed: these calls wait for an answer
+    /// the requester will bring with the same request.
+    Withdrawn(Vec<PendingCall>),
+}
+
 /// A run whose steps are tool calls requested from outside.
 pub struct ServedRun {
     runtime: Runtime,
@@ -110,15 +131,16 @@ impl ServedRun {
     }
 
     /// Judge, run and commit `calls` as one step. A call the policy sends to
-    /// a person is put to `approver`; one it cannot answer is denied under
-    /// [`NO_APPROVER`]. A call naming a tool the run does not offer is
-    /// answered `not-found` and never reaches the gate. Returns each call's
-    /// record as committed, in request order.
+    /// a person is put to `approver`; when it cannot answer, `unanswered`
+    /// says whether such calls are denied or the whole request withdrawn. A
+    /// call naming a tool the run does not offer is answered `not-found` and
+    /// never reaches the gate.
     pub async fn call(
         &self,
         calls: Vec<ToolCall>,
         approver: &dyn Approver,
-    ) -> Result<Vec<ToolRecord>, RunError> {
+        unanswered: Unanswered,
+    ) -> Result<Served, RunError> {
         let mut cursor = self.cursor.lock().await;
         let runtime = &self.runtime;
         let specs = runtime.offered(&self.agent, &cursor);
@@ -181,12 +203,20 @@ impl ServedRun {
                         .collect();
                     crate::run::apply_decisions(&cursor.run_id, records, &pending, &decided)?
                 }
-                None => records.into_iter().map(unanswered).collect(),
+                None if unanswered == Unanswered::Withdraw => {
+                    runtime.events().drain();
+                    return Ok(Served::Withdrawn(pending));
+                }
+                None => records.into_iter().map(denied_unanswered).collect(),
             };
         }
-        runtime
+        let records = runtime
             .execute(&mut cursor, Some(assistant), records, step)
-            .await
+            .await;
+        if records.is_err() {
+            runtime.events().drain();
+        }
+        Ok(Served::Committed(records?))
     }
 
     /// End the run: no further request can join it.
@@ -221,7 +251,7 @@ fn unoffered(call: ToolCall) -> ToolRecord {
 }
 
 /// A call that waited for approval nobody could give: denied, saying why.
-fn unanswered(mut record: ToolRecord) -> ToolRecord {
+fn denied_unanswered(mut record: ToolRecord) -> ToolRecord {
     if record.decision.verdict == Verdict::Ask {
         let asked = match &record.decision.rule {
             Some(rule) => format!("permission rule `{rule}`"),

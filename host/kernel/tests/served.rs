@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use cordon_kernel::{
     Approval, ApprovalFuture, Approver, CallResult, CommitStore, DeferApprovals, Disposition,
-    EventLog, MemoryCommitStore, NO_APPROVER, PendingCall, Runtime, ServedRun, ToolCall,
-    ToolErrorKind, Verdict,
+    EventLog, MemoryCommitStore, NO_APPROVER, PendingCall, Runtime, Served, ServedRun, ToolCall,
+    ToolErrorKind, Unanswered, Verdict,
 };
 use serde_json::{Value, json};
 use support::*;
@@ -49,6 +49,19 @@ impl Approver for Answer {
     }
 }
 
+trait Committed {
+    fn committed(self) -> Vec<cordon_kernel::ToolRecord>;
+}
+
+impl Committed for Served {
+    fn committed(self) -> Vec<cordon_kernel::ToolRecord> {
+        match self {
+            Served::Committed(records) => records,
+            Served::Withdrawn(pending) => panic!("withdrawn: {pending:?}"),
+        }
+    }
+}
+
 fn output(record: &cordon_kernel::ToolRecord) -> &Value {
     match &record.result {
         Some(CallResult::Output(value)) => value,
@@ -68,14 +81,24 @@ async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
     let tools = Functions::new().with("count", EFFECTFUL, counter());
     let (run, store, _) = served(tools, Verdict::Allow, &[]);
     let first = run
-        .call(vec![call("c1", "count", json!({}))], &DeferApprovals)
+        .call(
+            vec![call("c1", "count", json!({}))],
+            &DeferApprovals,
+            Unanswered::Deny,
+        )
         .await
-        .unwrap();
+        .unwrap()
+        .committed();
     assert_eq!(output(&first[0]), &json!({"saw": 0}));
     let second = run
-        .call(vec![call("c2", "count", json!({}))], &DeferApprovals)
+        .call(
+            vec![call("c2", "count", json!({}))],
+            &DeferApprovals,
+            Unanswered::Deny,
+        )
         .await
-        .unwrap();
+        .unwrap()
+        .committed();
     assert_eq!(
         output(&second[0]),
         &json!({"saw": 1}),
@@ -106,9 +129,11 @@ async fn the_policy_judges_requested_calls_and_unoffered_tools_never_run() {
                 call("d", "echo", json!("not an object")),
             ],
             &DeferApprovals,
+            Unanswered::Deny,
         )
         .await
-        .unwrap();
+        .unwrap()
+        .committed();
     assert_eq!(output(&records[0]), &json!({"x": 1}));
     assert_eq!(error_kind(&records[1]).0, ToolErrorKind::Denied);
     assert_eq!(records[1].decision.rule.as_deref(), Some("wipe"));
@@ -131,9 +156,14 @@ async fn a_call_needing_approval_goes_to_the_requesters_approver_or_is_denied_sa
     let (run, _, tools) = served(tools, Verdict::Ask, &[]);
 
     let unasked = run
-        .call(vec![call("c1", "send", json!({}))], &DeferApprovals)
+        .call(
+            vec![call("c1", "send", json!({}))],
+            &DeferApprovals,
+            Unanswered::Deny,
+        )
         .await
-        .unwrap();
+        .unwrap()
+        .committed();
     let (kind, message) = error_kind(&unasked[0]);
     assert_eq!(kind, ToolErrorKind::Denied);
     assert!(message.contains(NO_APPROVER), "{message}");
@@ -141,18 +171,24 @@ async fn a_call_needing_approval_goes_to_the_requesters_approver_or_is_denied_sa
 
     let no = Answer(Approval::Deny, Default::default());
     let denied = run
-        .call(vec![call("c2", "send", json!({}))], &no)
+        .call(vec![call("c2", "send", json!({}))], &no, Unanswered::Deny)
         .await
-        .unwrap();
+        .unwrap()
+        .committed();
     assert_eq!(error_kind(&denied[0]).0, ToolErrorKind::Denied);
     assert_eq!(*no.1.lock().unwrap(), ["c2"]);
     assert_eq!(tools.calls(), 0);
 
     let yes = Answer(Approval::Approve, Default::default());
     let approved = run
-        .call(vec![call("c3", "send", json!({"to": "x"}))], &yes)
+        .call(
+            vec![call("c3", "send", json!({"to": "x"}))],
+            &yes,
+            Unanswered::Deny,
+        )
         .await
-        .unwrap();
+        .unwrap()
+        .committed();
     assert_eq!(output(&approved[0]), &json!({"to": "x"}));
     assert_eq!(approved[0].decision.verdict, Verdict::Allow);
     assert_eq!(tools.calls(), 1);
@@ -174,4 +210,43 @@ async fn a_runtime_for_requests_has_no_model_to_drive() {
         panic!("{outcome:?}");
     };
     assert!(format!("{cause:?}").contains("no model"), "{cause:?}");
+}
+
+#[tokio::test]
+async fn a_withdrawn_request_commits_nothing_and_runs_nothing() {
+    let tools = Functions::new()
+        .with("send", EFFECTFUL, echo())
+        .with("look", READ_ONLY, echo());
+    let (run, store, tools) = served(tools, Verdict::Ask, &[(Verdict::Allow, "look")]);
+    let outcome = run
+        .call(
+            vec![call("c1", "look", json!({})), call("c2", "send", json!({}))],
+            &DeferApprovals,
+            Unanswered::Withdraw,
+        )
+        .await
+        .unwrap();
+    let Served::Withdrawn(pending) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].call.id, "c2");
+    assert_eq!(
+        tools.calls(),
+        0,
+        "not even the allowed call of the request ran"
+    );
+    assert!(store.load("served-1").unwrap().commits.is_empty());
+    let yes = Answer(Approval::Approve, Default::default());
+    let again = run
+        .call(
+            vec![call("c2", "send", json!({"n": 1}))],
+            &yes,
+            Unanswered::Withdraw,
+        )
+        .await
+        .unwrap()
+        .committed();
+    assert_eq!(output(&again[0]), &json!({"n": 1}));
+    assert_eq!(store.load("served-1").unwrap().commits.len(), 1);
 }
