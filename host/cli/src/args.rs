@@ -65,6 +65,10 @@ pub(crate) enum Command {
     /// otherwise (step limit, model error, cancelled), 3 when it waits for
     /// approval (resume with `cordon runs resume`), 2 when it cannot start.
     Run(RunArgs),
+    /// Serve the plugins' tools to MCP clients (Claude Code, Codex, Cursor,
+    /// VS Code) over stdio, each call through the permission policy, hooks,
+    /// sandbox and run store; every call is a committed step of one run.
+    Mcp(McpArgs),
     /// Inspect and resume committed runs.
     #[command(subcommand)]
     Runs(RunsCommand),
@@ -350,6 +354,30 @@ pub(crate) struct StoreArg {
     /// The run store (SQLite).
     #[arg(long, env = "CORDON_STORE", default_value = ".cordon/cordon.db")]
     pub store: PathBuf,
+}
+
+/// How `cordon mcp` serves.
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
+    /// Agent file whose `tools`, `[permissions]` and `[state]` the served
+    /// calls obey. Without one: every tool, and every call asks for approval
+    /// (through the client's elicitation, or denied where it has none).
+    #[arg(long, env = "CORDON_AGENT")]
+    pub agent: Option<PathBuf>,
+    /// A permissions file (`default`, `allow`, `ask`, `deny`) that replaces the
+    /// agent's `[permissions]`.
+    #[arg(long, env = "CORDON_PERMISSIONS")]
+    pub permissions: Option<PathBuf>,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+    #[command(flatten)]
+    pub skills: SkillsArg,
+    #[command(flatten)]
+    pub store: StoreArg,
 }
 
 #[derive(Debug, Args)]

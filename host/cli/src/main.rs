@@ -41,6 +41,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => commands::run::run(&cli.global, args).await,
+            Command::Mcp(args) => commands::mcp::run(&cli.global, args).await,
             Command::Runs(RunsCommand::Resume(args)) => {
                 commands::run::resume(&cli.global, *args).await
             }

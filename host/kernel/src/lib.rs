@@ -63,6 +63,6 @@ pub use state::{
 };
 pub use tool::{
     CallContext, NestedCalls, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
-    ToolFuture, ToolOutput, ToolSet, ToolSets, ToolSpec, call_committed,
+    ToolFuture, ToolOutput, ToolSet, ToolSets, ToolSpec, call_committed, schema_problems,
 };
 pub use typed_state::{MergePolicy, Scope, StateKey};

@@ -129,6 +129,8 @@ pub(crate) struct Cursor {
     pub(crate) skills: Arc<ActiveSkills>,
     /// Activations a resume dropped, which commit with the next step.
     pub(crate) dropped: Vec<SkillChange>,
+    /// Whether the run's last commit ended it.
+    pub(crate) ended: bool,
 }
 
 impl Cursor {
@@ -143,6 +145,7 @@ impl Cursor {
             unpublished: false,
             skills: Arc::new(record.skills()),
             dropped: Vec::new(),
+            ended: matches!(record.disposition(), Disposition::Ended { .. }),
         })
     }
 
@@ -298,6 +301,7 @@ impl Runtime {
                 unpublished: false,
                 skills: ActiveSkills::none(),
                 dropped: Vec::new(),
+                ended: false,
             };
             self.commit(
                 &mut cursor,

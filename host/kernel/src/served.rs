@@ -27,7 +27,7 @@ use crate::policy::{Decision, Verdict};
 use crate::progress::Progress;
 use crate::run::{Cursor, RunError, Runtime, malformed};
 use crate::skills::ActiveSkills;
-use crate::tool::{ToolError, ToolErrorKind, ToolSet};
+use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
 
 /// The rule a call needing approval is denied under when the requester could
 /// not be asked.
@@ -117,12 +117,19 @@ impl ServedRun {
             unpublished: false,
             skills: ActiveSkills::none(),
             dropped: Vec::new(),
+            ended: false,
         };
         Ok(Self {
             runtime,
             agent: Arc::new(agent.clone()),
             cursor: Mutex::new(cursor),
         })
+    }
+
+    /// The tools a request may call now: those the agent uses.
+    pub async fn offered(&self) -> Vec<ToolSpec> {
+        let cursor = self.cursor.lock().await;
+        self.runtime.offered(&self.agent, &cursor)
     }
 
     /// The run's id.
@@ -142,6 +149,9 @@ impl ServedRun {
         unanswered: Unanswered,
     ) -> Result<Served, RunError> {
         let mut cursor = self.cursor.lock().await;
+        if cursor.ended {
+            return Err(RunError::Ended(cursor.run_id.clone()));
+        }
         let runtime = &self.runtime;
         let specs = runtime.offered(&self.agent, &cursor);
         let mut step = cursor.step(&self.agent);
@@ -219,8 +229,8 @@ impl ServedRun {
         Ok(Served::Committed(records?))
     }
 
-    /// End the run: no further request can join it.
-    pub async fn close(self) -> Result<(), RunError> {
+    /// End the run; a request after it is refused with [`RunError::Ended`].
+    pub async fn close(&self) -> Result<(), RunError> {
         let mut cursor = self.cursor.lock().await;
         self.runtime.end(
             &mut cursor,
@@ -229,6 +239,7 @@ impl ServedRun {
             EndCause::FinalAnswer,
             None,
         )?;
+        cursor.ended = true;
         Ok(())
     }
 }

@@ -328,3 +328,20 @@ impl ToolSet for ToolSets {
         }
     }
 }
+
+/// Why `args` break the schema `validator` checks, each problem with where it
+/// is; `None` when they fit.
+pub fn schema_problems(validator: &jsonschema::Validator, args: &Value) -> Option<String> {
+    let problems: Vec<String> = validator
+        .iter_errors(args)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            if at.is_empty() {
+                error.to_string()
+            } else {
+                format!("at {at}: {error}")
+            }
+        })
+        .collect();
+    (!problems.is_empty()).then(|| problems.join("; "))
+}

@@ -112,6 +112,17 @@ async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
     run.close().await.unwrap();
     let record = store.load("served-1").unwrap();
     assert!(matches!(record.disposition(), Disposition::Ended { .. }));
+    let late = run
+        .call(
+            vec![call("c3", "count", json!({}))],
+            &DeferApprovals,
+            Unanswered::Deny,
+        )
+        .await;
+    assert!(
+        matches!(late, Err(cordon_kernel::RunError::Ended(_))),
+        "{late:?}"
+    );
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use cordon_kernel::{
-    CallContext, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
+    CallContext, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput, schema_problems,
 };
 use serde_json::Value;
 
@@ -88,23 +88,6 @@ pub(crate) fn invoke<'a>(
 
 fn failed(kind: ToolErrorKind, message: impl Into<String>) -> ToolCallOutcome {
     ToolCallOutcome::error(ToolError::new(kind, message))
-}
-
-/// Why `args` break the schema `validator` checks, each problem with where it
-/// is; `None` when they fit.
-pub(crate) fn schema_problems(validator: &jsonschema::Validator, args: &Value) -> Option<String> {
-    let problems: Vec<String> = validator
-        .iter_errors(args)
-        .map(|error| {
-            let at = error.instance_path().to_string();
-            if at.is_empty() {
-                error.to_string()
-            } else {
-                format!("at {at}: {error}")
-            }
-        })
-        .collect();
-    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 /// A component's tool error as the kernel sees it, its message cut to `max_len`.

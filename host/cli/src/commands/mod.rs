@@ -6,6 +6,7 @@ pub(crate) mod check;
 pub(crate) mod diff;
 pub(crate) mod grants;
 pub(crate) mod list;
+pub(crate) mod mcp;
 pub(crate) mod new;
 pub(crate) mod run;
 pub(crate) mod runs;

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 
 use crate::audit::Audit;
 use crate::bindings::workspace as wit;
-use crate::call::schema_problems;
 use crate::capabilities::dirs::{DirMode, ResolvedDir};
+use cordon_kernel::schema_problems;
 
 use super::backend::{Backend, Invoke, invoke};
 use super::paths::{SKILLS_ROOT, is_malformed, mount_of, normalize, resolve_mounted};

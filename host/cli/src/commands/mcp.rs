@@ -1,0 +1,80 @@
+//! `cordon mcp`: the run's tools served to MCP clients over stdio. The run is
+//! assembled as `cordon run` assembles one, with no model: the client asks
+//! for the calls, and each is a committed step of one served run.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use cordon_kernel::{DEFAULT_THREAD, ServedRun};
+use cordon_mcp::{CordonMcp, Relay};
+use cordon_session::{Assembly, Launch};
+
+use crate::args::{GlobalArgs, McpArgs};
+
+pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<ExitCode> {
+    let absolute = |path: &PathBuf| {
+        std::path::absolute(path).with_context(|| format!("resolving {}", path.display()))
+    };
+    let launch = Launch {
+        agent: args.agent.as_ref().map(absolute).transpose()?,
+        permissions: args.permissions.as_ref().map(absolute).transpose()?,
+        model: None,
+        base_url: None,
+        workspace: absolute(&global.workspace)?,
+        sandbox: args.sandbox.sandbox.clone(),
+        transactional: if args.sandbox.transactional {
+            Some(true)
+        } else if args.sandbox.direct {
+            Some(false)
+        } else {
+            None
+        },
+        seed: !args.sandbox.no_seed,
+        skills: args
+            .skills
+            .skills
+            .iter()
+            .map(absolute)
+            .collect::<anyhow::Result<_>>()?,
+        plugins: absolute(&args.plugins.dir())?,
+    };
+    let agent = launch.agent()?;
+    let relay = Arc::new(Relay::default());
+    let assembly = Assembly::open(
+        &global.settings(),
+        launch,
+        agent,
+        &args.store.store,
+        args.strict.strict,
+        relay.clone(),
+    )
+    .await?;
+    for notice in &assembly.notices {
+        eprintln!("{notice}");
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let run_id = format!("mcp-{}-{:06}", now.as_secs(), now.subsec_micros());
+    let runtime = assembly.runtime_for_requests(relay.clone());
+    let run = ServedRun::open(
+        runtime,
+        &assembly.agent,
+        DEFAULT_THREAD,
+        &run_id,
+        now.as_secs(),
+    )?;
+    let server = CordonMcp::new(run, relay).await?;
+    eprintln!(
+        "cordon mcp: {} tool(s) over stdio; each call is a step of run {run_id} in {}",
+        server.tool_count(),
+        args.store.store.display()
+    );
+    let served = cordon_mcp::serve_stdio(server.clone()).await;
+    server.close().await?;
+    served?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,105 @@
+"""Drive `cordon mcp` over stdio with the official Python MCP SDK, as an MCP
+client (Claude Code, Codex, ...) would, and print what it saw as one JSON
+object for the Rust test to check.
+
+usage: client.py CORDON_BINARY CWD ARG... (the arguments after `cordon`)
+The elicitation answer comes from the environment: APPROVE=yes|no|none
+(none: the client declares no elicitation at all).
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+
+
+def content_text(result):
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+async def main():
+    binary, cwd, *args = sys.argv[1:]
+    approve = os.environ.get("APPROVE", "none")
+    asked = []
+    changed = asyncio.Event()
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        if approve == "yes":
+            return types.ElicitResult(action="accept", content={"approve": True})
+        return types.ElicitResult(action="decline")
+
+    async def messages(message):
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    server = StdioServerParameters(command=binary, args=args, cwd=cwd, env=dict(os.environ))
+    seen = {}
+    async with stdio_client(server) as (read, write):
+        session = ClientSession(
+            read,
+            write,
+            elicitation_callback=elicit if approve != "none" else None,
+            message_handler=messages,
+        )
+        async with session:
+            init = await session.initialize()
+            seen["server"] = init.server_info.name
+            seen["protocol"] = init.protocol_version
+            listed = await session.list_tools()
+            seen["tools"] = [
+                {
+                    "name": tool.name,
+                    "title": tool.title,
+                    "read_only": tool.annotations.read_only_hint if tool.annotations else None,
+                    "destructive": tool.annotations.destructive_hint if tool.annotations else None,
+                    "required": tool.input_schema.get("required", []),
+                    "has_output_schema": tool.output_schema is not None,
+                }
+                for tool in listed.tools
+            ]
+
+            ok = await session.call_tool("jq_query", {"filter": ".a + 1", "input": {"a": 41}})
+            seen["jq"] = {"error": ok.is_error, "structured": ok.structured_content, "text": content_text(ok)}
+
+            bad = await session.call_tool("jq_query", {"filter": ".a +", "input": {}})
+            seen["jq_bad"] = {"error": bad.is_error, "text": content_text(bad)}
+
+            for key, name, arguments in [
+                ("unknown", "jq_qeury", {"filter": "."}),
+                ("schema", "jq_query", {"filter": 7}),
+            ]:
+                try:
+                    await session.call_tool(name, arguments)
+                    seen[key] = {"protocol_error": False}
+                except MCPError as error:
+                    seen[key] = {"protocol_error": True, "code": error.error.code, "message": error.error.message}
+
+            denied = await session.call_tool("notes_list", {})
+            seen["denied"] = {"error": denied.is_error, "text": content_text(denied)}
+
+            asking = await session.call_tool("notes_add", {"title": "Milk", "body": "buy milk"})
+            seen["asking"] = {"error": asking.is_error, "text": content_text(asking), "asked": list(asked)}
+
+            if os.environ.get("ADD_BUNDLE"):
+                source, target = os.environ["ADD_BUNDLE"].split(":", 1)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.rename(source, target)
+                try:
+                    await asyncio.wait_for(changed.wait(), timeout=20)
+                    seen["list_changed"] = True
+                except asyncio.TimeoutError:
+                    seen["list_changed"] = False
+                relisted = await session.list_tools()
+                seen["tools_after"] = sorted(tool.name for tool in relisted.tools)
+
+            ping = await session.send_ping()
+            seen["ping"] = ping is not None
+    print(json.dumps(seen))
+
+
+asyncio.run(main())

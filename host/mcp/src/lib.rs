@@ -1,0 +1,38 @@
+//! Cordon as an MCP server. The tools of an assembled run (its plugins and,
+//! with a sandbox, the workspace tools) are offered to MCP clients; every
+//! call is a step of one served run ([`cordon_kernel::ServedRun`]), so it
+//! passes the operator's policy and hooks, runs in a fresh sandboxed instance
+//! with its bundle's grants and limits, and is committed with its verdict and
+//! audit events, visible in `cordon runs show` like any run.
+//!
+//! [`names`] maps tool names to the set clients accept, [`catalog`] is what
+//! `tools/list` shows and how `tools/call` finds its tool, [`approvals`]
+//! turns `ask` verdicts into elicitation, [`relay`] forwards components'
+//! progress and logs, [`server`] is the handler, and [`serve_stdio`] the
+//! transport.
+
+pub mod approvals;
+pub mod catalog;
+pub mod names;
+pub mod relay;
+pub mod server;
+
+pub use catalog::{Catalog, CatalogError};
+pub use relay::Relay;
+pub use server::CordonMcp;
+
+use rmcp::ServiceExt;
+
+/// Serve `server` on this process's standard input and output until the
+/// client closes them.
+pub async fn serve_stdio(server: CordonMcp) -> anyhow::Result<()> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| anyhow::anyhow!("the MCP session did not start: {error}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|error| anyhow::anyhow!("the MCP session failed: {error}"))?;
+    Ok(())
+}

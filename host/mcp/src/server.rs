@@ -1,0 +1,254 @@
+//! The MCP handler: `tools/list` from the run's catalog, `tools/call` as one
+//! step of the served run, so a client's call passes the same policy, hooks,
+//! sandbox and step commit as a model's. A tool's own failure is a result
+//! with `isError: true` and its typed kind in the text; an unknown tool or
+//! arguments breaking the schema are protocol errors. A call the policy asks
+//! about becomes elicitation ([`crate::approvals`]); a client that cannot
+//! elicit gets a denial that says so.
+
+#![allow(deprecated)] // `logging/setLevel` is deprecated in 2026-07-28 and still served to 2025 clients.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use cordon_kernel::{
+    CallResult, DeferApprovals, PendingCall, Served, ServedRun, ToolCall, ToolRecord, Unanswered,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InputRequiredResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use crate::approvals::{Answered, Elicit, Sealed};
+use crate::catalog::{Catalog, CatalogError};
+use crate::relay::{Audience, Relay};
+
+/// What the server tells clients about itself.
+const INSTRUCTIONS: &str = "Every tool runs in Cordon's WebAssembly sandbox with only the grants its bundle declares and the operator approved; each call passes the operator's permission policy and hooks and is committed to Cordon's run store.";
+
+/// Cordon's tools served to MCP clients.
+#[derive(Clone)]
+pub struct CordonMcp {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    run: ServedRun,
+    catalog: RwLock<Arc<Catalog>>,
+    relay: Arc<Relay>,
+    sealed: Sealed,
+    /// One request runs at a time, so the relay knows whose events it sees.
+    turn: tokio::sync::Mutex<()>,
+    calls: AtomicU64,
+    /// The level `logging/setLevel` asked for (2025 clients).
+    log_level: Mutex<Option<LoggingLevel>>,
+}
+
+impl CordonMcp {
+    /// A server for `run`, whose components' events reach `relay`.
+    pub async fn new(run: ServedRun, relay: Arc<Relay>) -> Result<Self, CatalogError> {
+        let catalog = Catalog::new(run.offered().await)?;
+        let sealed = Sealed::new().map_err(|error| CatalogError::Schema {
+            tool: String::new(),
+            reason: error.message.to_string(),
+        })?;
+        Ok(Self {
+            shared: Arc::new(Shared {
+                run,
+                catalog: RwLock::new(Arc::new(catalog)),
+                relay,
+                sealed,
+                turn: tokio::sync::Mutex::new(()),
+                calls: AtomicU64::new(0),
+                log_level: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// End the served run, once no client is left.
+    pub async fn close(&self) -> Result<(), cordon_kernel::RunError> {
+        self.shared.run.close().await
+    }
+
+    /// How many tools are offered.
+    pub fn tool_count(&self) -> usize {
+        self.catalog().tools().len()
+    }
+
+    /// The served run's id.
+    pub async fn run_id(&self) -> String {
+        self.shared.run.run_id().await
+    }
+
+    fn catalog(&self) -> Arc<Catalog> {
+        Arc::clone(
+            &self
+                .shared
+                .catalog
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Run the call `request` names as one step of the run.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let catalog = self.catalog();
+        let resolved = catalog.resolve(&request.name, &args)?;
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let elicits = context
+            .client_capabilities()
+            .and_then(|capabilities| capabilities.elicitation)
+            .is_some();
+        let answered = match &request.request_state {
+            Some(state) => Some(Answered(self.shared.sealed.answer(
+                &request.name,
+                &args,
+                state,
+                request.input_responses.as_ref(),
+            )?)),
+            None => None,
+        };
+        let number = self.shared.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let call = ToolCall {
+            id: format!("mcp-{number}"),
+            name: resolved.tool.clone(),
+            args: args.clone(),
+        };
+        let log_level = context.meta.log_level().or_else(|| {
+            *self
+                .shared
+                .log_level
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        });
+        let audience = Audience {
+            peer: context.peer.clone(),
+            progress: context.meta.get_progress_token(),
+            log_level,
+        };
+        let elicit = Elicit::new(context.peer.clone());
+        let (approver, unanswered): (&dyn cordon_kernel::Approver, Unanswered) =
+            match (&answered, stateless, elicits) {
+                (Some(answer), _, _) => (answer, Unanswered::Deny),
+                (None, true, true) => (&DeferApprovals, Unanswered::Withdraw),
+                (None, false, true) => (&elicit, Unanswered::Deny),
+                (None, _, false) => (&DeferApprovals, Unanswered::Deny),
+            };
+        let turn = self.shared.turn.lock().await;
+        let relaying = self.shared.relay.open(audience);
+        let served = self.shared.run.call(vec![call], approver, unanswered).await;
+        relaying.finish().await;
+        drop(turn);
+        match served {
+            Ok(Served::Committed(records)) => Ok(result(&records, resolved.wraps, elicits).into()),
+            Ok(Served::Withdrawn(pending)) => Ok(self.ask(&request, &args, &pending)?.into()),
+            Err(error) => Err(ErrorData::internal_error(
+                format!("the call could not be committed: {error}"),
+                None,
+            )),
+        }
+    }
+
+    /// The `input_required` result asking about the first of `pending`.
+    fn ask(
+        &self,
+        request: &CallToolRequestParams,
+        args: &Value,
+        pending: &[PendingCall],
+    ) -> Result<InputRequiredResult, ErrorData> {
+        let first = pending
+            .first()
+            .ok_or_else(|| ErrorData::internal_error("nothing to ask about", None))?;
+        let (requests, state) = self.shared.sealed.ask(&request.name, args, first)?;
+        Ok(InputRequiredResult::new(Some(requests), Some(state)))
+    }
+}
+
+/// The MCP result of the one call in `records`: its output as
+/// `structuredContent` (inside `{"result": ...}` when the tool `wraps` or
+/// the output is not an object) and as text.
+fn result(records: &[ToolRecord], wraps: bool, elicits: bool) -> CallToolResult {
+    let Some(record) = records.first() else {
+        return CallToolResult::error(vec![ContentBlock::text("the call left no record")]);
+    };
+    match &record.result {
+        Some(CallResult::Output(value)) if value.is_object() && !wraps => {
+            CallToolResult::structured(value.clone())
+        }
+        Some(CallResult::Output(value)) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+            result.structured_content = Some(serde_json::json!({ "result": value }));
+            result
+        }
+        Some(CallResult::Error(error)) => {
+            let hint = if !elicits && error.message.contains(cordon_kernel::NO_APPROVER) {
+                " (this client declares no elicitation, so Cordon cannot ask its user; allow the tool in the permissions file, or use a client that supports elicitation)"
+            } else {
+                ""
+            };
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "{}: {}{hint}",
+                error.kind, error.message
+            ))])
+        }
+        None => CallToolResult::error(vec![ContentBlock::text("the call has no result")]),
+    }
+}
+
+impl ServerHandler for CordonMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("cordon", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.catalog().tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.catalog().tool(name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request, context).await
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self
+            .shared
+            .log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(request.level);
+        Ok(())
+    }
+}
