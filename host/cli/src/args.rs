@@ -378,6 +378,14 @@ pub(crate) struct McpArgs {
     pub skills: SkillsArg,
     #[command(flatten)]
     pub store: StoreArg,
+    /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio, such as
+    /// `127.0.0.1:8750` (port 0 picks one and prints it).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Let `--http` bind an address other than loopback: anyone who reaches
+    /// the port can then call the tools.
+    #[arg(long, requires = "http")]
+    pub allow_non_loopback: bool,
 }
 
 #[derive(Debug, Args)]

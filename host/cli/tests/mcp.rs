@@ -201,3 +201,195 @@ fn a_declined_elicitation_denies_and_a_client_without_one_is_told_why() {
     assert!(text.contains("declares no elicitation"), "{text}");
     assert_eq!(unasked["jq"]["error"], false, "allowed calls still run");
 }
+
+/// A `cordon mcp --http` of `project` on a port of its own, and its address.
+struct HttpServer {
+    child: std::process::Child,
+    address: String,
+}
+
+impl HttpServer {
+    fn start(project: &Project, extra: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut args = vec![
+            "mcp",
+            "--permissions",
+            "permissions.toml",
+            "--http",
+            "127.0.0.1:0",
+        ];
+        args.extend_from_slice(extra);
+        let mut child = project
+            .command(&args)
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let address = loop {
+            let line = lines
+                .next()
+                .expect("the server said where it listens")
+                .unwrap();
+            if let Some(rest) = line.split("http://").nth(1) {
+                break rest.split('/').next().unwrap().to_owned();
+            }
+        };
+        // Keep draining the server's stderr so it never blocks on it.
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, address }
+    }
+
+    /// POST `body` to `path` with `headers`: the status and the body.
+    fn post(&self, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(&self.address).unwrap();
+        let mut request = format!(
+            "POST {path} HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+        {
+            request.push_str(&format!("Host: {}\r\n", self.address));
+        }
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        // A refused body may be cut off; what was sent is enough.
+        let _ = stream.write_all(body.as_bytes());
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        let response = String::from_utf8_lossy(&response).into_owned();
+        let status = response
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("no status in {response:?}"));
+        (status, response)
+    }
+
+    /// A 2026-07-28 request of `method` with `params` (and the per-request
+    /// `_meta` that era requires): the JSON-RPC message answering it.
+    fn stateless(&self, method: &str, mut params: Value, capabilities: Value) -> Value {
+        params["_meta"] = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
+        });
+        let name = params["name"].as_str().unwrap_or_default().to_owned();
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        let mut headers = vec![
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
+        if !name.is_empty() {
+            headers.push(("Mcp-Name", &name));
+        }
+        let (status, response) = self.post("/mcp", &headers, &body.to_string());
+        response
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: ").or(Some(line)))
+            .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
+            .rfind(|message| message.get("id") == Some(&serde_json::json!(7)))
+            .unwrap_or_else(|| panic!("no answer to {method} ({status}): {response}"))
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+#[test]
+fn http_checks_host_origin_body_size_and_path_and_binds_loopback_only() {
+    let project = project();
+    let server = HttpServer::start(&project, &[]);
+    let (status, _) = server.post("/mcp", &[], INITIALIZE);
+    assert_eq!(status, 200, "a loopback client is served");
+    let (status, _) = server.post("/mcp", &[("Origin", "http://localhost:5173")], INITIALIZE);
+    assert_eq!(status, 200, "a loopback page is served");
+
+    let (status, body) = server.post("/mcp", &[("Host", "rebound.example.com")], INITIALIZE);
+    assert_eq!(status, 403, "a DNS-rebinding Host is refused: {body}");
+    let (status, body) = server.post("/mcp", &[("Origin", "https://evil.example")], INITIALIZE);
+    assert_eq!(status, 403, "a foreign page is refused: {body}");
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(5 << 20)
+    );
+    let (status, _) = server.post("/mcp", &[], &huge);
+    assert_eq!(status, 413, "a body past the cap is refused");
+    let (status, _) = server.post("/elsewhere", &[], INITIALIZE);
+    assert_eq!(status, 404);
+
+    let refused = project.cordon(&["mcp", "--http", "0.0.0.0:0"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let said = text(&refused.stderr);
+    assert!(
+        said.contains("not a loopback address") && said.contains("--allow-non-loopback"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_stateless_client_approves_through_input_required_and_a_tampered_state_is_refused() {
+    let project = project();
+    let server = HttpServer::start(&project, &[]);
+    let elicits = serde_json::json!({"elicitation": {"form": {}}});
+    let call = serde_json::json!({"name": "notes_add", "arguments": {"title": "Milk", "body": "buy milk"}});
+
+    let first = server.stateless("tools/call", call.clone(), elicits.clone());
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    let state = result["requestState"].as_str().unwrap().to_owned();
+    let question = result["inputRequests"]["approval"]["params"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("an elicitation to answer: {first}"));
+    assert!(question.contains("`notes.add`"), "{question}");
+
+    let mut tampered = call.clone();
+    let mut bad = state.clone();
+    bad.insert(bad.len() / 2, 'x');
+    tampered["requestState"] = bad.into();
+    tampered["inputResponses"] =
+        serde_json::json!({"approval": {"action": "accept", "content": {"approve": true}}});
+    let refused = server.stateless("tools/call", tampered, elicits.clone());
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    let mut other = call.clone();
+    other["arguments"]["body"] = "something else".into();
+    other["requestState"] = state.clone().into();
+    other["inputResponses"] =
+        serde_json::json!({"approval": {"action": "accept", "content": {"approve": true}}});
+    let refused = server.stateless("tools/call", other, elicits.clone());
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("another call"),
+        "a state answers only its own call: {refused}"
+    );
+
+    let mut answered = call.clone();
+    answered["requestState"] = state.into();
+    answered["inputResponses"] =
+        serde_json::json!({"approval": {"action": "accept", "content": {"approve": true}}});
+    let done = server.stateless("tools/call", answered, elicits);
+    assert_eq!(done["result"]["isError"], false, "{done}");
+
+    let unasked = server.stateless("tools/call", call, serde_json::json!({}));
+    assert_eq!(unasked["result"]["isError"], true, "{unasked}");
+    let said = unasked["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("declares no elicitation"), "{said}");
+}

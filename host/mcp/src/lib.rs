@@ -8,11 +8,12 @@
 //! [`names`] maps tool names to the set clients accept, [`catalog`] is what
 //! `tools/list` shows and how `tools/call` finds its tool, [`approvals`]
 //! turns `ask` verdicts into elicitation, [`relay`] forwards components'
-//! progress and logs, [`server`] is the handler, and [`serve_stdio`] the
-//! transport.
+//! progress and logs, [`server`] is the handler, and [`serve_stdio`] and
+//! [`http`] the transports.
 
 pub mod approvals;
 pub mod catalog;
+pub mod http;
 pub mod names;
 pub mod relay;
 pub mod server;

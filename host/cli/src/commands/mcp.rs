@@ -1,4 +1,5 @@
-//! `cordon mcp`: the run's tools served to MCP clients over stdio. The run is
+//! `cordon mcp`: the run's tools served to MCP clients over stdio or
+//! streamable HTTP. The run is
 //! assembled as `cordon run` assembles one, with no model: the client asks
 //! for the calls, and each is a committed step of one served run.
 
@@ -9,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use cordon_kernel::{DEFAULT_THREAD, ServedRun};
+use cordon_mcp::http::{Listener, PATH};
 use cordon_mcp::{CordonMcp, Relay};
 use cordon_session::{Assembly, Launch};
 
@@ -68,12 +70,28 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         now.as_secs(),
     )?;
     let server = CordonMcp::new(run, relay).await?;
-    eprintln!(
-        "cordon mcp: {} tool(s) over stdio; each call is a step of run {run_id} in {}",
-        server.tool_count(),
-        args.store.store.display()
-    );
-    let served = cordon_mcp::serve_stdio(server.clone()).await;
+    let store = args.store.store.display();
+    let served = match args.http {
+        None => {
+            eprintln!(
+                "cordon mcp: {} tool(s) over stdio; each call is a step of run {run_id} in {store}",
+                server.tool_count()
+            );
+            cordon_mcp::serve_stdio(server.clone()).await
+        }
+        Some(address) => {
+            let listener = Listener::bind(address, args.allow_non_loopback).await?;
+            eprintln!(
+                "cordon mcp: {} tool(s) at http://{}{PATH}; each call is a step of run {run_id} in {store}",
+                server.tool_count(),
+                listener.local_addr()?
+            );
+            tokio::select! {
+                served = listener.serve(server.clone()) => served.map_err(anyhow::Error::from),
+                _ = tokio::signal::ctrl_c() => Ok(()),
+            }
+        }
+    };
     server.close().await?;
     served?;
     Ok(ExitCode::SUCCESS)
