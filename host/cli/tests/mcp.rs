@@ -187,6 +187,47 @@ fn a_real_client_lists_calls_and_meets_errors_denials_and_approvals() {
 }
 
 #[test]
+fn adding_bundles_changes_the_listing_and_a_broken_one_is_left_out() {
+    let project = project();
+    let spare = project.path("spare/http");
+    std::fs::create_dir_all(&spare).unwrap();
+    std::fs::copy(
+        Path::new(artifacts::PLUGINS_DIR).join("http/plugin.toml"),
+        spare.join("plugin.toml"),
+    )
+    .unwrap();
+    std::fs::copy(artifacts::HTTP, spare.join("http.wasm")).unwrap();
+    project.write("spare/broken/plugin.toml", "[plugin]\nname = \"broken\"\n");
+    let moves = format!(
+        "{}:{};{}:{}",
+        spare.display(),
+        project.path("plugins/http").display(),
+        project.path("spare/broken").display(),
+        project.path("plugins/broken").display()
+    );
+    let seen = drive(&project, "yes", &[("ADD_BUNDLES", moves)]);
+    assert_eq!(seen["list_changed"], true, "the client was told: {seen}");
+    let after: Vec<&str> = seen["tools_after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap())
+        .collect();
+    assert!(
+        after.contains(&"http_fetch"),
+        "the added bundle serves: {after:?}"
+    );
+    assert!(
+        after.contains(&"jq_query"),
+        "the others keep serving: {after:?}"
+    );
+    assert!(
+        !after.iter().any(|name| name.starts_with("broken")),
+        "{after:?}"
+    );
+}
+
+#[test]
 fn a_declined_elicitation_denies_and_a_client_without_one_is_told_why() {
     let project = project();
     let declined = drive(&project, "no", &[]);

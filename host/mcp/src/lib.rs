@@ -8,7 +8,8 @@
 //! [`names`] maps tool names to the set clients accept, [`catalog`] is what
 //! `tools/list` shows and how `tools/call` finds its tool, [`approvals`]
 //! turns `ask` verdicts into elicitation, [`relay`] forwards components'
-//! progress and logs, [`server`] is the handler, and [`serve_stdio`] and
+//! progress and logs, [`server`] is the handler, [`watch`] follows the
+//! plugins folder, and [`serve_stdio`] and
 //! [`http`] the transports.
 
 pub mod approvals;
@@ -17,6 +18,7 @@ pub mod http;
 pub mod names;
 pub mod relay;
 pub mod server;
+pub mod watch;
 
 pub use catalog::{Catalog, CatalogError};
 pub use relay::Relay;

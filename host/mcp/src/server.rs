@@ -17,9 +17,11 @@ use cordon_kernel::{
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InputRequiredResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscriptionFilter, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{
+    NotificationContext, Peer, RequestContext, SubscriptionContext, SubscriptionSink,
+};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
@@ -46,6 +48,15 @@ struct Shared {
     calls: AtomicU64,
     /// The level `logging/setLevel` asked for (2025 clients).
     log_level: Mutex<Option<LoggingLevel>>,
+    /// The clients told when the tools change: sessions that initialized
+    /// (stdio, 2025 HTTP sessions) and 2026 `subscriptions/listen` streams.
+    listeners: Mutex<Listeners>,
+}
+
+#[derive(Default)]
+struct Listeners {
+    peers: Vec<Peer<RoleServer>>,
+    streams: Vec<SubscriptionSink>,
 }
 
 impl CordonMcp {
@@ -65,6 +76,7 @@ impl CordonMcp {
                 turn: tokio::sync::Mutex::new(()),
                 calls: AtomicU64::new(0),
                 log_level: Mutex::new(None),
+                listeners: Mutex::new(Listeners::default()),
             }),
         })
     }
@@ -72,6 +84,49 @@ impl CordonMcp {
     /// End the served run, once no client is left.
     pub async fn close(&self) -> Result<(), cordon_kernel::RunError> {
         self.shared.run.close().await
+    }
+
+    /// Offer the run's tools as they are now, and tell every listening
+    /// client when that changed what `tools/list` shows. A set of tools whose
+    /// names collide keeps the listing in force and says why.
+    pub async fn tools_changed(&self) -> Result<bool, CatalogError> {
+        let next = Catalog::new(self.shared.run.offered().await)?;
+        let changed = next.tools() != self.catalog().tools();
+        if !changed {
+            return Ok(false);
+        }
+        *self
+            .shared
+            .catalog
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(next);
+        let (peers, streams) = {
+            let mut listeners = self
+                .shared
+                .listeners
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            listeners.peers.retain(|peer| !peer.is_transport_closed());
+            (listeners.peers.clone(), listeners.streams.clone())
+        };
+        for peer in peers {
+            if let Err(error) = peer.notify_tool_list_changed().await {
+                tracing::debug!(%error, "a client was not told the tools changed");
+            }
+        }
+        for stream in streams {
+            if let Err(error) = stream.notify_tool_list_changed().await {
+                tracing::debug!(%error, "a listen stream was not told the tools changed");
+            }
+        }
+        Ok(true)
+    }
+
+    fn listeners(&self) -> std::sync::MutexGuard<'_, Listeners> {
+        self.shared
+            .listeners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// How many tools are offered.
@@ -237,6 +292,26 @@ impl ServerHandler for CordonMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.call(request, context).await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.listeners().peers.push(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let sink = context.sink().clone();
+        let id = sink.id().clone();
+        self.listeners().streams.push(sink);
+        context.cancelled().await;
+        self.listeners().streams.retain(|stream| *stream.id() != id);
+        Ok(())
     }
 
     async fn set_level(

@@ -14,9 +14,12 @@ use cordon_kernel::{
 };
 use cordon_store::SqliteCommitStore;
 use cordon_wasm::manifest::MANIFEST_FILE;
-use cordon_wasm::{LoadedBundle, Plugins, Workspace, WorkspaceOptions, WriteMode};
+use cordon_wasm::{
+    LoadedBundle, PluginHost, Plugins, Safeguards, Workspace, WorkspaceOptions, WriteMode,
+};
 
 use crate::context;
+use crate::live::{Current, LiveSet};
 use crate::operator::Operator;
 use crate::settings::HostSettings;
 use crate::skillset::{self, Skillset};
@@ -171,10 +174,6 @@ pub struct Assembly {
     /// The launch as completed (the sandbox the agent file names, the write
     /// mode it implies), as the run's header records it.
     pub launch: Launch,
-    /// Every tool the run offers: the plugins', the workspace's, the skill tool.
-    pub tools: Arc<dyn ToolSet>,
-    /// The loaded plugins, which are also the run's hooks.
-    pub plugins: Arc<Plugins>,
     /// The sandbox backend's workspace, when the run has one.
     pub workspace: Option<Workspace>,
     /// The skills offered.
@@ -184,6 +183,26 @@ pub struct Assembly {
     /// What a person starting the run should read: the workspace and the
     /// skills, one line each.
     pub notices: Vec<String>,
+    /// Every tool the run offers (the plugins', the workspace's, the skill
+    /// tool) and the plugins' hooks, swapped whole by [`Assembly::reload`].
+    set: Arc<LiveSet>,
+    /// What a reload needs again.
+    host: PluginHost,
+    operator: Operator,
+    safeguards: Safeguards,
+    skill_bundles: Vec<LoadedBundle>,
+    fixed: Vec<Arc<dyn ToolSet>>,
+    live: Arc<dyn EventSink>,
+    strict: bool,
+}
+
+/// What a reload of the plugins folder put in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reloaded {
+    /// The tools offered now, by name.
+    pub tools: Vec<String>,
+    /// The bundles left out, each with why.
+    pub left_out: Vec<String>,
 }
 
 impl Assembly {
@@ -226,41 +245,80 @@ impl Assembly {
         );
         safeguards.skills = skills.folders().into_values().collect();
         adopt_bundle_state(&mut agent, &report.bundles, launch.agent.as_deref())?;
+        let skill_bundles = std::mem::take(&mut skills.bundles);
         let mut bundles = report.bundles;
-        bundles.extend(std::mem::take(&mut skills.bundles));
+        bundles.extend(skill_bundles.iter().cloned());
         let plugins = host
-            .plugins_with(bundles, live, safeguards)
+            .plugins_with(bundles, live.clone(), safeguards.clone())
             .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
         let workspace = launch
             .bind_workspace(&agent, &plugins)?
             .map(|workspace| workspace.with_skills(skills.folders()));
-        let plugins = Arc::new(plugins);
-        let mut sets: Vec<Arc<dyn ToolSet>> = vec![plugins.clone()];
+        let mut fixed: Vec<Arc<dyn ToolSet>> = Vec::new();
         let mut notices = Vec::new();
         if let Some(workspace) = &workspace {
             notices.push(describe_workspace(launch.sandbox.as_deref(), workspace));
-            sets.push(workspace.tools());
+            fixed.push(workspace.tools());
         }
         if !skills.catalog.is_empty() {
             notices.push(format!("skills: {}", describe_skills(&skills)));
-            sets.push(Arc::new(skills.tool(workspace.is_some())));
+            fixed.push(Arc::new(skills.tool(workspace.is_some())));
         }
-        let tools: Arc<dyn ToolSet> = Arc::new(ToolSets::new(sets).map_err(|names| {
-            anyhow::anyhow!(
-                "tools [{}] are provided twice: a plugin's tools clash with the built-in tools (`read`, `write`, `edit`, `glob`, `grep`, `bash`, `skill`)",
-                names.join(", ")
-            )
-        })?);
+        let current = compose(Arc::new(plugins), &fixed)?;
         Ok(Self {
             agent,
             launch,
-            tools,
-            plugins,
             workspace,
             skills,
             store: Arc::new(store),
             notices,
+            set: Arc::new(LiveSet::new(current)),
+            host,
+            operator,
+            safeguards,
+            skill_bundles,
+            fixed,
+            live,
+            strict,
         })
+    }
+
+    /// Load the plugins folder again and put what it holds now in force for
+    /// every call after; the workspace and the skills stay. A bundle that no
+    /// longer loads is left out and the rest serve, unless the run is strict;
+    /// a reload that cannot assemble (two tools of one name, a bundle's state
+    /// declaration against the agent's) keeps the tools in force and says why.
+    pub async fn reload(&self) -> anyhow::Result<Reloaded> {
+        let report = context::load_all(
+            &self.host,
+            &self.operator,
+            &self.launch.workspace,
+            &self.launch.plugins,
+            self.strict,
+        )
+        .await?;
+        let left_out = report.errors.iter().map(ToString::to_string).collect();
+        adopt_bundle_state(
+            &mut self.agent.clone(),
+            &report.bundles,
+            self.launch.agent.as_deref(),
+        )?;
+        let mut bundles = report.bundles;
+        bundles.extend(self.skill_bundles.iter().cloned());
+        let plugins = self
+            .host
+            .plugins_with(bundles, self.live.clone(), self.safeguards.clone())
+            .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
+        let current = compose(Arc::new(plugins), &self.fixed)?;
+        let mut tools: Vec<String> = current
+            .tools
+            .specs()
+            .into_iter()
+            .map(|spec| spec.name)
+            .collect();
+        tools.sort();
+        self.set.swap(current);
+        Ok(Reloaded { tools, left_out })
     }
 
     /// The runtime that drives the run with `model`, the kernel showing its
@@ -269,7 +327,7 @@ impl Assembly {
     pub fn runtime(&self, model: Arc<dyn ModelProvider>, live: Arc<dyn EventSink>) -> Runtime {
         self.wire(Runtime::new(
             model,
-            self.tools.clone(),
+            self.set.clone(),
             self.store.clone(),
             live,
         ))
@@ -279,7 +337,7 @@ impl Assembly {
     /// tools, hooks, workspace and store, and no model.
     pub fn runtime_for_requests(&self, live: Arc<dyn EventSink>) -> Runtime {
         self.wire(Runtime::for_requests(
-            self.tools.clone(),
+            self.set.clone(),
             self.store.clone(),
             live,
         ))
@@ -287,7 +345,7 @@ impl Assembly {
 
     fn wire(&self, runtime: Runtime) -> Runtime {
         let mut runtime = runtime
-            .with_hooks(self.plugins.clone())
+            .with_hooks(self.set.clone())
             .with_skills(self.skills.catalog.clone())
             .with_run_metadata(self.launch.metadata());
         if let Some(ledger) = self.workspace.as_ref().and_then(Workspace::ledger) {
@@ -295,6 +353,22 @@ impl Assembly {
         }
         runtime
     }
+}
+
+/// The plugins' tools beside the `fixed` ones, and the plugins as hooks.
+fn compose(plugins: Arc<Plugins>, fixed: &[Arc<dyn ToolSet>]) -> anyhow::Result<Current> {
+    let mut sets: Vec<Arc<dyn ToolSet>> = vec![plugins.clone()];
+    sets.extend(fixed.iter().cloned());
+    let tools = ToolSets::new(sets).map_err(|names| {
+        anyhow::anyhow!(
+            "tools [{}] are provided twice: a plugin's tools clash with the built-in tools (`read`, `write`, `edit`, `glob`, `grep`, `bash`, `skill`)",
+            names.join(", ")
+        )
+    })?;
+    Ok(Current {
+        tools: Arc::new(tools),
+        hooks: plugins,
+    })
 }
 
 /// Adopt the state keys the loaded bundles declare. A disagreement with the

@@ -6,11 +6,12 @@
 
 pub mod assembly;
 pub mod context;
+pub mod live;
 pub mod network;
 pub mod operator;
 pub mod settings;
 pub mod skillset;
 pub mod store;
 
-pub use assembly::{Assembly, Launch};
+pub use assembly::{Assembly, Launch, Reloaded};
 pub use settings::HostSettings;

@@ -107,6 +107,7 @@ pub(crate) struct Origin<'a> {
 }
 
 /// A bundle together with the tools it described when loaded.
+#[derive(Clone)]
 pub struct LoadedBundle {
     /// The bundle.
     pub bundle: Arc<Bundle>,

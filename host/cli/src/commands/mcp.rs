@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 use cordon_kernel::{DEFAULT_THREAD, ServedRun};
 use cordon_mcp::http::{Listener, PATH};
+use cordon_mcp::watch::FolderWatch;
 use cordon_mcp::{CordonMcp, Relay};
 use cordon_session::{Assembly, Launch};
 
@@ -70,6 +71,9 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         now.as_secs(),
     )?;
     let server = CordonMcp::new(run, relay).await?;
+    let watch = FolderWatch::new(&assembly.launch.plugins)
+        .with_context(|| format!("watching {} for changes", assembly.launch.plugins.display()))?;
+    tokio::spawn(follow(watch, Arc::new(assembly), server.clone()));
     let store = args.store.store.display();
     let served = match args.http {
         None => {
@@ -95,4 +99,31 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
     server.close().await?;
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Offer what the plugins folder holds after each change, and tell the
+/// clients; a reload that fails keeps the tools in force and says why.
+async fn follow(mut watch: FolderWatch, assembly: Arc<Assembly>, server: CordonMcp) {
+    while watch.settled().await.is_some() {
+        let reloaded = match assembly.reload().await {
+            Ok(reloaded) => reloaded,
+            Err(error) => {
+                eprintln!("error: {error:#}; the tools offered stay as they were");
+                continue;
+            }
+        };
+        match server.tools_changed().await {
+            Ok(true) => eprintln!(
+                "cordon mcp: the plugins folder changed; {} tool(s) offered now{}",
+                server.tool_count(),
+                if reloaded.left_out.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} bundle(s) left out", reloaded.left_out.len())
+                }
+            ),
+            Ok(false) => {}
+            Err(error) => eprintln!("error: {error}; the tools offered stay as they were"),
+        }
+    }
 }

@@ -4,7 +4,8 @@ object for the Rust test to check.
 
 usage: client.py CORDON_BINARY CWD ARG... (the arguments after `cordon`)
 The elicitation answer comes from the environment: APPROVE=yes|no|none
-(none: the client declares no elicitation at all).
+(none: the client declares no elicitation at all). ADD_BUNDLES=FROM:TO;...
+moves bundle folders into the plugins folder before a last listing.
 """
 
 import asyncio
@@ -85,10 +86,10 @@ async def main():
             asking = await session.call_tool("notes_add", {"title": "Milk", "body": "buy milk"})
             seen["asking"] = {"error": asking.is_error, "text": content_text(asking), "asked": list(asked)}
 
-            if os.environ.get("ADD_BUNDLE"):
-                source, target = os.environ["ADD_BUNDLE"].split(":", 1)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                os.rename(source, target)
+            if os.environ.get("ADD_BUNDLES"):
+                for move in os.environ["ADD_BUNDLES"].split(";"):
+                    source, target = move.split(":", 1)
+                    os.rename(source, target)
                 try:
                     await asyncio.wait_for(changed.wait(), timeout=20)
                     seen["list_changed"] = True
