@@ -70,6 +70,12 @@ const GUESTS: &[Guest] = &[
         doc: "The bundled `http` plugin.",
     },
     Guest {
+        constant: "MCP_FIXTURES",
+        package: "cordon-guest-mcp-fixtures",
+        file: "cordon_guest_mcp_fixtures.wasm",
+        doc: "The `test` bundle the MCP tests and the MCP conformance suite call.",
+    },
+    Guest {
         constant: "HOSTILE_NET",
         package: "cordon-guest-hostile-net",
         file: "cordon_guest_hostile_net.wasm",

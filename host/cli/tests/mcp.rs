@@ -228,6 +228,40 @@ fn adding_bundles_changes_the_listing_and_a_broken_one_is_left_out() {
 }
 
 #[test]
+fn a_components_progress_and_logs_reach_the_client_that_asked() {
+    let project = project();
+    project.bundle(
+        "test",
+        "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n",
+        artifacts::MCP_FIXTURES,
+    );
+    project.write(
+        "permissions.toml",
+        &PERMISSIONS.replace("allow = [\"jq.*\"]", "allow = [\"jq.*\", \"test.*\"]"),
+    );
+    let seen = drive(&project, "yes", &[]);
+    let progress = seen["progress"].as_array().unwrap();
+    let done: Vec<f64> = progress
+        .iter()
+        .map(|step| step[0].as_f64().unwrap())
+        .collect();
+    assert_eq!(done, [0.0, 50.0, 100.0], "{progress:?}");
+    assert_eq!(progress[2][1], 100.0);
+    assert_eq!(progress[2][2], "100 of 100");
+    assert_eq!(
+        seen["logged_unasked"].as_array().unwrap().len(),
+        0,
+        "no log lines before the client asked for them"
+    );
+    let logged = seen["logged"].as_array().unwrap();
+    assert_eq!(logged.len(), 3, "{logged:?}");
+    assert_eq!(logged[0]["level"], "info");
+    assert_eq!(logged[0]["logger"], "test");
+    assert_eq!(logged[0]["data"], "Tool execution started");
+    assert_eq!(seen["logging_results"], serde_json::json!([false, false]));
+}
+
+#[test]
 fn a_declined_elicitation_denies_and_a_client_without_one_is_told_why() {
     let project = project();
     let declined = drive(&project, "no", &[]);

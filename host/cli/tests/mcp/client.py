@@ -34,6 +34,11 @@ async def main():
             return types.ElicitResult(action="accept", content={"approve": True})
         return types.ElicitResult(action="decline")
 
+    logged = []
+
+    async def log(params):
+        logged.append({"level": params.level, "logger": params.logger, "data": params.data})
+
     async def messages(message):
         if isinstance(message, types.ToolListChangedNotification):
             changed.set()
@@ -46,6 +51,7 @@ async def main():
             write,
             elicitation_callback=elicit if approve != "none" else None,
             message_handler=messages,
+            logging_callback=log,
         )
         async with session:
             init = await session.initialize()
@@ -97,6 +103,22 @@ async def main():
                     seen["list_changed"] = False
                 relisted = await session.list_tools()
                 seen["tools_after"] = sorted(tool.name for tool in relisted.tools)
+
+            names = {tool["name"] for tool in seen["tools"]}
+            if "test_tool_with_progress" in names:
+                progress = []
+
+                async def report(done, total, message):
+                    progress.append([done, total, message])
+
+                await session.call_tool("test_tool_with_progress", {}, progress_callback=report)
+                seen["progress"] = progress
+                quiet = await session.call_tool("test_tool_with_logging", {})
+                seen["logged_unasked"] = list(logged)
+                await session.set_logging_level("info")
+                loud = await session.call_tool("test_tool_with_logging", {})
+                seen["logged"] = list(logged)
+                seen["logging_results"] = [quiet.is_error, loud.is_error]
 
             ping = await session.send_ping()
             seen["ping"] = ping is not None
