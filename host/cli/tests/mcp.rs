@@ -259,6 +259,26 @@ fn a_components_progress_and_logs_reach_the_client_that_asked() {
     assert_eq!(logged[0]["logger"], "test");
     assert_eq!(logged[0]["data"], "Tool execution started");
     assert_eq!(seen["logging_results"], serde_json::json!([false, false]));
+
+    // A cancelled 20 s call stopped at once: the next call did not wait for it.
+    assert_eq!(
+        seen["after_cancel"]["error"], false,
+        "{}",
+        seen["after_cancel"]
+    );
+    let seconds = seen["after_cancel"]["seconds"].as_f64().unwrap();
+    assert!(seconds < 10.0, "the next call waited {seconds} s");
+    let listed = text(&project.cordon(&["runs", "list"]).stdout);
+    let run_id = listed
+        .split_whitespace()
+        .find(|word| word.starts_with("mcp-"))
+        .unwrap()
+        .to_owned();
+    let shown = text(&project.cordon(&["runs", "show", &run_id]).stdout);
+    assert!(
+        shown.contains("cancelled: test.wait was cancelled"),
+        "the stopped call is committed as cancelled: {shown}"
+    );
 }
 
 #[test]

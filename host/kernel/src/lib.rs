@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod approval;
+pub mod cancel;
 pub mod commit;
 pub mod event;
 pub mod file_rules;
@@ -30,6 +31,7 @@ pub mod typed_state;
 
 pub use agent::{AgentDef, AgentError, ModelSettings, StateDisagreement};
 pub use approval::{Approval, ApprovalFuture, Approver, DeferApprovals};
+pub use cancel::{Cancellation, Cancelled};
 pub use commit::{
     CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, MemoryCommitStore,
     PendingCall, PendingReason, Receipt, RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,

@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver};
+use crate::cancel::Cancellation;
 use crate::commit::{PendingCall, PendingReason, ToolRecord};
 use crate::event::{Event, EventSink};
 use crate::files::FileWrites;
@@ -52,6 +53,8 @@ pub(crate) struct StepPorts {
     pub(crate) live: Arc<dyn EventSink>,
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) observer: Arc<dyn Observer>,
+    /// Set when whoever asked for the step's calls cancels them.
+    pub(crate) cancel: Cancellation,
 }
 
 /// What every nested call of one step shares.
@@ -197,6 +200,7 @@ impl CallGate {
             depth: self.depth,
             files,
             skills: Arc::clone(&self.calls.ports.skills),
+            cancel: self.calls.ports.cancel.clone(),
         }
     }
 

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver, DeferApprovals};
+use crate::cancel::Cancellation;
 use crate::commit::{
     CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, PendingCall,
     PendingReason, RunHeader, RunRecord, StepCommit, ToolRecord,
@@ -380,7 +381,8 @@ impl Runtime {
                     .unwrap_or_default();
                 let records = apply_decisions(run_id, records, &pending, decisions)?;
                 let step = cursor.step(agent);
-                self.execute(&mut cursor, None, records, step).await?;
+                self.execute(&mut cursor, None, records, step, &Cancellation::default())
+                    .await?;
                 self.drive(agent, cursor).await
             }
         }
@@ -605,8 +607,15 @@ impl Runtime {
                         records = apply_decisions(&cursor.run_id, records, &pending, &decided)?;
                     }
                     _ => {
-                        self.run_calls(&mut cursor, Some(&assistant), &mut records, &mut step)
-                            .await?;
+                        let never = Cancellation::default();
+                        self.run_calls(
+                            &mut cursor,
+                            Some(&assistant),
+                            &mut records,
+                            &mut step,
+                            &never,
+                        )
+                        .await?;
                         self.commit(
                             &mut cursor,
                             vec![assistant],
@@ -623,8 +632,14 @@ impl Runtime {
                     }
                 }
             }
-            self.execute(&mut cursor, Some(assistant), records, step)
-                .await?;
+            self.execute(
+                &mut cursor,
+                Some(assistant),
+                records,
+                step,
+                &Cancellation::default(),
+            )
+            .await?;
         }
     }
 
@@ -659,9 +674,10 @@ impl Runtime {
         assistant: Option<Message>,
         mut records: Vec<ToolRecord>,
         mut step: StepState,
+        cancel: &Cancellation,
     ) -> Result<Vec<ToolRecord>, RunError> {
         let number = cursor.model_steps() + u32::from(assistant.is_some());
-        self.run_calls(cursor, assistant.as_ref(), &mut records, &mut step)
+        self.run_calls(cursor, assistant.as_ref(), &mut records, &mut step, cancel)
             .await?;
         let mut messages: Vec<Message> = assistant.into_iter().collect();
         let mut calls = Vec::with_capacity(records.len());
@@ -726,6 +742,7 @@ impl Runtime {
         assistant: Option<&Message>,
         records: &mut [ToolRecord],
         step: &mut StepState,
+        cancel: &Cancellation,
     ) -> Result<(), RunError> {
         let runnable: Vec<usize> = records
             .iter()
@@ -754,6 +771,7 @@ impl Runtime {
                 live: Arc::clone(self.events.live()),
                 approver: Arc::clone(&self.approver),
                 observer: Arc::clone(&self.observer),
+                cancel: cancel.clone(),
             },
             step,
         );
@@ -905,8 +923,14 @@ impl Runtime {
             .collect();
         if pending.is_empty() {
             let step = cursor.step(agent);
-            self.execute(cursor, intent.assistant, intent.calls, step)
-                .await?;
+            self.execute(
+                cursor,
+                intent.assistant,
+                intent.calls,
+                step,
+                &Cancellation::default(),
+            )
+            .await?;
             return Ok(None);
         }
         let settled = pending
@@ -915,8 +939,14 @@ impl Runtime {
         if settled {
             let records = apply_decisions(&cursor.run_id, intent.calls, &pending, decisions)?;
             let step = cursor.step(agent);
-            self.execute(cursor, intent.assistant, records, step)
-                .await?;
+            self.execute(
+                cursor,
+                intent.assistant,
+                records,
+                step,
+                &Cancellation::default(),
+            )
+            .await?;
             return Ok(None);
         }
         self.commit(

@@ -17,6 +17,7 @@ use futures_util::lock::Mutex;
 
 use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver};
+use crate::cancel::Cancellation;
 use crate::commit::{CommitStore, EndCause, PendingCall, PendingReason, RunHeader, ToolRecord};
 use crate::event::EventSink;
 use crate::gate;
@@ -141,12 +142,14 @@ impl ServedRun {
     /// a person is put to `approver`; when it cannot answer, `unanswered`
     /// says whether such calls are denied or the whole request withdrawn. A
     /// call naming a tool the run does not offer is answered `not-found` and
-    /// never reaches the gate.
+    /// never reaches the gate. Setting `cancel` stops the calls still
+    /// running, which answer `cancelled`; the step commits all the same.
     pub async fn call(
         &self,
         calls: Vec<ToolCall>,
         approver: &dyn Approver,
         unanswered: Unanswered,
+        cancel: &Cancellation,
     ) -> Result<Served, RunError> {
         let mut cursor = self.cursor.lock().await;
         if cursor.ended {
@@ -221,7 +224,7 @@ impl ServedRun {
             };
         }
         let records = runtime
-            .execute(&mut cursor, Some(assistant), records, step)
+            .execute(&mut cursor, Some(assistant), records, step, cancel)
             .await;
         if records.is_err() {
             runtime.events().drain();

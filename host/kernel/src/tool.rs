@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cancel::Cancellation;
 use crate::event::Event;
 use crate::files::FileWrites;
 use crate::skills::{ActiveSkills, SkillActivation};
@@ -84,6 +85,8 @@ pub enum ToolErrorKind {
     Crashed,
     /// No loaded tool has this name.
     NotFound,
+    /// Whoever asked for the call cancelled it, and its instance was stopped.
+    Cancelled,
 }
 
 impl ToolErrorKind {
@@ -97,6 +100,7 @@ impl ToolErrorKind {
             Self::Limit => "limit",
             Self::Crashed => "crashed",
             Self::NotFound => "not-found",
+            Self::Cancelled => "cancelled",
         }
     }
 }
@@ -210,6 +214,8 @@ pub struct CallContext {
     /// The skills active in the run as the call's step began; none outside
     /// a run.
     pub skills: Arc<ActiveSkills>,
+    /// Set when whoever asked for the call cancels it.
+    pub cancel: Cancellation,
 }
 
 impl CallContext {
@@ -221,6 +227,7 @@ impl CallContext {
             depth: 0,
             files: Arc::default(),
             skills: ActiveSkills::none(),
+            cancel: Cancellation::default(),
         }
     }
 }

@@ -8,9 +8,9 @@ mod support;
 use std::sync::Arc;
 
 use cordon_kernel::{
-    Approval, ApprovalFuture, Approver, CallResult, CommitStore, DeferApprovals, Disposition,
-    EventLog, MemoryCommitStore, NO_APPROVER, PendingCall, Runtime, Served, ServedRun, ToolCall,
-    ToolErrorKind, Unanswered, Verdict,
+    Approval, ApprovalFuture, Approver, CallResult, Cancellation, CommitStore, DeferApprovals,
+    Disposition, EventLog, MemoryCommitStore, NO_APPROVER, PendingCall, Runtime, Served, ServedRun,
+    ToolCall, ToolErrorKind, Unanswered, Verdict,
 };
 use serde_json::{Value, json};
 use support::*;
@@ -85,6 +85,7 @@ async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
             vec![call("c1", "count", json!({}))],
             &DeferApprovals,
             Unanswered::Deny,
+            &Cancellation::default(),
         )
         .await
         .unwrap()
@@ -95,6 +96,7 @@ async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
             vec![call("c2", "count", json!({}))],
             &DeferApprovals,
             Unanswered::Deny,
+            &Cancellation::default(),
         )
         .await
         .unwrap()
@@ -117,6 +119,7 @@ async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
             vec![call("c3", "count", json!({}))],
             &DeferApprovals,
             Unanswered::Deny,
+            &Cancellation::default(),
         )
         .await;
     assert!(
@@ -141,6 +144,7 @@ async fn the_policy_judges_requested_calls_and_unoffered_tools_never_run() {
             ],
             &DeferApprovals,
             Unanswered::Deny,
+            &Cancellation::default(),
         )
         .await
         .unwrap()
@@ -171,6 +175,7 @@ async fn a_call_needing_approval_goes_to_the_requesters_approver_or_is_denied_sa
             vec![call("c1", "send", json!({}))],
             &DeferApprovals,
             Unanswered::Deny,
+            &Cancellation::default(),
         )
         .await
         .unwrap()
@@ -182,7 +187,12 @@ async fn a_call_needing_approval_goes_to_the_requesters_approver_or_is_denied_sa
 
     let no = Answer(Approval::Deny, Default::default());
     let denied = run
-        .call(vec![call("c2", "send", json!({}))], &no, Unanswered::Deny)
+        .call(
+            vec![call("c2", "send", json!({}))],
+            &no,
+            Unanswered::Deny,
+            &Cancellation::default(),
+        )
         .await
         .unwrap()
         .committed();
@@ -196,6 +206,7 @@ async fn a_call_needing_approval_goes_to_the_requesters_approver_or_is_denied_sa
             vec![call("c3", "send", json!({"to": "x"}))],
             &yes,
             Unanswered::Deny,
+            &Cancellation::default(),
         )
         .await
         .unwrap()
@@ -234,6 +245,7 @@ async fn a_withdrawn_request_commits_nothing_and_runs_nothing() {
             vec![call("c1", "look", json!({})), call("c2", "send", json!({}))],
             &DeferApprovals,
             Unanswered::Withdraw,
+            &Cancellation::default(),
         )
         .await
         .unwrap();
@@ -254,10 +266,74 @@ async fn a_withdrawn_request_commits_nothing_and_runs_nothing() {
             vec![call("c2", "send", json!({"n": 1}))],
             &yes,
             Unanswered::Withdraw,
+            &Cancellation::default(),
         )
         .await
         .unwrap()
         .committed();
     assert_eq!(output(&again[0]), &json!({"n": 1}));
+    assert_eq!(store.load("served-1").unwrap().commits.len(), 1);
+}
+
+/// A tool that runs until its call is cancelled.
+struct Patient;
+
+impl cordon_kernel::ToolSet for Patient {
+    fn specs(&self) -> Vec<cordon_kernel::ToolSpec> {
+        vec![cordon_kernel::ToolSpec {
+            name: "wait".into(),
+            description: "waits".into(),
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: READ_ONLY,
+        }]
+    }
+
+    fn call<'a>(
+        &'a self,
+        _name: &'a str,
+        _args: Value,
+        context: cordon_kernel::CallContext,
+    ) -> cordon_kernel::ToolFuture<'a> {
+        Box::pin(async move {
+            context.cancel.cancelled().await;
+            cordon_kernel::ToolCallOutcome::error(cordon_kernel::ToolError::new(
+                ToolErrorKind::Cancelled,
+                "stopped",
+            ))
+        })
+    }
+}
+
+#[tokio::test]
+async fn cancelling_a_request_stops_its_call_and_the_step_still_commits() {
+    let store = Arc::new(MemoryCommitStore::new());
+    let runtime =
+        Runtime::for_requests(Arc::new(Patient), store.clone(), Arc::new(EventLog::new()));
+    let run = ServedRun::open(
+        runtime,
+        &agent(Verdict::Allow, &[], 4),
+        "main",
+        "served-1",
+        7,
+    )
+    .unwrap();
+    let cancel = Cancellation::new();
+    let later = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        later.cancel();
+    });
+    let records = run
+        .call(
+            vec![call("c1", "wait", json!({}))],
+            &DeferApprovals,
+            Unanswered::Deny,
+            &cancel,
+        )
+        .await
+        .unwrap()
+        .committed();
+    assert_eq!(error_kind(&records[0]).0, ToolErrorKind::Cancelled);
     assert_eq!(store.load("served-1").unwrap().commits.len(), 1);
 }

@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use cordon_kernel::{
-    CallResult, DeferApprovals, PendingCall, Served, ServedRun, ToolCall, ToolRecord, Unanswered,
+    CallResult, Cancellation, DeferApprovals, PendingCall, Served, ServedRun, ToolCall, ToolRecord,
+    Unanswered,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -200,11 +201,26 @@ impl CordonMcp {
                 (None, false, true) => (&elicit, Unanswered::Deny),
                 (None, _, false) => (&DeferApprovals, Unanswered::Deny),
             };
+        // A client's `notifications/cancelled` stops the call's instance; the
+        // step commits what happened all the same.
+        let cancel = Cancellation::new();
+        let watcher = {
+            let (cancel, requested) = (cancel.clone(), context.ct.clone());
+            tokio::spawn(async move {
+                requested.cancelled().await;
+                cancel.cancel();
+            })
+        };
         let turn = self.shared.turn.lock().await;
         let relaying = self.shared.relay.open(audience);
-        let served = self.shared.run.call(vec![call], approver, unanswered).await;
+        let served = self
+            .shared
+            .run
+            .call(vec![call], approver, unanswered, &cancel)
+            .await;
         relaying.finish().await;
         drop(turn);
+        watcher.abort();
         match served {
             Ok(Served::Committed(records)) => Ok(result(&records, resolved.wraps, elicits).into()),
             Ok(Served::Withdrawn(pending)) => Ok(self.ask(&request, &args, &pending)?.into()),

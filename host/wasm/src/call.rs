@@ -121,7 +121,10 @@ pub(crate) fn to_wit_error(error: ToolError) -> wit::ToolError {
         ToolErrorKind::Denied => wit::ToolError::Denied(error.message),
         ToolErrorKind::Timeout => wit::ToolError::Timeout(error.message),
         ToolErrorKind::Failed => wit::ToolError::Failed(error.message),
-        ToolErrorKind::Limit | ToolErrorKind::Crashed | ToolErrorKind::NotFound => {
+        ToolErrorKind::Limit
+        | ToolErrorKind::Crashed
+        | ToolErrorKind::NotFound
+        | ToolErrorKind::Cancelled => {
             wit::ToolError::Failed(format!("{}: {}", error.kind, error.message))
         }
     }

@@ -78,6 +78,7 @@ pub(crate) async fn call<T>(
     let label = call.label();
     let audit = call.audit().clone();
     let timeout = call.timeout();
+    let cancel = call.cancel();
     let reserved = call.reserved();
     let ran = engine
         .admission
@@ -91,11 +92,21 @@ pub(crate) async fn call<T>(
                     ));
                 }
             };
-            let returned = tokio::time::timeout(timeout, async {
+            let running = tokio::time::timeout(timeout, async {
                 let instance = bundle.pre.instantiate_async(&mut store).await?;
                 body(&mut store, instance).await
-            })
-            .await;
+            });
+            // Dropping the running call drops its instance: a cancelled call
+            // stops where it is, and nothing it staged survives.
+            let returned = tokio::select! {
+                returned = running => returned,
+                () = cancel.cancelled() => {
+                    return Finished::failed(ToolError::new(
+                        ToolErrorKind::Cancelled,
+                        format!("{label} was cancelled by whoever asked for it; its instance was stopped"),
+                    ));
+                }
+            };
             let state = store.into_data();
             let output = state.vfs.is_some().then(|| state.log.command_output());
             match settle(returned, &state) {

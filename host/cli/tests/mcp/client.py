@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
@@ -119,6 +120,18 @@ async def main():
                 loud = await session.call_tool("test_tool_with_logging", {})
                 seen["logged"] = list(logged)
                 seen["logging_results"] = [quiet.is_error, loud.is_error]
+
+                # Cancel a long call; the next call must not wait for it.
+                started = time.monotonic()
+                waiting = asyncio.create_task(session.call_tool("test_wait", {"ms": 20000}))
+                await asyncio.sleep(1.0)
+                waiting.cancel()
+                try:
+                    await waiting
+                except asyncio.CancelledError:
+                    pass
+                after = await session.call_tool("jq_query", {"filter": ".", "input": 1})
+                seen["after_cancel"] = {"error": after.is_error, "seconds": time.monotonic() - started}
 
             ping = await session.send_ping()
             seen["ping"] = ping is not None

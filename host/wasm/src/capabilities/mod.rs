@@ -21,7 +21,7 @@ pub(crate) mod tools;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cordon_kernel::{CallContext, NestedCalls, StateReader, StateSnapshot};
+use cordon_kernel::{CallContext, Cancellation, NestedCalls, StateReader, StateSnapshot};
 use wasmtime::component::Linker;
 use wasmtime_wasi::WasiCtxBuilder;
 
@@ -55,6 +55,8 @@ pub(crate) struct CallBuilder<'a> {
     command: Option<(CommandIo, Vfs)>,
     interpreters: Option<InterpreterAccess>,
     timeout: Duration,
+    /// Set when whoever asked for the call cancels it.
+    cancel: Cancellation,
     /// Slots of the instance pool held for what the call starts: the
     /// interpreters a backend's shell may run.
     reserved: u32,
@@ -86,6 +88,7 @@ impl<'a> CallBuilder<'a> {
             command: None,
             interpreters: None,
             timeout: bundle.manifest.limits.timeout,
+            cancel: Cancellation::default(),
             reserved: 0,
         }
     }
@@ -109,6 +112,11 @@ impl<'a> CallBuilder<'a> {
     pub(crate) fn within_time(mut self, limit: Duration) -> Self {
         self.timeout = self.timeout.min(limit);
         self
+    }
+
+    /// What stops the call before it ends.
+    pub(crate) fn cancel(&self) -> Cancellation {
+        self.cancel.clone()
     }
 
     /// How long the call may take.
@@ -152,6 +160,7 @@ impl<'a> CallBuilder<'a> {
         if self.tools.is_some() {
             self.tools = Some(ToolAccess::new(handle, context.depth, context.files));
         }
+        self.cancel = context.cancel;
         self.reading(context.state)
     }
 

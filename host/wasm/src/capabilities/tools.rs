@@ -77,6 +77,7 @@ pub(crate) fn handle(
         Arc::new(Direct {
             plugins: Arc::clone(plugins),
             depth: context.depth,
+            cancel: context.cancel.clone(),
         })
     }))
 }
@@ -87,6 +88,8 @@ struct Direct {
     plugins: Arc<PluginsInner>,
     /// How many calls enclose the calling one.
     depth: u32,
+    /// The outer call's cancellation, which stops its calls too.
+    cancel: cordon_kernel::Cancellation,
 }
 
 impl NestedCalls for Direct {
@@ -103,6 +106,7 @@ impl NestedCalls for Direct {
             depth: self.depth + 1,
             files,
             skills: cordon_kernel::ActiveSkills::none(),
+            cancel: self.cancel.clone(),
         };
         call::invoke(&self.plugins, name, args, context)
     }
