@@ -113,6 +113,18 @@ pub struct Runtime {
     cancelled: Arc<AtomicBool>,
     metadata: BTreeMap<String, String>,
     catalog: Option<Arc<dyn SkillCatalog>>,
+    intents: Intents,
+}
+
+/// When a step records its calls as an intent before running them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Intents {
+    /// Always: a resume finds the model's turn and re-runs or holds its calls.
+    Always,
+    /// Only when a call may have effects: a served request lost to a crash is
+    /// never resumed, so an intent only records that an effect may have
+    /// happened; read-only and idempotent calls need none.
+    ForEffects,
 }
 
 /// The state of a run the loop carries between commits.
@@ -187,7 +199,14 @@ impl Runtime {
             cancelled: Arc::new(AtomicBool::new(false)),
             metadata: BTreeMap::new(),
             catalog: None,
+            intents: Intents::Always,
         }
+    }
+
+    /// Record intents only for steps with a call that may have effects.
+    pub(crate) fn with_intents(mut self, intents: Intents) -> Self {
+        self.intents = intents;
+        self
     }
 
     /// Check a resumed run's active skills against `catalog`: an activation
@@ -755,12 +774,23 @@ impl Runtime {
         if runnable.is_empty() {
             return Ok(());
         }
-        self.store.record_intent(&Intent {
-            run_id: cursor.run_id.clone(),
-            seq: cursor.seq + 1,
-            assistant: assistant.cloned(),
-            calls: records.to_vec(),
-        })?;
+        let effects = || {
+            let specs = self.tools.specs();
+            runnable.iter().any(|&index| {
+                !specs.iter().any(|spec| {
+                    spec.name == records[index].call.name
+                        && (spec.annotations.read_only || spec.annotations.idempotent)
+                })
+            })
+        };
+        if self.intents == Intents::Always || effects() {
+            self.store.record_intent(&Intent {
+                run_id: cursor.run_id.clone(),
+                seq: cursor.seq + 1,
+                assistant: assistant.cloned(),
+                calls: records.to_vec(),
+            })?;
+        }
         let view = step.view();
         let nested = StepCalls::new(
             StepPorts {

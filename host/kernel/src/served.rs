@@ -26,7 +26,7 @@ use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest};
 use crate::policy::{Decision, Verdict};
 use crate::progress::Progress;
-use crate::run::{Cursor, RunError, Runtime, malformed};
+use crate::run::{Cursor, Intents, RunError, Runtime, malformed};
 use crate::skills::ActiveSkills;
 use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
 
@@ -43,7 +43,7 @@ impl Runtime {
         store: Arc<dyn CommitStore>,
         live: Arc<dyn EventSink>,
     ) -> Self {
-        Self::new(Arc::new(NoModel), tools, store, live)
+        Self::new(Arc::new(NoModel), tools, store, live).with_intents(Intents::ForEffects)
     }
 }
 

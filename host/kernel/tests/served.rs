@@ -337,3 +337,50 @@ async fn cancelling_a_request_stops_its_call_and_the_step_still_commits() {
     assert_eq!(error_kind(&records[0]).0, ToolErrorKind::Cancelled);
     assert_eq!(store.load("served-1").unwrap().commits.len(), 1);
 }
+
+#[tokio::test]
+async fn only_a_request_that_may_have_effects_records_an_intent() {
+    let store = Arc::new(MemoryCommitStore::new());
+    let tools = Arc::new(Functions::new().with("look", READ_ONLY, echo()).with(
+        "send",
+        EFFECTFUL,
+        echo(),
+    ));
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    {
+        let (store, seen) = (store.clone(), seen.clone());
+        *tools.during.lock().unwrap() = Some(Box::new(move || {
+            let intent = store.load("served-1").unwrap().intent.is_some();
+            seen.lock().unwrap().push(intent);
+        }));
+    }
+    let runtime = Runtime::for_requests(tools.clone(), store.clone(), Arc::new(EventLog::new()));
+    let run = ServedRun::open(
+        runtime,
+        &agent(Verdict::Allow, &[], 4),
+        "main",
+        "served-1",
+        7,
+    )
+    .unwrap();
+    for (id, tool) in [("c1", "look"), ("c2", "send")] {
+        run.call(
+            vec![call(id, tool, json!({}))],
+            &DeferApprovals,
+            Unanswered::Deny,
+            &Cancellation::default(),
+        )
+        .await
+        .unwrap()
+        .committed();
+    }
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [false, true],
+        "a read-only call runs without an intent, an effectful one with"
+    );
+    assert!(
+        store.load("served-1").unwrap().intent.is_none(),
+        "the commit clears it"
+    );
+}

@@ -14,6 +14,26 @@ use serde_json::{Value, json};
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
+/// Returns its arguments: the trivial tool a round trip is measured with.
+pub struct Echo;
+
+impl Tool for Echo {
+    const NAME: &'static str = "test.echo";
+    const DESCRIPTION: &'static str = "Return the arguments unchanged.";
+    type Args = serde_json::Map<String, Value>;
+    type Output = serde_json::Map<String, Value>;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(
+        args: serde_json::Map<String, Value>,
+    ) -> Result<serde_json::Map<String, Value>, ToolError> {
+        Ok(args)
+    }
+}
+
 /// Reports progress three times, 50 ms apart.
 pub struct Progress;
 
@@ -122,4 +142,4 @@ impl Tool for Wait {
     }
 }
 
-cordon_sdk::export_tools!(Progress, Logging, ErrorHandling, Wait);
+cordon_sdk::export_tools!(Echo, Progress, Logging, ErrorHandling, Wait);

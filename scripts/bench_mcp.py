@@ -1,0 +1,88 @@
+"""The MCP server's figures, driven by the official Python MCP SDK over stdio:
+the round trip of `tools/call` for a trivial tool (`test_echo`) beside the
+same client's `ping`, p50 and p99 of 1,000 each, so the cost of a call above
+the protocol's own floor shows, and the bundled `jq_query` (`.`) for a real
+tool; and the cold start from spawning
+`cordon mcp` to the answer of its first `tools/list`, with the compile cache
+warm.
+
+usage: bench_mcp.py CORDON PROJECT_DIR
+"""
+
+import asyncio
+import statistics
+import sys
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+CALLS = 1000
+STARTS = 10
+
+
+def percentile(samples, fraction):
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def micros(seconds):
+    return f"{seconds * 1e6:8.0f} us"
+
+
+async def round_trips(binary, project):
+    server = StdioServerParameters(
+        command=binary, args=["mcp", "--permissions", "permissions.toml"], cwd=project
+    )
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            for _ in range(50):
+                await session.send_ping()
+                await session.call_tool("test_echo", {"n": 1})
+                await session.call_tool("jq_query", {"filter": ".", "input": 1})
+            pings, calls, jq = [], [], []
+            for _ in range(CALLS):
+                started = time.perf_counter()
+                await session.send_ping()
+                pings.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                result = await session.call_tool("test_echo", {"n": 1})
+                calls.append(time.perf_counter() - started)
+                assert not result.is_error, result
+                started = time.perf_counter()
+                result = await session.call_tool("jq_query", {"filter": ".", "input": 1})
+                jq.append(time.perf_counter() - started)
+                assert not result.is_error, result
+    return pings, calls, jq
+
+
+async def cold_start(binary, project):
+    server = StdioServerParameters(
+        command=binary, args=["mcp", "--permissions", "permissions.toml"], cwd=project
+    )
+    started = time.perf_counter()
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            return time.perf_counter() - started
+
+
+async def main():
+    binary, project = sys.argv[1:]
+    pings, calls, jq = await round_trips(binary, project)
+    starts = [await cold_start(binary, project) for _ in range(STARTS)]
+    p50 = percentile(calls, 0.5) - percentile(pings, 0.5)
+    print(f"ping            p50 {micros(percentile(pings, 0.5))}  p99 {micros(percentile(pings, 0.99))}")
+    print(f"test_echo       p50 {micros(percentile(calls, 0.5))}  p99 {micros(percentile(calls, 0.99))}")
+    print(f"call above ping p50 {micros(p50)}  ({percentile(calls, 0.5) / percentile(pings, 0.5):.1f}x ping)")
+    print(f"jq_query        p50 {micros(percentile(jq, 0.5))}  p99 {micros(percentile(jq, 0.99))}")
+    print(
+        f"cold start to the first tools/list answer: median {statistics.median(starts) * 1e3:.0f} ms"
+        f" (min {min(starts) * 1e3:.0f}, max {max(starts) * 1e3:.0f}; {STARTS} starts, cache warm)"
+    )
+
+
+asyncio.run(main())
