@@ -17,6 +17,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::content::ContentBlock;
 use crate::event::Event;
 use crate::files::{FileChange, StepFiles};
 use crate::message::{CallResult, Message, ToolCall};
@@ -37,6 +38,10 @@ pub struct ToolRecord {
     /// same gate, in the order they were made.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<ToolRecord>,
+    /// The content blocks its result carries beside its JSON, for clients
+    /// that show them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<ContentBlock>,
 }
 
 /// Why a call waits.

@@ -10,6 +10,7 @@ pub mod agent;
 pub mod approval;
 pub mod cancel;
 pub mod commit;
+pub mod content;
 pub mod event;
 pub mod file_rules;
 pub mod files;
@@ -36,6 +37,7 @@ pub use commit::{
     CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, MemoryCommitStore,
     PendingCall, PendingReason, Receipt, RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,
 };
+pub use content::{ContentBlock, ResourceBody};
 pub use event::{Capability, Denial, Event, EventLog, EventSink, LimitKind, LogLevel};
 pub use file_rules::{FileAccess, FileRefusal, FileRuleKind, FileRules};
 pub use files::{

@@ -376,10 +376,11 @@ impl CallGate {
             decision,
             result: Some(result.clone()),
             children,
+            blocks: Vec::new(),
         });
         match (result, effects) {
             (CallResult::Output(content), Some((writes, files))) => ToolCallOutcome {
-                result: Ok(ToolOutput { content }),
+                result: Ok(ToolOutput::new(content)),
                 writes,
                 files,
                 skills: Vec::new(),

@@ -603,6 +603,7 @@ impl Runtime {
                     decision,
                     result: None,
                     children: Vec::new(),
+                    blocks: Vec::new(),
                 });
             }
             let pending: Vec<PendingCall> = records
@@ -822,13 +823,17 @@ impl Runtime {
             let call = &records[*index].call;
             self.events.record(outcome.events);
             self.events.record(gate.take_events());
+            let mut blocks = Vec::new();
             let mut result = match outcome.result {
-                Ok(output) => Ok((
-                    output.content,
-                    outcome.writes,
-                    outcome.files,
-                    outcome.skills,
-                )),
+                Ok(output) => {
+                    blocks = output.blocks;
+                    Ok((
+                        output.content,
+                        outcome.writes,
+                        outcome.files,
+                        outcome.skills,
+                    ))
+                }
                 Err(error) => Err(error),
             };
             for batch in nested.take_batches(&call.id) {
@@ -859,6 +864,12 @@ impl Runtime {
             )
             .await?;
             records[*index].children = gate.take_children();
+            // A hook that judged the result saw its JSON alone, so it cannot
+            // vouch for blocks it never saw: they reach no one.
+            let judged = !self.hooks.handlers(HookPhase::AfterToolCall).is_empty();
+            if matches!(observed, CallResult::Output(_)) && !judged {
+                records[*index].blocks = blocks;
+            }
             records[*index].result = Some(observed);
         }
         Ok(())
@@ -1098,6 +1109,7 @@ pub(crate) fn malformed(call: &ToolCall) -> Option<ToolRecord> {
             ),
         ))),
         children: Vec::new(),
+        blocks: Vec::new(),
     })
 }
 

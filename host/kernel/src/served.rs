@@ -182,6 +182,7 @@ impl ServedRun {
                     decision,
                     result: None,
                     children: Vec::new(),
+                    blocks: Vec::new(),
                 }
             } else {
                 unoffered(call)
@@ -261,6 +262,7 @@ fn unoffered(call: ToolCall) -> ToolRecord {
             message,
         ))),
         children: Vec::new(),
+        blocks: Vec::new(),
     }
 }
 

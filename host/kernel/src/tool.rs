@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cancel::Cancellation;
+use crate::content::ContentBlock;
 use crate::event::Event;
 use crate::files::FileWrites;
 use crate::skills::{ActiveSkills, SkillActivation};
@@ -65,6 +66,19 @@ pub struct ToolSpec {
 pub struct ToolOutput {
     /// The value the model observes.
     pub content: Value,
+    /// Content blocks for clients that show them, beside the value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<ContentBlock>,
+}
+
+impl ToolOutput {
+    /// An output of `content` alone.
+    pub fn new(content: Value) -> Self {
+        Self {
+            content,
+            blocks: Vec::new(),
+        }
+    }
 }
 
 /// The closed set of reasons a tool call produced no output.
@@ -155,7 +169,7 @@ impl ToolCallOutcome {
     /// A call that returned `content` and changed nothing.
     pub fn output(content: Value) -> Self {
         Self {
-            result: Ok(ToolOutput { content }),
+            result: Ok(ToolOutput::new(content)),
             writes: Vec::new(),
             files: FileWrites::new(),
             skills: Vec::new(),

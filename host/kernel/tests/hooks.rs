@@ -475,9 +475,7 @@ fn op_tool(key: &'static str, op: StateOp) -> Handler {
         files: Default::default(),
         skills: Vec::new(),
         events: Vec::new(),
-        result: Ok(ToolOutput {
-            content: json!({"ok": true}),
-        }),
+        result: Ok(ToolOutput::new(json!({"ok": true}))),
         writes: vec![StateWrite {
             key: key.into(),
             op: op.clone(),
@@ -625,9 +623,7 @@ async fn disjoint_writers_merge_field_by_field_and_collide_on_one_field() {
         files: Default::default(),
         skills: Vec::new(),
         events: Vec::new(),
-        result: Ok(ToolOutput {
-            content: json!({"ok": true}),
-        }),
+        result: Ok(ToolOutput::new(json!({"ok": true}))),
         writes: vec![StateWrite {
             key: "owners".into(),
             op: StateOp::SetField {

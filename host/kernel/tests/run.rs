@@ -332,6 +332,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
             }),
             calls: vec![cordon_kernel::ToolRecord {
                 children: Vec::new(),
+                blocks: Vec::new(),
                 call,
                 decision: cordon_kernel::Decision {
                     verdict: Verdict::Allow,
@@ -455,7 +456,7 @@ async fn declared_state_is_validated_and_undeclared_state_refused() {
             files: Default::default(),
             skills: Vec::new(),
             events: Vec::new(),
-            result: Ok(ToolOutput { content: json!({}) }),
+            result: Ok(ToolOutput::new(json!({}))),
             writes: vec![StateWrite {
                 key: "stray".into(),
                 op: StateOp::Set { value: json!(1) },
@@ -512,7 +513,7 @@ async fn the_model_sees_only_declared_state() {
             files: Default::default(),
             skills: Vec::new(),
             events: Vec::new(),
-            result: Ok(ToolOutput { content: json!({}) }),
+            result: Ok(ToolOutput::new(json!({}))),
             writes: vec![StateWrite {
                 key: "shown".into(),
                 op: StateOp::Set {

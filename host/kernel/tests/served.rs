@@ -384,3 +384,113 @@ async fn only_a_request_that_may_have_effects_records_an_intent() {
         "the commit clears it"
     );
 }
+
+/// A tool whose result carries an image beside its JSON.
+fn picture() -> Handler {
+    Box::new(|_, _| cordon_kernel::ToolCallOutcome {
+        files: Default::default(),
+        skills: Vec::new(),
+        events: Vec::new(),
+        result: Ok(cordon_kernel::ToolOutput {
+            content: json!({"caption": "a pixel"}),
+            blocks: vec![cordon_kernel::ContentBlock::Image {
+                mime_type: "image/png".into(),
+                data: "iVBORw==".into(),
+            }],
+        }),
+        writes: Vec::new(),
+    })
+}
+
+/// One after-tool-call hook that keeps every result as it is.
+struct Keeper;
+
+impl cordon_kernel::HookSet for Keeper {
+    fn handlers(&self, phase: cordon_kernel::HookPhase) -> Vec<String> {
+        match phase {
+            cordon_kernel::HookPhase::AfterToolCall => vec!["keeper".into()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn before_inference<'a>(
+        &'a self,
+        _hook: &'a str,
+        _request: &'a cordon_kernel::InferenceRequest,
+        _state: Arc<dyn cordon_kernel::StateReader>,
+    ) -> cordon_kernel::HookFuture<'a, cordon_kernel::InferenceVerdict> {
+        Box::pin(async {
+            cordon_kernel::HookOutcome::answered(cordon_kernel::InferenceVerdict::Proceed)
+        })
+    }
+
+    fn before_tool_call<'a>(
+        &'a self,
+        _hook: &'a str,
+        _call: &'a ToolCall,
+        _state: Arc<dyn cordon_kernel::StateReader>,
+    ) -> cordon_kernel::HookFuture<'a, cordon_kernel::GateVerdict> {
+        Box::pin(async { cordon_kernel::HookOutcome::answered(cordon_kernel::GateVerdict::Allow) })
+    }
+
+    fn after_tool_call<'a>(
+        &'a self,
+        _hook: &'a str,
+        _call: &'a ToolCall,
+        _result: &'a CallResult,
+        _state: Arc<dyn cordon_kernel::StateReader>,
+    ) -> cordon_kernel::HookFuture<'a, cordon_kernel::Observation> {
+        Box::pin(async { cordon_kernel::HookOutcome::answered(cordon_kernel::Observation::Keep) })
+    }
+
+    fn step_end<'a>(
+        &'a self,
+        _hook: &'a str,
+        _summary: &'a cordon_kernel::StepSummary,
+        _state: Arc<dyn cordon_kernel::StateReader>,
+    ) -> cordon_kernel::HookFuture<'a, ()> {
+        Box::pin(async { cordon_kernel::HookOutcome::answered(()) })
+    }
+}
+
+#[tokio::test]
+async fn content_blocks_travel_with_the_record_unless_a_hook_judged_the_result() {
+    for hooked in [false, true] {
+        let store = Arc::new(MemoryCommitStore::new());
+        let tools = Arc::new(Functions::new().with("draw", READ_ONLY, picture()));
+        let mut runtime = Runtime::for_requests(tools, store.clone(), Arc::new(EventLog::new()));
+        if hooked {
+            runtime = runtime.with_hooks(Arc::new(Keeper));
+        }
+        let run = ServedRun::open(
+            runtime,
+            &agent(Verdict::Allow, &[], 4),
+            "main",
+            "served-1",
+            7,
+        )
+        .unwrap();
+        let records = run
+            .call(
+                vec![call("c1", "draw", json!({}))],
+                &DeferApprovals,
+                Unanswered::Deny,
+                &Cancellation::default(),
+            )
+            .await
+            .unwrap()
+            .committed();
+        assert_eq!(output(&records[0]), &json!({"caption": "a pixel"}));
+        let committed = &store.load("served-1").unwrap().commits[0].tools[0];
+        if hooked {
+            assert!(records[0].blocks.is_empty(), "a hook saw the JSON alone");
+            assert!(committed.blocks.is_empty());
+        } else {
+            assert_eq!(records[0].blocks.len(), 1);
+            assert_eq!(
+                committed.blocks, records[0].blocks,
+                "the blocks are committed"
+            );
+        }
+    }
+}

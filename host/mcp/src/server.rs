@@ -18,7 +18,8 @@ use cordon_kernel::{
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InputRequiredResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscriptionFilter, Tool,
+    ResourceContents, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscriptionFilter,
+    Tool,
 };
 use rmcp::service::{
     NotificationContext, Peer, RequestContext, SubscriptionContext, SubscriptionSink,
@@ -33,10 +34,21 @@ use crate::relay::{Audience, Relay};
 /// What the server tells clients about itself.
 const INSTRUCTIONS: &str = "Every tool runs in Cordon's WebAssembly sandbox with only the grants its bundle declares and the operator approved; each call passes the operator's permission policy and hooks and is committed to Cordon's run store.";
 
-/// Cordon's tools served to MCP clients.
-#[derive(Clone)]
+/// Cordon's tools served to MCP clients. Each session gets a clone: the run
+/// and the catalog are shared, the session's logging level is its own.
 pub struct CordonMcp {
     shared: Arc<Shared>,
+    /// The level `logging/setLevel` asked for in this session (2025 clients).
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+}
+
+impl Clone for CordonMcp {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            log_level: Arc::default(),
+        }
+    }
 }
 
 struct Shared {
@@ -47,8 +59,6 @@ struct Shared {
     /// One request runs at a time, so the relay knows whose events it sees.
     turn: tokio::sync::Mutex<()>,
     calls: AtomicU64,
-    /// The level `logging/setLevel` asked for (2025 clients).
-    log_level: Mutex<Option<LoggingLevel>>,
     /// The clients told when the tools change: sessions that initialized
     /// (stdio, 2025 HTTP sessions) and 2026 `subscriptions/listen` streams.
     listeners: Mutex<Listeners>,
@@ -76,9 +86,9 @@ impl CordonMcp {
                 sealed,
                 turn: tokio::sync::Mutex::new(()),
                 calls: AtomicU64::new(0),
-                log_level: Mutex::new(None),
                 listeners: Mutex::new(Listeners::default()),
             }),
+            log_level: Arc::default(),
         })
     }
 
@@ -181,12 +191,17 @@ impl CordonMcp {
             name: resolved.tool.clone(),
             args: args.clone(),
         };
+        // A 2026-07-28 request names its own level; a 2025 session's stands
+        // for each of its requests.
         let log_level = context.meta.log_level().or_else(|| {
-            *self
-                .shared
-                .log_level
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
+            (!stateless)
+                .then(|| {
+                    *self
+                        .log_level
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                })
+                .flatten()
         });
         let audience = Audience {
             peer: context.peer.clone(),
@@ -248,18 +263,31 @@ impl CordonMcp {
 
 /// The MCP result of the one call in `records`: its output as
 /// `structuredContent` (inside `{"result": ...}` when the tool `wraps` or
-/// the output is not an object) and as text.
+/// the output is not an object) and as text (a string output is that text
+/// itself, any other its JSON), then the content blocks it carries. An
+/// output of `null` with blocks is the blocks alone.
 fn result(records: &[ToolRecord], wraps: bool, elicits: bool) -> CallToolResult {
     let Some(record) = records.first() else {
         return CallToolResult::error(vec![ContentBlock::text("the call left no record")]);
     };
+    let blocks = record.blocks.iter().map(block);
     match &record.result {
-        Some(CallResult::Output(value)) if value.is_object() && !wraps => {
-            CallToolResult::structured(value.clone())
+        Some(CallResult::Output(Value::Null)) if !record.blocks.is_empty() => {
+            CallToolResult::success(blocks.collect())
         }
         Some(CallResult::Output(value)) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
-            result.structured_content = Some(serde_json::json!({ "result": value }));
+            let mut result = if value.is_object() && !wraps {
+                CallToolResult::structured(value.clone())
+            } else {
+                let text = match value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                result.structured_content = Some(serde_json::json!({ "result": value }));
+                result
+            };
+            result.content.extend(blocks);
             result
         }
         Some(CallResult::Error(error)) => {
@@ -274,6 +302,30 @@ fn result(records: &[ToolRecord], wraps: bool, elicits: bool) -> CallToolResult 
             ))])
         }
         None => CallToolResult::error(vec![ContentBlock::text("the call has no result")]),
+    }
+}
+
+/// A Cordon content block as MCP carries it.
+fn block(block: &cordon_kernel::ContentBlock) -> ContentBlock {
+    use cordon_kernel::{ContentBlock as Cordon, ResourceBody};
+    match block {
+        Cordon::Text { text } => ContentBlock::text(text.clone()),
+        Cordon::Image { mime_type, data } => ContentBlock::image(data.clone(), mime_type.clone()),
+        Cordon::Audio { mime_type, data } => ContentBlock::audio(data.clone(), mime_type.clone()),
+        Cordon::Resource {
+            uri,
+            mime_type,
+            body,
+        } => {
+            let contents = match body {
+                ResourceBody::Text(text) => ResourceContents::text(text.clone(), uri.clone()),
+                ResourceBody::Blob(blob) => ResourceContents::blob(blob.clone(), uri.clone()),
+            };
+            ContentBlock::resource(match mime_type {
+                Some(mime_type) => contents.with_mime_type(mime_type.clone()),
+                None => contents,
+            })
+        }
     }
 }
 
@@ -336,7 +388,6 @@ impl ServerHandler for CordonMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         *self
-            .shared
             .log_level
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(request.level);

@@ -47,7 +47,8 @@ pub(crate) fn invoke<'a>(
         let audit = Audit::new(&bundle.id(), Arc::clone(&plugins.events));
         let handle = tools::handle(granted, plugins, &context);
         let call = CallBuilder::new(bundle, tool, audit.clone(), plugins.guard(bundle))
-            .within(context, handle);
+            .within(context, handle)
+            .attaching();
         let (indices, called, args) = (indices.clone(), entry.local.clone(), args.to_string());
         let body: Body<Result<wit::ToolOutput, wit::ToolError>> =
             Box::new(move |store, instance| {
@@ -56,8 +57,10 @@ pub(crate) fn invoke<'a>(
                     guest.call_call(&mut *store, &called, &args).await
                 })
             });
-        let finished = guarded::call(&plugins.engine, call, !granted.is_empty(), body)
-            .await
+        let finished = guarded::call(&plugins.engine, call, !granted.is_empty(), body).await;
+        // The attached content counts against the output limit with the JSON.
+        let blocks_size = finished.effects.blocks_size;
+        let finished = finished
             .and_then(|returned| {
                 returned.map_err(|error| from_wit_error(error, limits.output_bytes))
             })
@@ -66,7 +69,7 @@ pub(crate) fn invoke<'a>(
                     &audit,
                     tool,
                     "output",
-                    output.content.len(),
+                    output.content.len() + blocks_size,
                     limits.output_bytes,
                 )?;
                 serde_json::from_str(&output.content).map_err(|error| {
@@ -76,8 +79,11 @@ pub(crate) fn invoke<'a>(
                     )
                 })
             });
+        let blocks = finished.effects.blocks;
         ToolCallOutcome {
-            result: finished.result.map(|content| ToolOutput { content }),
+            result: finished
+                .result
+                .map(|content| ToolOutput { content, blocks }),
             writes: finished.effects.writes,
             files: finished.effects.files,
             skills: Vec::new(),

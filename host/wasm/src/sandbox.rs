@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use cordon_kernel::{FileWrites, StateWrite};
+use cordon_kernel::{ContentBlock, FileWrites, StateWrite};
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
@@ -19,6 +19,7 @@ use crate::audit::Audit;
 use crate::bindings::cordon::plugin::{hook_types, types};
 use crate::bundle::Bundle;
 use crate::capabilities::config::ConfigView;
+use crate::capabilities::content::ContentOutput;
 use crate::capabilities::dirs::DirAccess;
 use crate::capabilities::interpreters::vfs::{Vfs, VfsView};
 use crate::capabilities::interpreters::{InterpreterAccess, InterpretersView};
@@ -43,6 +44,8 @@ pub(crate) struct CallState {
     pub(crate) label: String,
     pub(crate) audit: Audit,
     pub(crate) log: LogOutput,
+    /// The content blocks a tool attached to its result.
+    pub(crate) content: ContentOutput,
     pub(crate) dirs: DirAccess,
     pub(crate) state: StateAccess,
     /// Present only for a bundle granted tool calls.
@@ -62,6 +65,9 @@ pub(crate) struct CallState {
 pub(crate) struct Effects {
     pub(crate) writes: Vec<StateWrite>,
     pub(crate) files: FileWrites,
+    /// The content blocks a tool attached to its result, and their size.
+    pub(crate) blocks: Vec<ContentBlock>,
+    pub(crate) blocks_size: usize,
 }
 
 impl CallState {
@@ -80,6 +86,8 @@ impl CallState {
         Effects {
             writes: self.state.into_writes(),
             files,
+            blocks_size: self.content.size(),
+            blocks: self.content.into_blocks(),
         }
     }
 

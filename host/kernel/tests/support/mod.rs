@@ -204,9 +204,7 @@ pub(crate) fn echo() -> Handler {
         files: Default::default(),
         skills: Vec::new(),
         events: Vec::new(),
-        result: Ok(ToolOutput {
-            content: args.clone(),
-        }),
+        result: Ok(ToolOutput::new(args.clone())),
         writes: Vec::new(),
     })
 }
@@ -218,9 +216,7 @@ pub(crate) fn counter() -> Handler {
             files: Default::default(),
             skills: Vec::new(),
             events: Vec::new(),
-            result: Ok(ToolOutput {
-                content: json!({ "saw": seen }),
-            }),
+            result: Ok(ToolOutput::new(json!({ "saw": seen }))),
             writes: vec![StateWrite {
                 key: "count".into(),
                 op: StateOp::Increment { delta: 1 },

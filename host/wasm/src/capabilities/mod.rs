@@ -3,12 +3,13 @@
 //! the import through which a component uses it: [`dirs`] (the filesystem),
 //! [`env`], [`state`], [`tools`], [`staging`], [`interpreters`] (which a
 //! backend's shell runs, and which see a read-only view of their own),
-//! [`network`], and the two every bundle has, [`log`] and [`config`]. [`CallBuilder`] is the one door
+//! [`network`], and the ones every bundle has, [`log`], [`config`] and (for a tool) [`content`]. [`CallBuilder`] is the one door
 //! through which a call gets any of them: it gives a call exactly what its
 //! bundle was granted, as the run narrows it, and a call's store holds
 //! nothing else.
 
 pub(crate) mod config;
+pub(crate) mod content;
 pub(crate) mod dirs;
 pub(crate) mod env;
 pub(crate) mod interpreters;
@@ -31,6 +32,7 @@ use crate::limits::CallLimiter;
 use crate::sandbox::CallState;
 use crate::workspace::CallFiles;
 
+use content::ContentOutput;
 use dirs::guard::FileGuard;
 use dirs::{DirAccess, ResolvedDir};
 use interpreters::vfs::Vfs;
@@ -57,6 +59,8 @@ pub(crate) struct CallBuilder<'a> {
     timeout: Duration,
     /// Set when whoever asked for the call cancels it.
     cancel: Cancellation,
+    /// Whether the call's result may carry content blocks: a tool's.
+    attaching: bool,
     /// Slots of the instance pool held for what the call starts: the
     /// interpreters a backend's shell may run.
     reserved: u32,
@@ -89,6 +93,7 @@ impl<'a> CallBuilder<'a> {
             interpreters: None,
             timeout: bundle.manifest.limits.timeout,
             cancel: Cancellation::default(),
+            attaching: false,
             reserved: 0,
         }
     }
@@ -111,6 +116,12 @@ impl<'a> CallBuilder<'a> {
     /// The call ends within `limit` too, when that comes before its bundle's timeout.
     pub(crate) fn within_time(mut self, limit: Duration) -> Self {
         self.timeout = self.timeout.min(limit);
+        self
+    }
+
+    /// The call is a tool's, whose result may carry content blocks.
+    pub(crate) fn attaching(mut self) -> Self {
+        self.attaching = true;
         self
     }
 
@@ -218,6 +229,11 @@ impl<'a> CallBuilder<'a> {
             label: self.label.to_owned(),
             audit: self.audit,
             log,
+            content: if self.attaching {
+                ContentOutput::new(limits.output_bytes)
+            } else {
+                ContentOutput::refused()
+            },
             dirs: DirAccess::new(self.guard, self.own_thread),
             state: StateAccess::new(self.state),
             tools: self.tools,
@@ -235,6 +251,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     dirs::wasi::add_to_linker(linker)?;
     crate::sandbox::add_types_to_linker(linker)?;
     log::add_to_linker(linker)?;
+    content::add_to_linker(linker)?;
     config::add_to_linker(linker)?;
     state::add_to_linker(linker)?;
     tools::add_to_linker(linker)?;

@@ -321,7 +321,7 @@ impl ToolSet for WorkspaceTools {
                 FileWrites::new()
             };
             ToolCallOutcome {
-                result: result.map(|content| ToolOutput { content }),
+                result: result.map(ToolOutput::new),
                 writes: Vec::new(),
                 files,
                 skills: Vec::new(),

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use cordon_sdk::{Annotations, Tool, ToolError, log};
+use cordon_sdk::{Annotations, Tool, ToolError, content, log};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -31,6 +31,145 @@ impl Tool for Echo {
         args: serde_json::Map<String, Value>,
     ) -> Result<serde_json::Map<String, Value>, ToolError> {
         Ok(args)
+    }
+}
+
+/// Answers with one line of text.
+pub struct SimpleText;
+
+impl Tool for SimpleText {
+    const NAME: &'static str = "test.simple_text";
+    const DESCRIPTION: &'static str = "Answer with one line of text.";
+    type Args = NoArgs;
+    type Output = String;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<String, ToolError> {
+        Ok("This is a simple text response for testing.".into())
+    }
+}
+
+/// The smallest PNG: one transparent pixel.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+/// A WAV header with no samples.
+const WAV: &[u8] = &[
+    b'R', b'I', b'F', b'F', 36, 0, 0, 0, b'W', b'A', b'V', b'E', b'f', b'm', b't', b' ', 16, 0, 0,
+    0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x80, 0x3e, 0, 0, 2, 0, 16, 0, b'd', b'a', b't', b'a', 0, 0,
+    0, 0,
+];
+
+fn attached(result: Result<(), String>) -> Result<(), ToolError> {
+    result.map_err(ToolError::Failed)
+}
+
+/// Answers with an image and nothing else.
+pub struct ImageContent;
+
+impl Tool for ImageContent {
+    const NAME: &'static str = "test.image_content";
+    const DESCRIPTION: &'static str = "Answer with a PNG image.";
+    type Args = NoArgs;
+    type Output = ();
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<(), ToolError> {
+        attached(content::image(PNG, "image/png"))
+    }
+}
+
+/// Answers with audio and nothing else.
+pub struct AudioContent;
+
+impl Tool for AudioContent {
+    const NAME: &'static str = "test.audio_content";
+    const DESCRIPTION: &'static str = "Answer with a WAV clip.";
+    type Args = NoArgs;
+    type Output = ();
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<(), ToolError> {
+        attached(content::audio(WAV, "audio/wav"))
+    }
+}
+
+/// Answers with an embedded text resource.
+pub struct EmbeddedResource;
+
+impl Tool for EmbeddedResource {
+    const NAME: &'static str = "test.embedded_resource";
+    const DESCRIPTION: &'static str = "Answer with an embedded text resource.";
+    type Args = NoArgs;
+    type Output = ();
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<(), ToolError> {
+        attached(content::resource_text(
+            "test://embedded-resource",
+            Some("text/plain"),
+            "This is an embedded resource content.",
+        ))
+    }
+}
+
+/// Answers with text, an image and a resource, in that order.
+pub struct MultipleContentTypes;
+
+impl Tool for MultipleContentTypes {
+    const NAME: &'static str = "test.multiple_content_types";
+    const DESCRIPTION: &'static str = "Answer with text, an image and a JSON resource.";
+    type Args = NoArgs;
+    type Output = ();
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<(), ToolError> {
+        attached(content::text("Multiple content types test:"))?;
+        attached(content::image(PNG, "image/png"))?;
+        attached(content::resource_text(
+            "test://mixed-content-resource",
+            Some("application/json"),
+            r#"{"test":"data","value":123}"#,
+        ))
+    }
+}
+
+/// Logs, for the check that nothing is logged to a client that did not ask.
+pub struct LoggingTool;
+
+impl Tool for LoggingTool {
+    const NAME: &'static str = "test.logging_tool";
+    const DESCRIPTION: &'static str = "Log one info message.";
+    type Args = NoArgs;
+    type Output = Value;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<Value, ToolError> {
+        log::info("Logging tool called");
+        Ok(json!({ "logged": 1 }))
     }
 }
 
@@ -142,4 +281,16 @@ impl Tool for Wait {
     }
 }
 
-cordon_sdk::export_tools!(Echo, Progress, Logging, ErrorHandling, Wait);
+cordon_sdk::export_tools!(
+    Echo,
+    SimpleText,
+    ImageContent,
+    AudioContent,
+    EmbeddedResource,
+    MultipleContentTypes,
+    LoggingTool,
+    Progress,
+    Logging,
+    ErrorHandling,
+    Wait
+);
