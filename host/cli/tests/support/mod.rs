@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+pub(crate) mod mcp;
+
 use cordon_test_artifacts as artifacts;
 use serde_json::Value;
 use tempfile::TempDir;
