@@ -31,6 +31,11 @@ fn project() -> Project {
 /// What the Python client saw, with `approve` as its elicitation answer
 /// (`yes`, `no`, or `none` for a client without elicitation).
 fn drive(project: &Project, approve: &str, extra: &[(&str, String)]) -> Value {
+    drive_with(project, approve, extra, &[])
+}
+
+/// [`drive`], the server started with `flags` after the permissions.
+fn drive_with(project: &Project, approve: &str, extra: &[(&str, String)], flags: &[&str]) -> Value {
     let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
     let server = project.command(&[]);
     let mut command = Command::new("cordon-mcp-python");
@@ -39,6 +44,7 @@ fn drive(project: &Project, approve: &str, extra: &[(&str, String)]) -> Value {
         .arg(env!("CARGO_BIN_EXE_cordon"))
         .arg(project.dir.path())
         .args(["mcp", "--permissions", "permissions.toml"])
+        .args(flags)
         .env("APPROVE", approve);
     // The server inherits the client's environment: the project's own.
     for (name, value) in server.get_envs() {
@@ -280,6 +286,30 @@ fn a_components_progress_and_logs_reach_the_client_that_asked() {
         shown.contains("cancelled: test.wait was cancelled"),
         "the stopped call is committed as cancelled: {shown}"
     );
+}
+
+#[test]
+fn with_a_sandbox_the_workspace_tools_are_offered_and_read_the_workspace() {
+    let project = project();
+    project.bundled("dir", artifacts::DIR);
+    project.write("README.md", "# Served\n");
+    project.write(
+        "permissions.toml",
+        &PERMISSIONS.replace("allow = [\"jq.*\"]", "allow = [\"jq.*\", \"read\"]"),
+    );
+    let seen = drive_with(&project, "yes", &[], &["--sandbox", "dir"]);
+    let tools = seen["tools"].as_array().unwrap();
+    let find = |name: &str| {
+        tools
+            .iter()
+            .find(|tool| tool["name"] == name)
+            .unwrap_or_else(|| panic!("no `{name}` in {tools:?}"))
+    };
+    assert_eq!(find("read")["read_only"], true);
+    assert_eq!(find("write")["read_only"], false);
+    find("bash");
+    assert_eq!(seen["read"]["error"], false, "{}", seen["read"]);
+    assert_eq!(seen["read"]["structured"]["content"], "# Served\n");
 }
 
 #[test]

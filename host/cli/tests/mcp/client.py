@@ -106,6 +106,9 @@ async def main():
                 seen["tools_after"] = sorted(tool.name for tool in relisted.tools)
 
             names = {tool["name"] for tool in seen["tools"]}
+            if "read" in names:
+                read = await session.call_tool("read", {"path": "README.md"})
+                seen["read"] = {"error": read.is_error, "structured": read.structured_content}
             if "test_tool_with_progress" in names:
                 progress = []
 
