@@ -3,7 +3,6 @@
 //! assembled as `cordon run` assembles one, with no model: the client asks
 //! for the calls, and each is a committed step of one served run.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -13,37 +12,19 @@ use cordon_kernel::{DEFAULT_THREAD, ServedRun};
 use cordon_mcp::http::{Listener, PATH};
 use cordon_mcp::watch::FolderWatch;
 use cordon_mcp::{CordonMcp, Relay};
-use cordon_session::{Assembly, Launch};
+use cordon_session::Assembly;
 
 use crate::args::{GlobalArgs, McpArgs};
 
 pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<ExitCode> {
-    let absolute = |path: &PathBuf| {
-        std::path::absolute(path).with_context(|| format!("resolving {}", path.display()))
-    };
-    let launch = Launch {
-        agent: args.agent.as_ref().map(absolute).transpose()?,
-        permissions: args.permissions.as_ref().map(absolute).transpose()?,
-        model: None,
-        base_url: None,
-        workspace: absolute(&global.workspace)?,
-        sandbox: args.sandbox.sandbox.clone(),
-        transactional: if args.sandbox.transactional {
-            Some(true)
-        } else if args.sandbox.direct {
-            Some(false)
-        } else {
-            None
-        },
-        seed: !args.sandbox.no_seed,
-        skills: args
-            .skills
-            .skills
-            .iter()
-            .map(absolute)
-            .collect::<anyhow::Result<_>>()?,
-        plugins: absolute(&args.plugins.dir())?,
-    };
+    let launch = super::run::served_launch(
+        global,
+        args.agent.as_ref(),
+        args.permissions.as_ref(),
+        &args.sandbox,
+        &args.skills,
+        &args.plugins,
+    )?;
     let agent = launch.agent()?;
     let relay = Arc::new(Relay::default());
     let assembly = Assembly::open(

@@ -15,7 +15,7 @@ use cordon_providers::ModelOptions;
 use cordon_session::{Assembly, Launch};
 
 use crate::approve::TerminalApprover;
-use crate::args::{AgentArgs, GlobalArgs, ResumeArgs, RunArgs};
+use crate::args::{AgentArgs, GlobalArgs, PluginsArg, ResumeArgs, RunArgs, SandboxArgs, SkillsArg};
 use crate::progress::Printer;
 use crate::store;
 
@@ -31,34 +31,58 @@ struct Session {
 /// The launch the flags describe: absolute paths, so a resume from elsewhere
 /// finds them.
 fn launch(global: &GlobalArgs, args: &AgentArgs) -> anyhow::Result<Launch> {
-    let absolute = |path: &PathBuf| {
-        std::path::absolute(path).with_context(|| format!("resolving {}", path.display()))
-    };
     Ok(Launch {
-        agent: args.agent.as_ref().map(absolute).transpose()?,
-        permissions: args.permissions.as_ref().map(absolute).transpose()?,
         model: match &args.model {
             Some(spec) => Some((spec.clone(), std::env::current_dir()?)),
             None => None,
         },
         base_url: args.base_url.clone(),
+        ..served_launch(
+            global,
+            args.agent.as_ref(),
+            args.permissions.as_ref(),
+            &args.sandbox,
+            &args.skills,
+            &args.plugins,
+        )?
+    })
+}
+
+/// The launch of a run with no model of its own (`cordon mcp`), or the part
+/// every launch shares: the agent, permissions, workspace, sandbox, skills
+/// and plugins folder, as absolute paths.
+pub(crate) fn served_launch(
+    global: &GlobalArgs,
+    agent: Option<&PathBuf>,
+    permissions: Option<&PathBuf>,
+    sandbox: &SandboxArgs,
+    skills: &SkillsArg,
+    plugins: &PluginsArg,
+) -> anyhow::Result<Launch> {
+    let absolute = |path: &PathBuf| {
+        std::path::absolute(path).with_context(|| format!("resolving {}", path.display()))
+    };
+    Ok(Launch {
+        agent: agent.map(absolute).transpose()?,
+        permissions: permissions.map(absolute).transpose()?,
+        model: None,
+        base_url: None,
         workspace: absolute(&global.workspace)?,
-        sandbox: args.sandbox.sandbox.clone(),
-        transactional: if args.sandbox.transactional {
+        sandbox: sandbox.sandbox.clone(),
+        transactional: if sandbox.transactional {
             Some(true)
-        } else if args.sandbox.direct {
+        } else if sandbox.direct {
             Some(false)
         } else {
             None
         },
-        seed: !args.sandbox.no_seed,
-        skills: args
-            .skills
+        seed: !sandbox.no_seed,
+        skills: skills
             .skills
             .iter()
             .map(absolute)
             .collect::<anyhow::Result<_>>()?,
-        plugins: absolute(&args.plugins.dir())?,
+        plugins: absolute(&plugins.dir())?,
     })
 }
 
