@@ -1,12 +1,16 @@
 //! Approval prompts on a terminal.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 
 use cordon_kernel::{Approval, ApprovalFuture, Approver, PendingCall, PendingReason};
 
 /// Asks on the terminal about each pending call; answers nothing when there is
-/// no terminal, so the run pauses with a committed waiting outcome.
-pub(crate) struct TerminalApprover;
+/// no terminal, so the run pauses with a committed waiting outcome. A call of
+/// a tool that runs outside any sandbox says so, as `unsandboxed` words it.
+pub(crate) struct TerminalApprover {
+    pub(crate) unsandboxed: BTreeMap<String, String>,
+}
 
 impl TerminalApprover {
     /// Whether prompts can be shown and answered.
@@ -25,8 +29,12 @@ impl Approver for TerminalApprover {
                     PendingReason::Approval { rule: None } => "the default permission".into(),
                     PendingReason::Indeterminate => "it may already have run".into(),
                 };
+                let reach = self
+                    .unsandboxed
+                    .get(&pending.call.name)
+                    .map_or_else(String::new, |note| format!("\n  {note}\n"));
                 format!(
-                    "allow {} {} {}? ({why}) [y/N] ",
+                    "{reach}allow {} {} {}? ({why}) [y/N] ",
                     pending.call.id, pending.call.name, pending.call.args
                 )
             })

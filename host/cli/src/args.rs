@@ -537,6 +537,10 @@ pub(crate) struct ListArgs {
     pub plugins: PluginsArg,
     #[command(flatten)]
     pub strict: StrictArg,
+    /// Also list the tools of the MCP servers this agent file lists,
+    /// admitted and connected as a run would.
+    #[arg(long, value_name = "FILE")]
+    pub agent: Option<PathBuf>,
     /// Print the full tool specs as JSON.
     #[arg(long)]
     pub json: bool,

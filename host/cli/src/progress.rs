@@ -1,7 +1,9 @@
 //! How a run looks while it happens: text for a person, or JSON lines, from the
 //! loop's progress and the sandbox's events.
 
+use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use cordon_kernel::{
@@ -27,6 +29,8 @@ pub(crate) struct Printer {
     json: bool,
     /// Whether streamed text left the cursor mid-line.
     mid_line: AtomicBool,
+    /// What to say of the calls of tools that run outside any sandbox.
+    unsandboxed: OnceLock<BTreeMap<String, String>>,
 }
 
 impl Printer {
@@ -34,7 +38,14 @@ impl Printer {
         Self {
             json,
             mid_line: AtomicBool::new(false),
+            unsandboxed: OnceLock::new(),
         }
+    }
+
+    /// Say of the calls of the tools `unsandboxed` names, when they wait for
+    /// a decision, where they run.
+    pub(crate) fn mark_unsandboxed(&self, unsandboxed: BTreeMap<String, String>) {
+        let _ = self.unsandboxed.set(unsandboxed);
     }
 
     /// End a line of streamed text before printing anything else.
@@ -75,6 +86,13 @@ impl Printer {
                 say!("run {run_id} is waiting for a decision on:");
                 for call in pending {
                     say!("  {}  {} {}", call.call.id, call.call.name, call.call.args);
+                    if let Some(note) = self
+                        .unsandboxed
+                        .get()
+                        .and_then(|marked| marked.get(&call.call.name))
+                    {
+                        say!("      {note}");
+                    }
                 }
                 let first = pending.first().map_or("CALL", |call| call.call.id.as_str());
                 say!(

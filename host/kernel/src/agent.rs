@@ -38,6 +38,9 @@ pub struct AgentDef {
     /// Folders of skills (or skill folders) the agent offers, as written:
     /// relative paths are relative to the agent file; the host resolves them.
     pub skills: Vec<PathBuf>,
+    /// The MCP servers whose tools join the run, by name; the host admits
+    /// each only as far as the operator approved it.
+    pub mcp: BTreeMap<String, McpServerDecl>,
     tools: GlobSet,
     tool_patterns: Vec<String>,
     /// Keys bundles declare for an agent whose state is open: their scope,
@@ -128,6 +131,65 @@ struct AgentFile {
     trusted: bool,
     #[serde(default)]
     skills: Vec<PathBuf>,
+    #[serde(default)]
+    mcp: BTreeMap<String, McpTable>,
+}
+
+/// `[mcp.NAME]` as an agent file writes it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpTable {
+    url: Option<String>,
+    command: Option<Vec<String>>,
+}
+
+/// An MCP server an agent file lists, as written there. Its tools join the
+/// run as `NAME.TOOL`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpServerDecl {
+    /// A server reached over streamable HTTP at `url`.
+    Remote {
+        /// The endpoint, such as `https://mcp.example.com/mcp`.
+        url: String,
+    },
+    /// A server the host starts and speaks to over stdio: a program and its
+    /// arguments.
+    Local {
+        /// The program, then its arguments.
+        command: Vec<String>,
+    },
+}
+
+impl McpTable {
+    fn build(self) -> Result<McpServerDecl, String> {
+        match (self.url, self.command) {
+            (Some(url), None) => Ok(McpServerDecl::Remote { url }),
+            (None, Some(command)) if command.first().is_some_and(|program| !program.is_empty()) => {
+                Ok(McpServerDecl::Local { command })
+            }
+            (None, Some(_)) => Err("`command` names a program, then its arguments".into()),
+            (Some(_), Some(_)) => {
+                Err("write `url` for a remote server or `command` for a local one, not both".into())
+            }
+            (None, None) => Err(
+                "write `url = \"https://...\"` for a remote server or `command = [\"program\", ...]` for a local one"
+                    .into(),
+            ),
+        }
+    }
+}
+
+/// Whether `name` may name an MCP server: its tools travel as `NAME.TOOL`.
+fn mcp_name_problem(name: &str) -> Option<&'static str> {
+    let starts = name.bytes().next().is_some_and(|b| b.is_ascii_lowercase());
+    let rest = name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if !starts || !rest || name.len() > 32 {
+        Some("a server's name is 1 to 32 of `a-z`, `0-9` and `-`, starting with a letter")
+    } else {
+        None
+    }
 }
 
 #[derive(Deserialize)]
@@ -173,6 +235,7 @@ impl AgentDef {
             sandbox: None,
             trusted: false,
             skills: Vec::new(),
+            mcp: BTreeMap::new(),
             tools: set,
             tool_patterns: patterns,
             adopted: BTreeMap::new(),
@@ -194,6 +257,10 @@ impl AgentDef {
     /// sandbox = "dir"            # optional: the workspace's sandbox backend
     /// trusted = false            # the default: file changes are transactional
     /// skills = ["skills"]        # folders of skills, relative to this file
+    /// [mcp.docs]                 # an MCP server's tools join as `docs.TOOL`,
+    /// url = "https://mcp.example.com/mcp"  # as far as the operator approved it
+    /// [mcp.git]
+    /// command = ["uvx", "mcp-server-git"]
     /// [state.notes]
     /// schema = { type = "array" }
     /// scope = "thread"           # or "run" (the default)
@@ -250,6 +317,16 @@ impl AgentDef {
                 .merged_by(table.merge);
             state.insert(key, declared);
         }
+        let mut mcp = BTreeMap::new();
+        for (name, table) in parsed.mcp {
+            if let Some(problem) = mcp_name_problem(&name) {
+                return Err(invalid(&format!("mcp.{name}"), problem.into()));
+            }
+            let declared = table
+                .build()
+                .map_err(|message| invalid(&format!("mcp.{name}"), message))?;
+            mcp.insert(name, declared);
+        }
         Ok(Self {
             name: parsed.name,
             instructions: parsed.instructions,
@@ -265,6 +342,7 @@ impl AgentDef {
             sandbox: parsed.sandbox,
             trusted: parsed.trusted,
             skills: parsed.skills,
+            mcp,
             tools,
             tool_patterns: parsed.tools,
             adopted: BTreeMap::new(),
@@ -382,6 +460,48 @@ mod tests {
         StateKey::new(Some(serde_json::json!({"type": "integer"})))
             .unwrap()
             .merged_by(MergePolicy::Commutative)
+    }
+
+    #[test]
+    fn mcp_servers_are_read_as_remote_or_local_and_anything_else_is_named() {
+        let agent = AgentDef::parse(
+            "a.toml",
+            "name = \"a\"\n[mcp.docs]\nurl = \"https://d.test/mcp\"\n[mcp.git]\ncommand = [\"uvx\", \"mcp-server-git\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            agent.mcp["docs"],
+            McpServerDecl::Remote {
+                url: "https://d.test/mcp".into()
+            }
+        );
+        assert_eq!(
+            agent.mcp["git"],
+            McpServerDecl::Local {
+                command: vec!["uvx".into(), "mcp-server-git".into()]
+            }
+        );
+        for (table, says) in [
+            ("[mcp.docs]\n", "field `mcp.docs`: write `url"),
+            (
+                "[mcp.docs]\nurl = \"https://d.test\"\ncommand = [\"x\"]\n",
+                "not both",
+            ),
+            ("[mcp.docs]\ncommand = []\n", "names a program"),
+            (
+                "[mcp.Docs]\nurl = \"https://d.test\"\n",
+                "field `mcp.Docs`: a server's name",
+            ),
+            (
+                "[mcp.docs]\nurl = \"https://d.test\"\nenv = {}\n",
+                "unknown field `env`",
+            ),
+        ] {
+            let error = AgentDef::parse("a.toml", &format!("name = \"a\"\n{table}"))
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(says), "{table}: {error}");
+        }
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub mod state;
 pub mod tool;
 pub mod typed_state;
 
-pub use agent::{AgentDef, AgentError, ModelSettings, StateDisagreement};
+pub use agent::{AgentDef, AgentError, McpServerDecl, ModelSettings, StateDisagreement};
 pub use approval::{Approval, ApprovalFuture, Approver, DeferApprovals};
 pub use cancel::{Cancellation, Cancelled};
 pub use commit::{

@@ -5,6 +5,8 @@
 //! the answer to that exact call ([`Sealed`]), and sends the call again with
 //! the answer. A tampered or foreign state is refused, never trusted.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use cordon_kernel::{Approval, ApprovalFuture, Approver, PendingCall, PendingReason};
@@ -24,8 +26,9 @@ const APPROVAL: &str = "approval";
 /// How long a sealed approval request stays valid.
 const STATE_TTL: Duration = Duration::from_secs(600);
 
-/// What the client's user is asked about `pending`.
-pub fn question(pending: &PendingCall) -> String {
+/// What the client's user is asked about `pending`; `unsandboxed` says where
+/// its tool runs when that is outside any sandbox.
+pub fn question(pending: &PendingCall, unsandboxed: Option<&str>) -> String {
     let mut args = pending.call.args.to_string();
     if args.len() > 600 {
         let mut cut = 600;
@@ -40,10 +43,16 @@ pub fn question(pending: &PendingCall) -> String {
         PendingReason::Approval { rule: None } => "the default permission asks".to_owned(),
         PendingReason::Indeterminate => "its effect is unknown after a crash".to_owned(),
     };
-    format!(
-        "Cordon: allow `{}` to run in its sandbox with {args}? ({why})",
-        pending.call.name
-    )
+    match unsandboxed {
+        Some(note) => format!(
+            "Cordon: allow `{}` to run with {args}? ({why}; {note})",
+            pending.call.name
+        ),
+        None => format!(
+            "Cordon: allow `{}` to run in its sandbox with {args}? ({why})",
+            pending.call.name
+        ),
+    }
 }
 
 /// The form a person answers: one required yes or no.
@@ -82,12 +91,14 @@ fn approves(result: &ElicitResult) -> Approval {
 /// Asks a 2025-11-25 client's user about each pending call, during the call.
 pub struct Elicit {
     peer: Peer<RoleServer>,
+    unsandboxed: Arc<BTreeMap<String, String>>,
 }
 
 impl Elicit {
-    /// An approver asking through `peer`.
-    pub fn new(peer: Peer<RoleServer>) -> Self {
-        Self { peer }
+    /// An approver asking through `peer`, saying of the tools `unsandboxed`
+    /// names where they run.
+    pub fn new(peer: Peer<RoleServer>, unsandboxed: Arc<BTreeMap<String, String>>) -> Self {
+        Self { peer, unsandboxed }
     }
 }
 
@@ -96,7 +107,8 @@ impl Approver for Elicit {
         Box::pin(async move {
             let mut answers = Vec::with_capacity(pending.len());
             for call in pending {
-                let params = form(question(call)).ok()?;
+                let note = self.unsandboxed.get(&call.call.name);
+                let params = form(question(call, note.map(String::as_str))).ok()?;
                 match self.peer.create_elicitation(params).await {
                     Ok(result) => answers.push(approves(&result)),
                     Err(error) => {
@@ -144,12 +156,14 @@ impl Sealed {
     }
 
     /// The input requests and sealed state asking about `pending`, a call of
-    /// `tool` (as it travels) with `args`.
+    /// `tool` (as it travels) with `args`; `unsandboxed` says where it runs
+    /// when that is outside any sandbox.
     pub fn ask(
         &self,
         tool: &str,
         args: &Value,
         pending: &PendingCall,
+        unsandboxed: Option<&str>,
     ) -> Result<(InputRequests, String), ErrorData> {
         let issued = Issued {
             tool: tool.to_owned(),
@@ -162,7 +176,7 @@ impl Sealed {
         let mut requests = InputRequests::new();
         requests.insert(
             APPROVAL.to_owned(),
-            InputRequest::Elicitation(ElicitRequest::new(form(question(pending))?)),
+            InputRequest::Elicitation(ElicitRequest::new(form(question(pending, unsandboxed))?)),
         );
         Ok((requests, state))
     }
@@ -244,17 +258,32 @@ mod tests {
 
     #[test]
     fn the_question_names_the_tool_the_arguments_and_the_rule() {
-        let asked = question(&pending());
+        let asked = question(&pending(), None);
         assert!(asked.contains("`notes.add`"), "{asked}");
         assert!(asked.contains(r#"{"text":"hi"}"#), "{asked}");
         assert!(asked.contains("`notes.*`"), "{asked}");
+        assert!(asked.contains("in its sandbox"), "{asked}");
+    }
+
+    #[test]
+    fn the_question_about_an_unsandboxed_tool_says_where_it_runs() {
+        let note = "unsandboxed: MCP server `git` runs `uvx mcp-server-git` on this host";
+        let asked = question(&pending(), Some(note));
+        assert!(asked.contains(note), "{asked}");
+        assert!(!asked.contains("in its sandbox"), "{asked}");
+        let sealed = Sealed::new().unwrap();
+        let (requests, _) = sealed
+            .ask("notes_add", &json!({"text": "hi"}), &pending(), Some(note))
+            .unwrap();
+        let asked = serde_json::to_string(&requests).unwrap();
+        assert!(asked.contains("uvx mcp-server-git"), "{asked}");
     }
 
     #[test]
     fn a_sealed_state_answers_only_its_own_call() {
         let sealed = Sealed::new().unwrap();
         let args = json!({"text": "hi"});
-        let (requests, state) = sealed.ask("notes_add", &args, &pending()).unwrap();
+        let (requests, state) = sealed.ask("notes_add", &args, &pending(), None).unwrap();
         assert!(requests.contains_key(APPROVAL));
         let yes = sealed
             .answer("notes_add", &args, &state, Some(&accept(true)))

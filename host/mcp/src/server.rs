@@ -8,6 +8,7 @@
 
 #![allow(deprecated)] // `logging/setLevel` is deprecated in 2026-07-28 and still served to 2025 clients.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -56,6 +57,9 @@ struct Shared {
     catalog: RwLock<Arc<Catalog>>,
     relay: Arc<Relay>,
     sealed: Sealed,
+    /// What a person approving a call of a tool that runs outside any
+    /// sandbox is told, by tool name.
+    unsandboxed: Arc<BTreeMap<String, String>>,
     /// One request runs at a time, so the relay knows whose events it sees.
     turn: tokio::sync::Mutex<()>,
     calls: AtomicU64,
@@ -71,8 +75,13 @@ struct Listeners {
 }
 
 impl CordonMcp {
-    /// A server for `run`, whose components' events reach `relay`.
-    pub async fn new(run: ServedRun, relay: Arc<Relay>) -> Result<Self, CatalogError> {
+    /// A server for `run`, whose components' events reach `relay`; the
+    /// tools `unsandboxed` names run outside any sandbox, as it says.
+    pub async fn new(
+        run: ServedRun,
+        relay: Arc<Relay>,
+        unsandboxed: BTreeMap<String, String>,
+    ) -> Result<Self, CatalogError> {
         let catalog = Catalog::new(run.offered().await)?;
         let sealed = Sealed::new().map_err(|error| CatalogError::Schema {
             tool: String::new(),
@@ -84,6 +93,7 @@ impl CordonMcp {
                 catalog: RwLock::new(Arc::new(catalog)),
                 relay,
                 sealed,
+                unsandboxed: Arc::new(unsandboxed),
                 turn: tokio::sync::Mutex::new(()),
                 calls: AtomicU64::new(0),
                 listeners: Mutex::new(Listeners::default()),
@@ -208,7 +218,7 @@ impl CordonMcp {
             progress: context.meta.get_progress_token(),
             log_level,
         };
-        let elicit = Elicit::new(context.peer.clone());
+        let elicit = Elicit::new(context.peer.clone(), Arc::clone(&self.shared.unsandboxed));
         let (approver, unanswered): (&dyn cordon_kernel::Approver, Unanswered) =
             match (&answered, stateless, elicits) {
                 (Some(answer), _, _) => (answer, Unanswered::Deny),
@@ -256,7 +266,11 @@ impl CordonMcp {
         let first = pending
             .first()
             .ok_or_else(|| ErrorData::internal_error("nothing to ask about", None))?;
-        let (requests, state) = self.shared.sealed.ask(&request.name, args, first)?;
+        let note = self.shared.unsandboxed.get(&first.call.name);
+        let (requests, state) =
+            self.shared
+                .sealed
+                .ask(&request.name, args, first, note.map(String::as_str))?;
         Ok(InputRequiredResult::new(Some(requests), Some(state)))
     }
 }

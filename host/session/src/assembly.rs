@@ -20,6 +20,7 @@ use cordon_wasm::{
 
 use crate::context;
 use crate::live::{Current, LiveSet};
+use crate::mcp_servers;
 use crate::operator::Operator;
 use crate::settings::HostSettings;
 use crate::skillset::{self, Skillset};
@@ -180,9 +181,12 @@ pub struct Assembly {
     pub skills: Skillset,
     /// The run store.
     pub store: Arc<SqliteCommitStore>,
-    /// What a person starting the run should read: the workspace and the
-    /// skills, one line each.
+    /// What a person starting the run should read: the workspace, the
+    /// skills and the MCP servers, one line each.
     pub notices: Vec<String>,
+    /// For every tool that runs outside any sandbox (a local MCP server's),
+    /// what a person deciding about its calls should know, by tool name.
+    pub unsandboxed: BTreeMap<String, String>,
     /// Every tool the run offers (the plugins', the workspace's, the skill
     /// tool) and the plugins' hooks, swapped whole by [`Assembly::reload`].
     set: Arc<LiveSet>,
@@ -227,6 +231,15 @@ impl Assembly {
                 launch.plugins.display()
             );
         }
+        let (servers, server_notices) = mcp_servers::open(
+            &agent,
+            launch.agent.as_deref(),
+            &operator.mcp,
+            host.network(),
+            &launch.workspace,
+            strict,
+        )
+        .await?;
         let report =
             context::load_all(&host, &operator, &launch.workspace, &launch.plugins, strict).await?;
         let roots = skillset::roots(
@@ -264,6 +277,14 @@ impl Assembly {
             notices.push(format!("skills: {}", describe_skills(&skills)));
             fixed.push(Arc::new(skills.tool(workspace.is_some())));
         }
+        notices.extend(server_notices);
+        let unsandboxed = servers
+            .as_ref()
+            .map(cordon_mcp_client::McpTools::unsandboxed)
+            .unwrap_or_default();
+        if let Some(servers) = servers {
+            fixed.push(Arc::new(servers));
+        }
         let current = compose(Arc::new(plugins), &fixed)?;
         Ok(Self {
             agent,
@@ -272,6 +293,7 @@ impl Assembly {
             skills,
             store: Arc::new(store),
             notices,
+            unsandboxed,
             set: Arc::new(LiveSet::new(current)),
             host,
             operator,
@@ -361,7 +383,7 @@ fn compose(plugins: Arc<Plugins>, fixed: &[Arc<dyn ToolSet>]) -> anyhow::Result<
     sets.extend(fixed.iter().cloned());
     let tools = ToolSets::new(sets).map_err(|names| {
         anyhow::anyhow!(
-            "tools [{}] are provided twice: a plugin's tools clash with the built-in tools (`read`, `write`, `edit`, `glob`, `grep`, `bash`, `skill`)",
+            "tools [{}] are provided twice: a plugin's tools clash with the built-in tools (`read`, `write`, `edit`, `glob`, `grep`, `bash`, `skill`) or an MCP server's (`SERVER.TOOL`)",
             names.join(", ")
         )
     })?;

@@ -1,12 +1,14 @@
 //! What a Cordon host assembles before it runs anything, in one place the
 //! `cordon` CLI, the MCP server and embedders share: the operator's settings
 //! ([`operator`], [`network`]), the plugin host and the plugins folder
-//! ([`context`]), the skills ([`skillset`]), the run store ([`store`]), and
+//! ([`context`]), the skills ([`skillset`]), the agent's MCP servers
+//! ([`mcp_servers`]), the run store ([`store`]), and
 //! the whole of a run's tools, hooks and sandbox ([`assembly`]).
 
 pub mod assembly;
 pub mod context;
 pub mod live;
+pub mod mcp_servers;
 pub mod network;
 pub mod operator;
 pub mod settings;

@@ -200,7 +200,7 @@ impl NetworkConfig {
 }
 
 /// The value `source` holds.
-fn value(source: &SecretSource) -> Result<SecretValue, String> {
+pub(crate) fn value(source: &SecretSource) -> Result<SecretValue, String> {
     let text = match source {
         SecretSource::Env(name) => {
             std::env::var(name).map_err(|_| format!("the variable {name} is not set"))?

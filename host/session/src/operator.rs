@@ -18,6 +18,8 @@
 //! allow-ranges = ["127.0.0.0/8"]
 //! [secrets.weather]
 //! api-key = { env = "WEATHER_KEY" }
+//! [mcp.docs]                               # see `mcp_servers`
+//! origins = ["https://mcp.example.com"]
 //! ```
 
 use std::collections::BTreeMap;
@@ -28,6 +30,9 @@ use cordon_kernel::FileRules;
 use cordon_wasm::{Approvals, GRANTS_FILE, Trust};
 use serde::Deserialize;
 
+use cordon_mcp_client::ServerApproval;
+
+use crate::mcp_servers::ApprovalTable;
 use crate::network::{NetworkConfig, NetworkTable, SecretSource};
 use crate::settings::HostSettings;
 
@@ -48,6 +53,8 @@ pub struct Operator {
     pub grants_file: PathBuf,
     /// How the host connects for every bundle, and the secrets' values.
     pub network: NetworkConfig,
+    /// The MCP servers agents may list, by name.
+    pub mcp: BTreeMap<String, ServerApproval>,
 }
 
 #[derive(Deserialize, Default)]
@@ -62,6 +69,8 @@ struct ConfigFile {
     network: NetworkTable,
     #[serde(default)]
     secrets: BTreeMap<String, BTreeMap<String, SecretSource>>,
+    #[serde(default)]
+    mcp: BTreeMap<String, ApprovalTable>,
 }
 
 #[derive(Deserialize, Default)]
@@ -89,6 +98,7 @@ impl Operator {
             approvals: load_approvals(&grants_file)?,
             grants_file,
             network: NetworkConfig::default(),
+            mcp: BTreeMap::new(),
         };
         let files: Vec<PathBuf> = match &settings.config {
             Some(file) => {
@@ -131,6 +141,10 @@ impl Operator {
             .map_err(|reason| anyhow::anyhow!("{shown}: table `files`: {reason}"))?;
         self.files = std::mem::take(&mut self.files).union(&rules);
         self.network.read(file, config.network, config.secrets)?;
+        for (name, table) in config.mcp {
+            let approval = table.approval(file, &name)?;
+            self.mcp.insert(name, approval);
+        }
         if let Some(max) = config.max_instances {
             if max == 0 {
                 bail!("{shown}: field `max-instances` = 0: the pool needs at least one slot");

@@ -59,6 +59,12 @@ impl PluginHost {
         self
     }
 
+    /// The network policy every connection the host makes obeys, for
+    /// clients of the host's own that reach out beside the components.
+    pub fn network(&self) -> &Arc<NetworkPolicy> {
+        &self.network
+    }
+
     /// This host, connecting for every bundle under `policy`.
     pub fn with_network(mut self, policy: NetworkPolicy) -> Self {
         self.network = policy.shared();

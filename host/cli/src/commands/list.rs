@@ -1,9 +1,12 @@
-//! `cordon tool list`: every tool of every bundle.
+//! `cordon tool list`: every tool of every bundle, and with `--agent` those
+//! of the MCP servers the agent lists, marked when they run outside any
+//! sandbox.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use cordon_kernel::{EventLog, ToolAnnotations, ToolSet};
+use cordon_kernel::{AgentDef, EventLog, ToolAnnotations, ToolSet};
+use cordon_session::mcp_servers;
 use cordon_wasm::Safeguards;
 use serde::Serialize;
 
@@ -16,8 +19,11 @@ use crate::operator::Operator;
 /// otherwise.
 #[derive(Serialize)]
 struct Listed<'a> {
-    bundle: &'a str,
+    bundle: String,
     trusted: bool,
+    /// Where the tool runs, when that is outside any sandbox.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unsandboxed: Option<String>,
     #[serde(flatten)]
     spec: &'a cordon_kernel::ToolSpec,
 }
@@ -41,17 +47,47 @@ pub(crate) async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<E
         .plugins_with(report.bundles, Arc::new(EventLog::new()), safeguards)
         .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
     let specs = plugins.specs();
-    let listed: Vec<Listed<'_>> = specs
+    let mut listed: Vec<Listed<'_>> = specs
         .iter()
         .map(|spec| {
             let bundle = plugins.bundle_of(&spec.name);
             Listed {
-                bundle: bundle.map_or("", |bundle| bundle.manifest.name.as_str()),
+                bundle: bundle.map_or_else(String::new, |bundle| bundle.manifest.name.clone()),
                 trusted: bundle.is_some_and(|bundle| plugins.trusts(bundle)),
+                unsandboxed: None,
                 spec,
             }
         })
         .collect();
+    let servers = match &args.agent {
+        Some(file) => {
+            let agent = AgentDef::load(file)?;
+            mcp_servers::open(
+                &agent,
+                Some(file),
+                &operator.mcp,
+                host.network(),
+                &global.workspace,
+                args.strict.strict,
+            )
+            .await?
+            .0
+        }
+        None => None,
+    };
+    let server_specs = servers.as_ref().map(ToolSet::specs).unwrap_or_default();
+    if let Some(servers) = &servers {
+        let unsandboxed = servers.unsandboxed();
+        listed.extend(server_specs.iter().map(|spec| {
+            let server = servers.server_of(&spec.name);
+            Listed {
+                bundle: format!("mcp:{}", server.map_or("", |server| server.name.as_str())),
+                trusted: server.is_some_and(|server| server.trusted),
+                unsandboxed: unsandboxed.get(&spec.name).cloned(),
+                spec,
+            }
+        }));
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&listed)?);
         return Ok(ExitCode::SUCCESS);
@@ -62,11 +98,14 @@ pub(crate) async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<E
         .max()
         .unwrap_or(4);
     for tool in &listed {
-        let effects = if tool.trusted {
+        let mut effects = if tool.trusted {
             annotations(tool.spec.annotations)
         } else {
             "untrusted".to_owned()
         };
+        if tool.unsandboxed.is_some() {
+            effects.push_str(",unsandboxed");
+        }
         println!(
             "{:width$}  {:<10} {:<22} {}",
             tool.spec.name,

@@ -51,7 +51,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         &run_id,
         now.as_secs(),
     )?;
-    let server = CordonMcp::new(run, relay).await?;
+    let server = CordonMcp::new(run, relay, assembly.unsandboxed.clone()).await?;
     let watch = FolderWatch::new(&assembly.launch.plugins)
         .with_context(|| format!("watching {} for changes", assembly.launch.plugins.display()))?;
     tokio::spawn(follow(watch, Arc::new(assembly), server.clone()));

@@ -132,11 +132,14 @@ impl Session {
                 eprintln!("{notice}");
             }
         }
+        printer.mark_unsandboxed(assembly.unsandboxed.clone());
         let mut runtime = assembly
             .runtime(model, printer.clone())
             .with_observer(printer.clone());
         if !args.json && TerminalApprover::available() {
-            runtime = runtime.with_approver(Arc::new(TerminalApprover));
+            runtime = runtime.with_approver(Arc::new(TerminalApprover {
+                unsandboxed: assembly.unsandboxed.clone(),
+            }));
         }
         let cancel = runtime.cancel_flag();
         tokio::spawn(async move {

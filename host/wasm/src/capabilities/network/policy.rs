@@ -77,6 +77,13 @@ impl NetworkPolicy {
         self
     }
 
+    /// The TLS settings the host's own connections use, for a client of the
+    /// host's that is not a component's: the public roots and the
+    /// operator's, the server name being the request's own host.
+    pub fn tls_config(&self) -> rustls::ClientConfig {
+        client_config(&self.roots)
+    }
+
     /// Shared, for the calls that use it.
     pub(crate) fn shared(self) -> Arc<Self> {
         Arc::new(self)
@@ -85,6 +92,11 @@ impl NetworkPolicy {
 
 /// A TLS client trusting the public roots and `extra`, speaking HTTP/1.1.
 fn connector(extra: &[CertificateDer<'static>]) -> TlsConnector {
+    TlsConnector::from(Arc::new(client_config(extra)))
+}
+
+/// TLS settings trusting the public roots and `extra`, speaking HTTP/1.1.
+fn client_config(extra: &[CertificateDer<'static>]) -> rustls::ClientConfig {
     let mut roots = RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
@@ -99,5 +111,5 @@ fn connector(extra: &[CertificateDer<'static>]) -> TlsConnector {
         .with_root_certificates(roots)
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    TlsConnector::from(Arc::new(config))
+    config
 }

@@ -131,7 +131,8 @@ impl SecretValue {
         Self(value.into())
     }
 
-    pub(crate) fn expose(&self) -> &str {
+    /// The value itself, for the request that carries it.
+    pub fn expose(&self) -> &str {
         &self.0
     }
 }
