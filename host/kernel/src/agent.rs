@@ -83,6 +83,9 @@ pub struct ModelSettings {
     pub temperature: Option<f64>,
     /// The most output tokens per step.
     pub max_tokens: Option<u32>,
+    /// Whether the model is sent the images tool results carry; the
+    /// provider decides when the agent does not say.
+    pub images: Option<bool>,
 }
 
 /// Why an agent definition was rejected.
@@ -118,6 +121,7 @@ struct AgentFile {
     base_url: Option<String>,
     temperature: Option<f64>,
     max_tokens: Option<u32>,
+    images: Option<bool>,
     #[serde(default = "default_tools")]
     tools: Vec<String>,
     #[serde(default = "default_max_steps")]
@@ -251,6 +255,7 @@ impl AgentDef {
     /// model = "scripted:script.toml"     # or openai:MODEL, anthropic:MODEL
     /// temperature = 0.2                  # optional, 0 to 2
     /// max-tokens = 2048                  # optional: output tokens per step
+    /// images = true                      # optional: send tool results' images to the model
     /// base-url = "http://localhost:11434/v1"  # optional: the provider's endpoint
     /// tools = ["files.*", "jq.query"]
     /// max-steps = 8
@@ -335,6 +340,7 @@ impl AgentDef {
                 base_url: parsed.base_url,
                 temperature: parsed.temperature,
                 max_tokens: parsed.max_tokens,
+                images: parsed.images,
             },
             max_steps: parsed.max_steps,
             permissions,
@@ -609,7 +615,7 @@ mod tests {
     fn model_settings_come_from_the_agent_file() {
         let agent = AgentDef::parse(
             "agent.toml",
-            "name = \"a\"\nmodel = \"openai:gpt\"\ntemperature = 0.2\nmax-tokens = 512\nbase-url = \"http://localhost:11434/v1\"\n",
+            "name = \"a\"\nmodel = \"openai:gpt\"\ntemperature = 0.2\nmax-tokens = 512\nbase-url = \"http://localhost:11434/v1\"\nimages = false\n",
         )
         .unwrap();
         assert_eq!(
@@ -618,6 +624,7 @@ mod tests {
                 base_url: Some("http://localhost:11434/v1".into()),
                 temperature: Some(0.2),
                 max_tokens: Some(512),
+                images: Some(false),
             }
         );
     }

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::content::ContentBlock;
 use crate::tool::ToolError;
 
 /// Who said it.
@@ -61,6 +62,11 @@ pub enum Message {
         call_id: String,
         /// What the call produced.
         result: CallResult,
+        /// The content blocks its output carries beside its JSON (images,
+        /// audio, resources), for models that take them; none when a hook
+        /// judged the result, since it saw the JSON alone.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        blocks: Vec<ContentBlock>,
     },
 }
 

@@ -726,6 +726,7 @@ impl Runtime {
             messages.push(Message::Tool {
                 call_id: record.call.id.clone(),
                 result: result.clone(),
+                blocks: record.blocks.clone(),
             });
         }
         let summary = StepSummary {

@@ -481,7 +481,17 @@ async fn content_blocks_travel_with_the_record_unless_a_hook_judged_the_result()
             .unwrap()
             .committed();
         assert_eq!(output(&records[0]), &json!({"caption": "a pixel"}));
-        let committed = &store.load("served-1").unwrap().commits[0].tools[0];
+        let loaded = store.load("served-1").unwrap();
+        let committed = &loaded.commits[0].tools[0];
+        let told = loaded.commits[0]
+            .messages
+            .iter()
+            .find_map(|message| match message {
+                cordon_kernel::Message::Tool { blocks, .. } => Some(blocks.clone()),
+                _ => None,
+            })
+            .expect("the result is a message of the conversation");
+        assert_eq!(&told, &records[0].blocks, "a model sees what a client sees");
         if hooked {
             assert!(records[0].blocks.is_empty(), "a hook saw the JSON alone");
             assert!(committed.blocks.is_empty());

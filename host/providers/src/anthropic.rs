@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::ModelOptions;
 use crate::http::{ApiKey, Assembly, Flow, Post, StreamError, Transport};
 use crate::names::Names;
-use crate::prompt::{parse_arguments, result_text, system_text};
+use crate::prompt::{attached, parse_arguments, result_text, system_text};
 
 /// The default base URL.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -36,6 +36,7 @@ pub struct AnthropicModel {
     key: ApiKey,
     temperature: Option<f64>,
     max_tokens: u32,
+    images: bool,
     transport: Transport,
 }
 
@@ -48,6 +49,7 @@ impl AnthropicModel {
             key,
             temperature: options.temperature,
             max_tokens: options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            images: options.images.unwrap_or(true),
             transport: Transport::new(
                 options.connect_timeout,
                 options.idle_timeout,
@@ -81,8 +83,26 @@ impl AnthropicModel {
                     }
                     ("assistant", blocks)
                 }
-                Message::Tool { call_id, result } => {
-                    let (content, is_error) = result_text(result);
+                Message::Tool {
+                    call_id,
+                    result,
+                    blocks,
+                } => {
+                    let (mut text, is_error) = result_text(result);
+                    let attached = attached(blocks, self.images);
+                    text.push_str(&attached.text);
+                    let content = if attached.images.is_empty() {
+                        json!(text)
+                    } else {
+                        let mut parts = vec![json!({"type": "text", "text": text})];
+                        parts.extend(attached.images.into_iter().map(|(media_type, data)| {
+                            json!({
+                                "type": "image",
+                                "source": {"type": "base64", "media_type": media_type, "data": data},
+                            })
+                        }));
+                        Value::Array(parts)
+                    };
                     let block = json!({
                         "type": "tool_result",
                         "tool_use_id": call_id,

@@ -49,6 +49,10 @@ pub struct ModelOptions {
     pub temperature: Option<f64>,
     /// The most output tokens per step, when the agent sets it.
     pub max_tokens: Option<u32>,
+    /// Whether the model is sent the images tool results carry, when the
+    /// agent says; otherwise Anthropic models are, and OpenAI's own are
+    /// while another OpenAI-compatible endpoint is not.
+    pub images: Option<bool>,
     /// How long to wait for a connection.
     pub connect_timeout: Duration,
     /// How long a response may go without sending anything.
@@ -74,6 +78,7 @@ impl Default for ModelOptions {
             base_url: None,
             temperature: None,
             max_tokens: None,
+            images: None,
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(90),
             retry: RetryPolicy::default(),

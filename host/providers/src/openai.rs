@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::ModelOptions;
 use crate::http::{ApiKey, Assembly, Flow, Post, StreamError, Transport};
 use crate::names::Names;
-use crate::prompt::{arguments_text, parse_arguments, result_text, system_text};
+use crate::prompt::{arguments_text, attached, parse_arguments, result_text, system_text};
 
 /// The default base URL.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -33,6 +33,7 @@ pub struct OpenAiModel {
     key: Option<ApiKey>,
     temperature: Option<f64>,
     max_tokens: Option<u32>,
+    images: bool,
     transport: Transport,
 }
 
@@ -47,6 +48,12 @@ impl OpenAiModel {
         Ok(Self {
             model: model.to_owned(),
             base_url: options.base_url_or(OPENAI_BASE_URL),
+            images: options.images.unwrap_or_else(|| {
+                options
+                    .base_url
+                    .as_deref()
+                    .is_none_or(|url| url.starts_with(OPENAI_BASE_URL))
+            }),
             key,
             temperature: options.temperature,
             max_tokens: options.max_tokens,
@@ -60,7 +67,11 @@ impl OpenAiModel {
 
     fn body(&self, request: &ModelRequest<'_>, names: &Names) -> Value {
         let mut messages = vec![json!({"role": "system", "content": system_text(request)})];
+        let mut shown = Vec::new();
         for message in request.messages {
+            if !matches!(message, Message::Tool { .. }) {
+                flush_images(&mut messages, &mut shown);
+            }
             messages.push(match message {
                 Message::User { text } => json!({"role": "user", "content": text}),
                 Message::Assistant { text, tool_calls } => {
@@ -85,11 +96,27 @@ impl OpenAiModel {
                     }
                     turn
                 }
-                Message::Tool { call_id, result } => {
-                    json!({"role": "tool", "tool_call_id": call_id, "content": result_text(result).0})
+                Message::Tool {
+                    call_id,
+                    result,
+                    blocks,
+                } => {
+                    let mut text = result_text(result).0;
+                    let attached = attached(blocks, self.images);
+                    text.push_str(&attached.text);
+                    // A tool message holds text only: the images follow the
+                    // step's results, in one user message.
+                    if !attached.images.is_empty() {
+                        shown.push(json!({"type": "text", "text": format!("The images tool call {call_id} returned:")}));
+                        shown.extend(attached.images.into_iter().map(|(mime, data)| {
+                            json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{data}")}})
+                        }));
+                    }
+                    json!({"role": "tool", "tool_call_id": call_id, "content": text})
                 }
             });
         }
+        flush_images(&mut messages, &mut shown);
         let mut body = json!({
             "model": self.model,
             "messages": messages,
@@ -343,5 +370,13 @@ impl Assembly for Stream {
             usage: self.usage,
             stop,
         })
+    }
+}
+
+/// The images a step's results returned (`shown`), as the user message that
+/// follows those results; nothing when there are none.
+fn flush_images(messages: &mut Vec<Value>, shown: &mut Vec<Value>) {
+    if !shown.is_empty() {
+        messages.push(json!({"role": "user", "content": std::mem::take(shown)}));
     }
 }

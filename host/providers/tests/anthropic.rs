@@ -190,3 +190,47 @@ async fn an_idle_stream_times_out_and_is_retried() {
     assert_eq!(result.unwrap().text, "ok");
     assert!(started.elapsed() >= Duration::from_millis(450));
 }
+
+#[tokio::test]
+async fn images_a_tool_returned_travel_inside_its_tool_result() {
+    let server = Server::start(vec![
+        Reply::Stream(start() + &text_block(0, &["seen"]) + &finish("end_turn")),
+        Reply::Stream(start() + &text_block(0, &["seen"]) + &finish("end_turn")),
+    ])
+    .await;
+    step_after_blocks(&model(&server), media_blocks())
+        .await
+        .unwrap();
+    let messages = server.requests()[0].body["messages"].clone();
+    let results = messages[2]["content"].clone();
+    assert_eq!(messages[2]["role"], "user");
+    let parts = results[0]["content"].as_array().unwrap();
+    assert_eq!(results[0]["tool_use_id"], "call-1-1");
+    let text = parts[0]["text"].as_str().unwrap();
+    assert!(text.starts_with("{\"shown\":true}"), "{text}");
+    assert!(
+        text.contains("[resource file:///notes.txt]\nthe notes"),
+        "{text}"
+    );
+    assert!(text.contains("[audio (audio/wav) left out"), "{text}");
+    assert_eq!(
+        parts[1],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}})
+    );
+    assert_eq!(parts.len(), 2);
+    assert_eq!(results[1]["content"], "plain");
+
+    let blind = AnthropicModel::new(
+        "claude-test",
+        ApiKey::new(KEY),
+        &cordon_providers::ModelOptions {
+            images: Some(false),
+            ..options(&server.url)
+        },
+    )
+    .unwrap();
+    step_after_blocks(&blind, media_blocks()).await.unwrap();
+    let results = server.requests()[1].body["messages"][2]["content"].clone();
+    let text = results[0]["content"].as_str().unwrap();
+    assert!(text.contains("[image (image/png) left out"), "{text}");
+}

@@ -7,7 +7,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use cordon_kernel::{ModelDelta, ModelError, StopReason};
-use cordon_providers::{ApiKey, OpenAiModel};
+use cordon_providers::{ApiKey, ModelOptions, OpenAiModel};
 use serde_json::{Value, json};
 use support::*;
 
@@ -296,4 +296,65 @@ async fn an_endpoint_nobody_listens_on_is_retried_then_reported() {
         "{error}"
     );
     assert!(!error.contains(KEY));
+}
+
+#[tokio::test]
+async fn images_a_tool_returned_follow_the_steps_results_when_the_model_takes_them() {
+    let server = Server::start(vec![
+        Reply::Stream(text_stream(&["seen"])),
+        Reply::Stream(text_stream(&["seen"])),
+    ])
+    .await;
+    let seeing = OpenAiModel::new(
+        "gpt-test",
+        Some(ApiKey::new(KEY)),
+        &ModelOptions {
+            images: Some(true),
+            ..options(&server.url)
+        },
+    )
+    .unwrap();
+    step_after_blocks(&seeing, media_blocks()).await.unwrap();
+    let messages = server.requests()[0].body["messages"].clone();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["role"].as_str().unwrap())
+        .collect();
+    // Tool messages follow their assistant turn unbroken; the image after.
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "tool", "user"]
+    );
+    let first = messages[3]["content"].as_str().unwrap();
+    assert!(first.starts_with("{\"shown\":true}"), "{first}");
+    assert!(
+        first.contains("[resource file:///notes.txt]\nthe notes"),
+        "{first}"
+    );
+    assert!(first.contains("[audio (audio/wav) left out"), "{first}");
+    assert_eq!(messages[4]["content"], "plain");
+    assert_eq!(
+        messages[5]["content"],
+        json!([
+            {"type": "text", "text": "The images tool call call-1-1 returned:"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        ])
+    );
+
+    // An endpoint of another provider is sent no images unless the agent
+    // says it takes them; the result says what was left out.
+    step_after_blocks(&model(&server), media_blocks())
+        .await
+        .unwrap();
+    let messages = server.requests()[1].body["messages"].clone();
+    assert_eq!(messages.as_array().unwrap().len(), 5, "{messages}");
+    let first = messages[3]["content"].as_str().unwrap();
+    assert!(
+        first.contains(
+            "[image (image/png) left out: this model is not sent images; `images = true`"
+        ),
+        "{first}"
+    );
 }

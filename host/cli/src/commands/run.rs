@@ -114,6 +114,7 @@ impl Session {
                 .or_else(|| settings.base_url.clone()),
             temperature: settings.temperature,
             max_tokens: settings.max_tokens,
+            images: settings.images,
             ..ModelOptions::default()
         };
         let model = cordon_providers::resolve(spec, base, &options)?;

@@ -137,7 +137,9 @@ fn print_text(record: &RunRecord) {
                         println!("  assistant calls {} {} {}", call.id, call.name, call.args);
                     }
                 }
-                Message::Tool { call_id, result } => match result {
+                Message::Tool {
+                    call_id, result, ..
+                } => match result {
                     CallResult::Output(value) => println!("  tool {call_id}: {value}"),
                     CallResult::Error(error) => {
                         println!("  tool {call_id}: {}: {}", error.kind, error.message)

@@ -62,6 +62,67 @@ pub(crate) async fn step(
     (result, seen.into_inner().unwrap())
 }
 
+/// One step against `model` whose conversation holds a call that returned
+/// `blocks` beside its output `{"shown": true}`, and a call that returned
+/// none; the request the server received is what the test looks at.
+pub(crate) async fn step_after_blocks(
+    model: &dyn ModelProvider,
+    blocks: Vec<cordon_kernel::ContentBlock>,
+) -> Result<ModelResponse, ModelError> {
+    use cordon_kernel::{CallResult, Message, ToolCall};
+    let call = |id: &str| ToolCall {
+        id: id.into(),
+        name: "chart.draw".into(),
+        args: serde_json::json!({}),
+    };
+    let messages = vec![
+        Message::User { text: "go".into() },
+        Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![call("call-1-1"), call("call-1-2")],
+        },
+        Message::Tool {
+            call_id: "call-1-1".into(),
+            result: CallResult::Output(serde_json::json!({"shown": true})),
+            blocks,
+        },
+        Message::Tool {
+            call_id: "call-1-2".into(),
+            result: CallResult::Output(serde_json::json!("plain")),
+            blocks: Vec::new(),
+        },
+    ];
+    let state = std::collections::BTreeMap::new();
+    let tools = [tool("chart.draw")];
+    let request = ModelRequest {
+        instructions: "be brief",
+        messages: &messages,
+        tools: &tools,
+        state: &state,
+    };
+    model.complete(request, &|_| {}).await
+}
+
+/// An image, audio and a text resource, as a tool attaches them.
+pub(crate) fn media_blocks() -> Vec<cordon_kernel::ContentBlock> {
+    use cordon_kernel::{ContentBlock, ResourceBody};
+    vec![
+        ContentBlock::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        },
+        ContentBlock::Audio {
+            mime_type: "audio/wav".into(),
+            data: "UklGRg==".into(),
+        },
+        ContentBlock::Resource {
+            uri: "file:///notes.txt".into(),
+            mime_type: Some("text/plain".into()),
+            body: ResourceBody::Text("the notes".into()),
+        },
+    ]
+}
+
 /// The text deltas of `deltas`, joined, with a restart shown as `|`.
 pub(crate) fn streamed(deltas: &[ModelDelta]) -> String {
     deltas
