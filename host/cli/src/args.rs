@@ -462,6 +462,15 @@ pub(crate) struct ResumeArgs {
     /// Deny a pending call by id (repeatable).
     #[arg(long = "deny", value_name = "CALL")]
     pub deny: Vec<String>,
+    /// Approve every pending call not named by --deny.
+    #[arg(long, conflicts_with = "deny_all")]
+    pub approve_all: bool,
+    /// Deny every pending call not named by --approve.
+    #[arg(long)]
+    pub deny_all: bool,
+    /// Why the denied calls are denied; the model reads it.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
     #[command(flatten)]
     pub agent: AgentArgs,
     #[command(flatten)]

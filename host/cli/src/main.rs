@@ -11,6 +11,7 @@ mod args;
 mod commands;
 mod embedded;
 mod events;
+mod present;
 mod progress;
 
 use std::process::ExitCode;

@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use cordon_kernel::{
-    CallResult, Disposition, Event, EventSink, Observer, Progress, RunOutcome, Verdict,
+    Approval, CallResult, Decision, Disposition, Event, EventSink, Observer, Progress, RunOutcome,
+    Verdict,
 };
 use serde_json::{Value, json};
 
@@ -94,12 +95,38 @@ impl Printer {
                         say!("      {note}");
                     }
                 }
-                let first = pending.first().map_or("CALL", |call| call.call.id.as_str());
+                let each: Vec<String> = pending
+                    .iter()
+                    .map(|call| format!("--approve {}", call.call.id))
+                    .collect();
                 say!(
-                    "resume with: cordon runs resume {run_id} --approve {first}   (or --deny {first})"
+                    "resume with: cordon runs resume {run_id} {}",
+                    each.join(" ")
+                );
+                say!(
+                    "  (or --deny CALL, --approve-all, --deny-all, with --reason TEXT for the model; on a terminal, `cordon runs resume {run_id}` asks)"
                 );
             }
         }
+    }
+}
+
+/// Who or what decided a call, in parentheses after its verdict: the rule
+/// (or nothing for the default), or the person who answered and the rule
+/// that asked them.
+pub(crate) fn decided_by(decision: &Decision) -> String {
+    let asked = decision
+        .rule
+        .as_deref()
+        .map_or_else(String::new, |rule| format!("; rule `{rule}` asked"));
+    match (&decision.answered, &decision.rule) {
+        (Some(Approval::Approve), _) => format!(" (approved by the operator{asked})"),
+        (Some(Approval::Deny), _) => format!(" (denied by the operator{asked})"),
+        (Some(Approval::DenyBecause(reason)), _) => {
+            format!(" (denied by the operator: {reason}{asked})")
+        }
+        (None, Some(rule)) => format!(" ({rule})"),
+        (None, None) => String::new(),
     }
 }
 
@@ -197,10 +224,7 @@ impl Observer for Printer {
                     Verdict::Ask => "ask",
                     Verdict::Deny => "deny",
                 };
-                let rule = decision
-                    .rule
-                    .map(|rule| format!(" ({rule})"))
-                    .unwrap_or_default();
+                let rule = decided_by(&decision);
                 self.break_line();
                 say!(
                     "-> {} {} {}: {verdict}{rule}",

@@ -180,7 +180,7 @@ fn a_real_client_lists_calls_and_meets_errors_denials_and_approvals() {
         "{shown}"
     );
     assert!(
-        shown.contains("notes.add: allow (approved by the operator)"),
+        shown.contains("notes.add: allow (approved by the operator; rule `notes.add` asked)"),
         "{shown}"
     );
     assert!(

@@ -293,7 +293,10 @@ fn on_a_terminal_the_operator_is_asked_and_the_answer_is_used() {
     let output = child.wait_with_output().unwrap();
     let shown = text(&output.stdout);
     assert!(output.status.success(), "{shown}{}", text(&output.stderr));
-    assert!(shown.contains("allow call-1-1 notes.add"), "{shown}");
+    assert!(
+        shown.contains("call-1-1  notes.add  (rule `notes.add` asks)"),
+        "{shown}"
+    );
     let record = project.show("r7");
     assert_eq!(record["state"]["notes"][0]["title"], "Milk");
     assert_eq!(record["disposition"]["cause"], "final-answer");

@@ -4,15 +4,20 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use serde::{Deserialize, Serialize};
+
 use crate::commit::PendingCall;
 
 /// A person's answer to a pending call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Approval {
     /// Run it.
     Approve,
     /// Refuse it; the model sees a `denied` tool error.
     Deny,
+    /// Refuse it, and tell the model why.
+    DenyBecause(String),
 }
 
 /// The future an [`Approver`] returns.

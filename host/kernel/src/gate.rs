@@ -31,6 +31,7 @@ pub(crate) fn policy_decision(
     if !agent.uses_tool(&call.name) {
         return Decision {
             verdict: Verdict::Deny,
+            answered: None,
             rule: Some(format!("`{}` is not among the agent's tools", call.name)),
         };
     }
@@ -43,6 +44,7 @@ pub(crate) fn policy_decision(
         });
         Decision {
             verdict: Verdict::Deny,
+            answered: None,
             rule: Some(reason),
         }
     };
@@ -125,6 +127,7 @@ pub(crate) async fn judge(
                         GateVerdict::Deny(reason) => {
                             decision = Decision {
                                 verdict: Verdict::Deny,
+                                answered: None,
                                 rule: Some(format!("hook `{hook}`: {reason}")),
                             };
                             Step::Stop
@@ -133,6 +136,7 @@ pub(crate) async fn judge(
                             if decision.verdict < Verdict::Ask {
                                 decision = Decision {
                                     verdict: Verdict::Ask,
+                                    answered: None,
                                     rule: Some(format!("hook `{hook}`: {reason}")),
                                 };
                             }
@@ -172,6 +176,7 @@ pub(crate) async fn judge(
         if again.verdict > decision.verdict {
             decision = Decision {
                 verdict: again.verdict,
+                answered: None,
                 rule: Some(match again.rule {
                     Some(rule) => format!("{rule} (on the rewritten arguments)"),
                     None => "the default permission (on the rewritten arguments)".to_owned(),
@@ -193,6 +198,7 @@ fn failed(events: &dyn Trail, hook: &str, call_id: &str, error: ToolError) -> De
     });
     Decision {
         verdict: Verdict::Deny,
+        answered: None,
         rule: Some(rule),
     }
 }

@@ -233,6 +233,7 @@ impl CallGate {
         if call.name == SKILL_TOOL {
             let decision = Decision {
                 verdict: Verdict::Deny,
+                answered: None,
                 rule: Some("only the model activates a skill, never a tool's own call".into()),
             };
             return Ok((call, decision));
@@ -257,16 +258,11 @@ impl CallGate {
             },
         }];
         let decision = match ports.approver.decide(&pending).await.as_deref() {
-            Some([Approval::Approve]) => Decision {
-                verdict: Verdict::Allow,
-                rule: Some("approved by the operator".into()),
-            },
-            Some(_) => Decision {
-                verdict: Verdict::Deny,
-                rule: Some("denied by the operator".into()),
-            },
+            Some([answer]) => Decision::answered(answer.clone(), decision.rule.clone()),
+            Some(_) => Decision::answered(Approval::Deny, decision.rule.clone()),
             None => Decision {
                 verdict: Verdict::Deny,
+                answered: None,
                 rule: Some(format!(
                     "{}, and a tool's own call cannot wait for approval",
                     decision
@@ -300,6 +296,7 @@ impl CallGate {
             Err(conflict) => {
                 let decision = Decision {
                     verdict: Verdict::Deny,
+                    answered: None,
                     rule: Some(format!(
                         "the step's state cannot take a hook's writes: {conflict}"
                     )),

@@ -15,6 +15,7 @@
 use std::fmt;
 use std::path::Path;
 
+use crate::approval::Approval;
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -233,8 +234,37 @@ fn normalize(text: &str) -> String {
 pub struct Decision {
     /// What may happen.
     pub verdict: Verdict,
-    /// The deciding rule as written, or `None` when the default applied.
+    /// The deciding rule as written, or `None` when the default applied;
+    /// for a call a person answered, the rule that asked.
     pub rule: Option<String>,
+    /// What a person answered, when the policy asked about the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered: Option<Approval>,
+}
+
+impl Decision {
+    /// The decision a person's `answer` makes of a call that `asked` (the
+    /// rule that asked, or `None` for the default permission) put to them.
+    pub fn answered(answer: Approval, asked: Option<String>) -> Self {
+        Self {
+            verdict: match answer {
+                Approval::Approve => Verdict::Allow,
+                Approval::Deny | Approval::DenyBecause(_) => Verdict::Deny,
+            },
+            rule: asked,
+            answered: Some(answer),
+        }
+    }
+
+    /// Why a denied call was denied, as the model reads it.
+    pub fn denial(&self) -> String {
+        match (&self.answered, &self.rule) {
+            (Some(Approval::DenyBecause(reason)), _) => format!("denied by the operator: {reason}"),
+            (Some(_), _) => "denied by the operator".to_owned(),
+            (None, Some(rule)) => format!("denied by permission rule `{rule}`"),
+            (None, None) => "denied by the default permission".to_owned(),
+        }
+    }
 }
 
 /// A default verdict and the rules that override it, and the file rules
@@ -372,10 +402,12 @@ impl PermissionPolicy {
             .map_or(
                 Decision {
                     verdict: self.default,
+                    answered: None,
                     rule: None,
                 },
                 |rule| Decision {
                     verdict: rule.verdict,
+                    answered: None,
                     rule: Some(rule.text.clone()),
                 },
             )
@@ -434,6 +466,7 @@ mod tests {
             policy.decide("notes.add", ToolAnnotations::default(), &json!({})),
             Decision {
                 verdict: Verdict::Ask,
+                answered: None,
                 rule: None
             }
         );

@@ -705,10 +705,7 @@ impl Runtime {
             let result = record.result.get_or_insert_with(|| {
                 CallResult::Error(ToolError::new(
                     ToolErrorKind::Denied,
-                    match &record.decision.rule {
-                        Some(rule) => format!("denied by permission rule `{rule}`"),
-                        None => "denied by the default permission".to_owned(),
-                    },
+                    record.decision.denial(),
                 ))
             });
             let status = match result {
@@ -1100,6 +1097,7 @@ pub(crate) fn malformed(call: &ToolCall) -> Option<ToolRecord> {
         call: call.clone(),
         decision: Decision {
             verdict: Verdict::Allow,
+            answered: None,
             rule: Some("not run: the arguments are not a JSON object".into()),
         },
         result: Some(CallResult::Error(ToolError::new(
@@ -1160,16 +1158,8 @@ pub(crate) fn apply_decisions(
             .iter_mut()
             .find(|record| record.call.id == waiting.call.id)
         {
-            record.decision = match approval {
-                Approval::Approve => Decision {
-                    verdict: Verdict::Allow,
-                    rule: Some("approved by the operator".into()),
-                },
-                Approval::Deny => Decision {
-                    verdict: Verdict::Deny,
-                    rule: Some("denied by the operator".into()),
-                },
-            };
+            let asked = record.decision.rule.take();
+            record.decision = Decision::answered(approval.clone(), asked);
         }
     }
     Ok(records)

@@ -255,6 +255,7 @@ fn unoffered(call: ToolCall) -> ToolRecord {
         call,
         decision: Decision {
             verdict: Verdict::Deny,
+            answered: None,
             rule: Some("not offered to the run".into()),
         },
         result: Some(CallResult::Error(ToolError::new(
@@ -279,6 +280,7 @@ fn denied_unanswered(mut record: ToolRecord) -> ToolRecord {
         )));
         record.decision = Decision {
             verdict: Verdict::Deny,
+            answered: None,
             rule: Some(NO_APPROVER.into()),
         };
     }

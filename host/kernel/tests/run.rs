@@ -336,6 +336,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
                 call,
                 decision: cordon_kernel::Decision {
                     verdict: Verdict::Allow,
+                    answered: None,
                     rule: None,
                 },
                 result: None,

@@ -44,7 +44,7 @@ impl Approver for Answer {
             .lock()
             .unwrap()
             .extend(pending.iter().map(|pending| pending.call.id.clone()));
-        let answers = vec![self.0; pending.len()];
+        let answers = vec![self.0.clone(); pending.len()];
         Box::pin(async move { Some(answers) })
     }
 }

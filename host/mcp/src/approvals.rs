@@ -127,7 +127,7 @@ pub struct Answered(pub Approval);
 
 impl Approver for Answered {
     fn decide<'a>(&'a self, pending: &'a [PendingCall]) -> ApprovalFuture<'a> {
-        let answers = vec![self.0; pending.len()];
+        let answers = vec![self.0.clone(); pending.len()];
         Box::pin(async move { Some(answers) })
     }
 }

@@ -10,7 +10,10 @@ use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
-use cordon_kernel::{AgentDef, Approval, CommitStore, EndCause, RunOutcome, Runtime};
+use cordon_kernel::{
+    AgentDef, Approval, Approver, CommitStore, Disposition, EndCause, PendingCall, RunOutcome,
+    Runtime,
+};
 use cordon_providers::ModelOptions;
 use cordon_session::{Assembly, Launch};
 
@@ -26,6 +29,8 @@ struct Session {
     agent: AgentDef,
     runtime: Runtime,
     printer: Arc<Printer>,
+    /// The prompts on a terminal, when there is one.
+    approver: Option<Arc<TerminalApprover>>,
 }
 
 /// The launch the flags describe: absolute paths, so a resume from elsewhere
@@ -137,10 +142,14 @@ impl Session {
         let mut runtime = assembly
             .runtime(model, printer.clone())
             .with_observer(printer.clone());
-        if !args.json && TerminalApprover::available() {
-            runtime = runtime.with_approver(Arc::new(TerminalApprover {
-                unsandboxed: assembly.unsandboxed.clone(),
-            }));
+        let approver = (!args.json && TerminalApprover::available()).then(|| {
+            Arc::new(TerminalApprover::new(
+                assembly.unsandboxed.clone(),
+                Some(assembly.launch.workspace.clone()),
+            ))
+        });
+        if let Some(approver) = &approver {
+            runtime = runtime.with_approver(approver.clone());
         }
         let cancel = runtime.cancel_flag();
         tokio::spawn(async move {
@@ -156,6 +165,7 @@ impl Session {
             agent: assembly.agent,
             runtime,
             printer,
+            approver,
         })
     }
 
@@ -195,24 +205,61 @@ pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<Ex
 }
 
 pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<ExitCode> {
+    let denial = match &args.reason {
+        Some(reason) if reason.trim().is_empty() => {
+            bail!("--reason is empty: say why, for the model")
+        }
+        Some(reason) => Approval::DenyBecause(reason.trim().to_owned()),
+        None => Approval::Deny,
+    };
     let mut decisions = BTreeMap::new();
     for (calls, approval) in [
         (&args.approve, Approval::Approve),
-        (&args.deny, Approval::Deny),
+        (&args.deny, denial.clone()),
     ] {
         for call in calls {
-            if decisions.insert(call.clone(), approval).is_some() {
+            if decisions.insert(call.clone(), approval.clone()).is_some() {
                 bail!("call {call} is both approved and denied");
             }
         }
     }
-    let header = store::existing(&args.store.store)?.load(&args.run)?.header;
+    let record = store::existing(&args.store.store)?.load(&args.run)?;
+    let pending = match record.disposition() {
+        Disposition::Waiting { pending } => pending,
+        _ => Vec::new(),
+    };
+    let rest = if args.approve_all {
+        Some(Approval::Approve)
+    } else if args.deny_all {
+        Some(denial)
+    } else {
+        None
+    };
+    if let Some(rest) = rest {
+        for waiting in &pending {
+            decisions
+                .entry(waiting.call.id.clone())
+                .or_insert_with(|| rest.clone());
+        }
+    }
     let launch = Launch::resumed(
         launch(global, &args.agent)?,
         args.agent.plugins.is_given(),
-        &header.metadata,
+        &record.header.metadata,
     );
     let session = Session::open(global, &args.agent, launch, &args.store.store).await?;
+    let undecided: Vec<PendingCall> = pending
+        .into_iter()
+        .filter(|waiting| !decisions.contains_key(&waiting.call.id))
+        .collect();
+    if let (Some(approver), false) = (&session.approver, undecided.is_empty()) {
+        let Some(answers) = approver.decide(&undecided).await else {
+            bail!("no answer was given; the run still waits");
+        };
+        for (waiting, answer) in undecided.iter().zip(answers) {
+            decisions.insert(waiting.call.id.clone(), answer);
+        }
+    }
     let outcome = session
         .runtime
         .resume(&session.agent, &args.run, &decisions)

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::args::{ListRunsArgs, ShowRunArgs};
 use crate::events::render;
-use crate::progress::cause_word;
+use crate::progress::{cause_word, decided_by};
 use crate::store;
 
 fn open(path: &std::path::Path) -> anyhow::Result<SqliteCommitStore> {
@@ -176,12 +176,7 @@ fn print_text(record: &RunRecord) {
 /// each with its result, one level deeper.
 fn print_verdict(tool: &ToolRecord, depth: usize) {
     let indent = "  ".repeat(depth);
-    let rule = tool
-        .decision
-        .rule
-        .as_deref()
-        .map(|rule| format!(" ({rule})"))
-        .unwrap_or_default();
+    let rule = decided_by(&tool.decision);
     // A nested call's arguments appear nowhere else.
     let args = if depth > 1 {
         format!(" {}", tool.call.args)
