@@ -223,6 +223,7 @@ fn commit_throughput() {
             events: Vec::new(),
             skills: Vec::new(),
             disposition: Disposition::Running,
+            continues: None,
             files: Vec::new(),
         })
         .collect();

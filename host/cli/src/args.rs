@@ -398,6 +398,17 @@ pub(crate) struct RunArgs {
     /// The thread the run joins: its runs share thread-scoped state.
     #[arg(long, env = "CORDON_THREAD", default_value = DEFAULT_THREAD)]
     pub thread: String,
+    /// Go on with an earlier run's conversation: the newest run, or
+    /// `--continue=RUN`. The new run joins that run's thread, and the model
+    /// sees what was said and done there before the prompt.
+    #[arg(
+        long = "continue",
+        value_name = "RUN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "last"
+    )]
+    pub continues: Option<String>,
     #[command(flatten)]
     pub agent: AgentArgs,
     #[command(flatten)]
@@ -406,7 +417,8 @@ pub(crate) struct RunArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum RunsCommand {
-    /// Every run in the store, oldest first.
+    /// Every run in the store, newest first: when it was made, its thread,
+    /// agent, steps and outcome.
     List(ListRunsArgs),
     /// One run's committed history: messages, tool calls, verdicts, state, commits.
     Show(ShowRunArgs),
@@ -419,6 +431,18 @@ pub(crate) enum RunsCommand {
     /// The run remembers its agent file, model, permissions file and plugins
     /// folder; flags given here override them. Exit codes as for `cordon run`.
     Resume(Box<ResumeArgs>),
+    /// Forget runs whole: their commits, state and file changes. The
+    /// thread's state stays.
+    Delete(DeleteRunsArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DeleteRunsArgs {
+    /// The run ids (`last` for the newest run).
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub store: StoreArg,
 }
 
 #[derive(Debug, Args)]
@@ -432,7 +456,7 @@ pub(crate) struct ListRunsArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ShowRunArgs {
-    /// The run id.
+    /// The run id (`last` for the newest run).
     pub run: String,
     #[command(flatten)]
     pub store: StoreArg,
@@ -443,7 +467,7 @@ pub(crate) struct ShowRunArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct DiffArgs {
-    /// The run id.
+    /// The run id (`last` for the newest run).
     pub run: String,
     /// Only the changes of this step.
     #[arg(long)]
@@ -454,7 +478,7 @@ pub(crate) struct DiffArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ResumeArgs {
-    /// The run id.
+    /// The run id (`last` for the newest run).
     pub run: String,
     /// Approve a pending call by id (repeatable).
     #[arg(long = "approve", value_name = "CALL")]

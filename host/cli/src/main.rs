@@ -48,6 +48,7 @@ fn main() -> ExitCode {
             }
             Command::Runs(RunsCommand::List(args)) => commands::runs::list(args),
             Command::Runs(RunsCommand::Show(args)) => commands::runs::show(args),
+            Command::Runs(RunsCommand::Delete(args)) => commands::runs::delete(args),
             Command::Runs(RunsCommand::Diff(args)) => commands::diff::diff(args),
             Command::Plugins(PluginsCommand::Check(args)) => {
                 commands::check::run(&cli.global, args).await

@@ -662,3 +662,107 @@ fn the_budget_hooks_counter_is_adopted_and_a_disagreeing_agent_is_stopped_before
         "{said}"
     );
 }
+
+#[test]
+fn a_run_goes_on_with_the_last_conversation_and_runs_list_newest_first() {
+    let project = project();
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    project.write("script.toml", NOTE_SCRIPT);
+    let first = project.run_scripted("r1", &[]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    project.write("script.toml", "[[turn]]\ntext = \"We saved milk.\"\n");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "scripted:script.toml",
+        ];
+        args.extend_from_slice(extra);
+        project.cordon(&args)
+    };
+    let output = run(&["--continue", "--run-id", "r2", "what did we do?"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = project.show("r2");
+    assert_eq!(shown["commits"][0]["continues"]["run_id"], "r1");
+    let messages = shown["commits"][0]["messages"].as_array().unwrap();
+    let carried = shown["commits"][0]["continues"]["messages"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        messages.len() as u64,
+        carried + 1,
+        "the carried turns, then the prompt"
+    );
+    assert_eq!(messages[0]["text"], "go");
+    assert_eq!(messages.last().unwrap()["text"], "what did we do?");
+    assert!(
+        messages
+            .iter()
+            .any(|message| message["call_id"] == "earlier-1"),
+        "{shown}"
+    );
+
+    let listed = text(&project.cordon(&["runs", "list"]).stdout);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert!(
+        lines[0].starts_with("RUN")
+            && lines[0].contains("CREATED (UTC)")
+            && lines[0].contains("THREAD"),
+        "{listed}"
+    );
+    assert!(
+        lines[1].starts_with("r2 ") && lines[2].starts_with("r1 "),
+        "newest first: {listed}"
+    );
+    assert!(
+        lines[1].contains("default") && lines[1].contains("ended: final answer"),
+        "{listed}"
+    );
+    assert_eq!(project.show("last")["run"]["run_id"], "r2");
+
+    // `--continue=RUN` names the run; deleting a run forgets it whole.
+    let output = run(&["--continue=r1", "--run-id", "r3", "again"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = project.cordon(&["runs", "delete", "r1"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("deleted run r1"),
+        "{}",
+        text(&output.stdout)
+    );
+    let output = project.cordon(&["runs", "show", "r1"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("r1"),
+        "{}",
+        text(&output.stderr)
+    );
+    let output = project.cordon(&["runs", "delete", "r1"]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "a second delete names the missing run"
+    );
+    assert_eq!(
+        project.show("r2")["commits"][0]["continues"]["run_id"],
+        "r1",
+        "the later run keeps what it carried"
+    );
+    let output = run(&["--continue=r1", "--run-id", "r4", "once more"]);
+    assert_eq!(output.status.code(), Some(2));
+
+    // A run waiting on a call is resumed first, not gone on with.
+    project.write("agent.toml", AGENT_ASK_NOTES);
+    project.write("script.toml", NOTE_SCRIPT);
+    let waiting = project.run_scripted("r5", &[]);
+    assert_eq!(waiting.status.code(), Some(3));
+    let output = run(&["--continue", "--run-id", "r6", "and?"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("run r5 waits on calls"),
+        "{}",
+        text(&output.stderr)
+    );
+}

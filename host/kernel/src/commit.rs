@@ -133,11 +133,24 @@ pub struct StepCommit {
     pub skills: Vec<SkillChange>,
     /// Where the run stands afterwards.
     pub disposition: Disposition,
+    /// On a run's first commit, the earlier run whose conversation it goes
+    /// on with, carried at the start of this commit's messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continues: Option<Continued>,
     /// File changes the step staged in a transactional workspace. Stores keep
     /// them apart from the rest of the step (see [`CommitStore::files`]), so
     /// loading a run does not load every file it wrote.
     #[serde(skip)]
     pub files: Vec<FileChange>,
+}
+
+/// The conversation a run carries over from an earlier run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Continued {
+    /// The earlier run.
+    pub run_id: String,
+    /// How many messages came from it.
+    pub messages: usize,
 }
 
 /// Proof that a commit is durable.
@@ -209,6 +222,46 @@ impl RunRecord {
             .iter()
             .flat_map(|commit| commit.messages.iter().cloned())
             .collect()
+    }
+
+    /// How many messages at the start of the conversation were carried over
+    /// from an earlier run.
+    pub fn carried(&self) -> usize {
+        self.commits
+            .first()
+            .and_then(|commit| commit.continues.as_ref())
+            .map_or(0, |continued| continued.messages)
+    }
+
+    /// The conversation, ready to be carried into a run that goes on with
+    /// it: every call id renamed `earlier-N`, in order, so that none can
+    /// collide with the new run's own. `None` while the run waits on calls,
+    /// whose results are not yet part of it.
+    pub fn conversation(&self) -> Option<Vec<Message>> {
+        if matches!(self.disposition(), Disposition::Waiting { .. }) {
+            return None;
+        }
+        let mut renamed = BTreeMap::new();
+        let mut rename = |id: &str| -> String {
+            let next = renamed.len() + 1;
+            renamed
+                .entry(id.to_owned())
+                .or_insert_with(|| format!("earlier-{next}"))
+                .clone()
+        };
+        let mut messages = self.messages();
+        for message in &mut messages {
+            match message {
+                Message::Assistant { tool_calls, .. } => {
+                    for call in tool_calls {
+                        call.id = rename(&call.id);
+                    }
+                }
+                Message::Tool { call_id, .. } => *call_id = rename(call_id),
+                Message::User { .. } => {}
+            }
+        }
+        Some(messages)
     }
 
     /// Where the run stands; `Running` before the first commit.
@@ -314,6 +367,11 @@ pub trait CommitStore: Send + Sync {
 
     /// Every run, oldest first.
     fn runs(&self) -> Result<Vec<RunSummary>, CommitError>;
+
+    /// Forget run `run_id` whole: its header, commits, intent, state and
+    /// file changes, in one transaction. Its thread's state stays: it
+    /// belongs to the thread's other runs too.
+    fn delete_run(&self, run_id: &str) -> Result<(), CommitError>;
 
     /// The file changes of each step of `run_id` that made any, in step order.
     fn files(&self, run_id: &str) -> Result<Vec<StepFiles>, CommitError>;
@@ -438,6 +496,16 @@ impl CommitStore for MemoryCommitStore {
             .get(run_id)
             .cloned()
             .ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))
+    }
+
+    fn delete_run(&self, run_id: &str) -> Result<(), CommitError> {
+        let mut runs = self.lock();
+        if runs.records.remove(run_id).is_none() {
+            return Err(CommitError::UnknownRun(run_id.to_owned()));
+        }
+        runs.states.remove(run_id);
+        runs.published.remove(run_id);
+        Ok(())
     }
 
     fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {

@@ -34,8 +34,9 @@ pub use agent::{AgentDef, AgentError, McpServerDecl, ModelSettings, StateDisagre
 pub use approval::{Approval, ApprovalFuture, Approver, DeferApprovals};
 pub use cancel::{Cancellation, Cancelled};
 pub use commit::{
-    CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, MemoryCommitStore,
-    PendingCall, PendingReason, Receipt, RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,
+    CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, EndCause, Intent,
+    MemoryCommitStore, PendingCall, PendingReason, Receipt, RunHeader, RunRecord, RunSummary,
+    StepCommit, ToolRecord,
 };
 pub use content::{ContentBlock, ResourceBody};
 pub use event::{Capability, Denial, Event, EventLog, EventSink, LimitKind, LogLevel};

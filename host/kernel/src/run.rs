@@ -20,8 +20,8 @@ use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver, DeferApprovals};
 use crate::cancel::Cancellation;
 use crate::commit::{
-    CommitError, CommitStore, DEFAULT_THREAD, Disposition, EndCause, Intent, PendingCall,
-    PendingReason, RunHeader, RunRecord, StepCommit, ToolRecord,
+    CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, EndCause, Intent,
+    PendingCall, PendingReason, RunHeader, RunRecord, StepCommit, ToolRecord,
 };
 use crate::event::{Event, EventSink, LimitKind};
 use crate::files::{FileConflict, FileLedger, FileWrites, NoFiles, PublishError};
@@ -71,6 +71,11 @@ pub enum RunError {
     /// The run is not waiting, so decisions make no sense.
     #[error("run {0} is not waiting for decisions")]
     NotWaiting(String),
+    /// A run cannot go on with the conversation of a run that waits on calls.
+    #[error(
+        "run {0} waits on calls, so its conversation is not whole: resume it (`cordon runs resume {0}`) before going on with it"
+    )]
+    EarlierWaiting(String),
     /// Two writes in one step could not merge under their key's policy; the
     /// step committed nothing.
     #[error("the step failed and committed nothing: {0}")]
@@ -144,6 +149,11 @@ pub(crate) struct Cursor {
     pub(crate) dropped: Vec<SkillChange>,
     /// Whether the run's last commit ended it.
     pub(crate) ended: bool,
+    /// How many messages at the start were carried over from an earlier
+    /// run: they are no step of this one.
+    pub(crate) carried: usize,
+    /// The earlier run to record with the first commit, until it is made.
+    pub(crate) continues: Option<Continued>,
 }
 
 impl Cursor {
@@ -159,6 +169,8 @@ impl Cursor {
             skills: Arc::new(record.skills()),
             dropped: Vec::new(),
             ended: matches!(record.disposition(), Disposition::Ended { .. }),
+            carried: record.carried(),
+            continues: None,
         })
     }
 
@@ -171,6 +183,7 @@ impl Cursor {
         let steps = self
             .messages
             .iter()
+            .skip(self.carried)
             .filter(|message| matches!(message, Message::Assistant { .. }))
             .count();
         u32::try_from(steps).unwrap_or(u32::MAX)
@@ -305,6 +318,55 @@ impl Runtime {
         created: u64,
         input: &str,
     ) -> Result<RunOutcome, RunError> {
+        self.start_carrying(agent, thread, run_id, created, input, None)
+            .await
+    }
+
+    /// Start run `run_id` in the thread of `earlier`, going on with its
+    /// conversation: the model sees what was said and done there, then
+    /// `input`. The earlier run is left as it is; one that waits on calls
+    /// is refused, since its conversation is not whole.
+    pub async fn start_after(
+        &self,
+        agent: &AgentDef,
+        earlier: &RunRecord,
+        run_id: &str,
+        created: u64,
+        input: &str,
+    ) -> Result<RunOutcome, RunError> {
+        let messages = earlier
+            .conversation()
+            .ok_or_else(|| RunError::EarlierWaiting(earlier.header.run_id.clone()))?;
+        let carried = Continued {
+            run_id: earlier.header.run_id.clone(),
+            messages: messages.len(),
+        };
+        self.start_carrying(
+            agent,
+            &earlier.header.thread,
+            run_id,
+            created,
+            input,
+            Some((carried, messages)),
+        )
+        .await
+    }
+
+    async fn start_carrying(
+        &self,
+        agent: &AgentDef,
+        thread: &str,
+        run_id: &str,
+        created: u64,
+        input: &str,
+        carrying: Option<(Continued, Vec<Message>)>,
+    ) -> Result<RunOutcome, RunError> {
+        let (continues, messages) = carrying.unzip();
+        let mut messages = messages.unwrap_or_default();
+        let carried = messages.len();
+        messages.push(Message::User {
+            text: input.to_owned(),
+        });
         let outcome = async {
             self.store.create_run(&RunHeader {
                 run_id: run_id.to_owned(),
@@ -322,12 +384,12 @@ impl Runtime {
                 skills: ActiveSkills::none(),
                 dropped: Vec::new(),
                 ended: false,
+                carried,
+                continues,
             };
             self.commit(
                 &mut cursor,
-                vec![Message::User {
-                    text: input.to_owned(),
-                }],
+                messages,
                 Vec::new(),
                 StepEffects::default(),
                 Disposition::Running,
@@ -1048,6 +1110,7 @@ impl Runtime {
             events: self.events.drain(),
             skills,
             disposition,
+            continues: cursor.continues.take(),
             files: self.files.changes(&effects.files),
         };
         let receipt = self.store.commit(&commit)?;

@@ -119,6 +119,8 @@ impl ServedRun {
             skills: ActiveSkills::none(),
             dropped: Vec::new(),
             ended: false,
+            carried: 0,
+            continues: None,
         };
         Ok(Self {
             runtime,

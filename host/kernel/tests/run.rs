@@ -274,6 +274,7 @@ async fn two_writers_cannot_both_commit_one_step() {
         events: Vec::new(),
         skills: Vec::new(),
         disposition: Disposition::Running,
+        continues: None,
         files: Vec::new(),
     };
     store.commit(&commit("first")).unwrap();
@@ -314,6 +315,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
             events: Vec::new(),
             skills: Vec::new(),
             disposition: Disposition::Running,
+            continues: None,
             files: Vec::new(),
         })
         .unwrap();
@@ -534,5 +536,102 @@ async fn the_model_sees_only_declared_state() {
     assert_eq!(
         seen[1].state,
         BTreeMap::from([("shown".to_owned(), json!("yes"))])
+    );
+}
+
+#[tokio::test]
+async fn a_run_goes_on_with_an_earlier_runs_conversation_in_its_thread() {
+    let tools = || Functions::new().with("echo", READ_ONLY, echo());
+    let store = Arc::new(MemoryCommitStore::new());
+    let first = rig_on(
+        vec![call(&[("c1", "echo", json!({"x": 1}))]), say("one")],
+        tools(),
+        store.clone(),
+    );
+    let three_steps = agent(Verdict::Allow, &[], 3);
+    first
+        .runtime
+        .start_in(&three_steps, "errands", "r1", 1, "go")
+        .await
+        .unwrap();
+    let earlier = store.load("r1").unwrap();
+
+    // The model gives the new run's call the id it gave the earlier one.
+    let second = rig_on(
+        vec![call(&[("c1", "echo", json!({"x": 2}))]), say("two")],
+        tools(),
+        store.clone(),
+    );
+    let outcome = second
+        .runtime
+        .start_after(&three_steps, &earlier, "r2", 2, "and again")
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            outcome,
+            RunOutcome::Ended {
+                cause: EndCause::FinalAnswer,
+                ..
+            }
+        ),
+        "the carried turns are no steps of the new run: {outcome:?}"
+    );
+    let seen = second.model.seen();
+    let ids: Vec<String> = seen[1]
+        .messages
+        .iter()
+        .filter_map(|message| match message {
+            Message::Tool { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["earlier-1", "c1"], "no id is seen twice");
+    assert_eq!(
+        seen[0].messages.last(),
+        Some(&Message::User {
+            text: "and again".into()
+        })
+    );
+    assert_eq!(seen[0].messages.len(), 5, "{:?}", seen[0].messages);
+    let record = store.load("r2").unwrap();
+    assert_eq!(record.header.thread, "errands");
+    assert_eq!(
+        record.commits[0].continues,
+        Some(cordon_kernel::Continued {
+            run_id: "r1".into(),
+            messages: 4
+        })
+    );
+    assert_eq!(
+        store.load("r1").unwrap(),
+        earlier,
+        "the earlier run is kept as it was"
+    );
+
+    // A run that waits on a call has no whole conversation to go on with.
+    let asking = rig_on(
+        vec![call(&[("c9", "echo", json!({}))])],
+        tools(),
+        store.clone(),
+    );
+    asking
+        .runtime
+        .start(&agent(Verdict::Ask, &[], 2), "r3", 3, "ask")
+        .await
+        .unwrap();
+    let waiting = store.load("r3").unwrap();
+    let error = asking
+        .runtime
+        .start_after(&three_steps, &waiting, "r4", 4, "more")
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("run r3 waits on calls"),
+        "{error}"
+    );
+    assert!(
+        store.load("r4").is_err(),
+        "nothing of the refused run is kept"
     );
 }

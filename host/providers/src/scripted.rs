@@ -12,8 +12,9 @@
 //! ```
 //!
 //! Which turn comes next is derived from the conversation (one turn per model
-//! message already in it), not kept in memory, so a run resumed in a new
-//! process picks up exactly where the script left off.
+//! message since its last prompt), not kept in memory, so a run resumed in a
+//! new process picks up exactly where the script left off, and a run that
+//! goes on with an earlier conversation starts the script from the top.
 
 use std::path::{Path, PathBuf};
 
@@ -131,8 +132,14 @@ impl ModelProvider for ScriptedModel {
         deltas: &'a (dyn Fn(ModelDelta) + Send + Sync),
     ) -> ModelFuture<'a> {
         Box::pin(async move {
-            let position = request
+            // The turns since the last prompt: a run that goes on with an
+            // earlier conversation starts its script from the top.
+            let since = request
                 .messages
+                .iter()
+                .rposition(|message| matches!(message, Message::User { .. }))
+                .map_or(0, |prompt| prompt + 1);
+            let position = request.messages[since..]
                 .iter()
                 .filter(|message| matches!(message, Message::Assistant { .. }))
                 .count();

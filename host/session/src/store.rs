@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use cordon_kernel::CommitStore;
 use cordon_store::SqliteCommitStore;
 
 /// The folder of the default store, where a `.gitignore` is kept.
@@ -19,6 +20,27 @@ pub fn create(path: &Path) -> anyhow::Result<SqliteCommitStore> {
     ignore_in_git(path);
     Ok(store)
 }
+
+/// The name a command gives a run: `last` is the newest run of the store
+/// (unless a run is named so); any other name is the run's id.
+pub fn run_named(store: &SqliteCommitStore, name: &str) -> anyhow::Result<String> {
+    if name != LAST {
+        return Ok(name.to_owned());
+    }
+    let runs = store.runs()?;
+    if runs.iter().any(|run| run.header.run_id == LAST) {
+        return Ok(LAST.to_owned());
+    }
+    runs.into_iter()
+        .max_by(|a, b| {
+            (a.header.created, &a.header.run_id).cmp(&(b.header.created, &b.header.run_id))
+        })
+        .map(|run| run.header.run_id)
+        .ok_or_else(|| anyhow::anyhow!("`last` names the newest run, and the store has none"))
+}
+
+/// The name that stands for the newest run.
+pub const LAST: &str = "last";
 
 /// The store at `path`, which must exist.
 pub fn existing(path: &Path) -> anyhow::Result<SqliteCommitStore> {

@@ -684,6 +684,26 @@ impl CommitStore for SqliteCommitStore {
         Ok(())
     }
 
+    fn delete_run(&self, run_id: &str) -> Result<(), CommitError> {
+        let mut connection = self.lock();
+        let transaction = connection
+            .transaction()
+            .context(&self.path, "starting to delete a run")?;
+        for table in ["file_changes", "state", "intents", "steps"] {
+            transaction
+                .execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), [run_id])
+                .context(&self.path, "deleting a run")?;
+        }
+        let deleted = transaction
+            .execute("DELETE FROM runs WHERE run_id = ?1", [run_id])
+            .context(&self.path, "deleting a run")?;
+        if deleted == 0 {
+            return Err(CommitError::UnknownRun(run_id.to_owned()));
+        }
+        transaction.commit().context(&self.path, "deleting a run")?;
+        Ok(())
+    }
+
     fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {
         let mut connection = self.lock();
         let transaction = connection
@@ -887,6 +907,7 @@ mod tests {
             events: Vec::new(),
             skills: Vec::new(),
             disposition: Disposition::Running,
+            continues: None,
             files: Vec::new(),
         }
     }
@@ -941,6 +962,35 @@ mod tests {
         assert_eq!(runs[1].disposition, second.disposition);
         assert_eq!(runs[2].last_seq, 0);
         assert_eq!(runs[2].disposition, Disposition::Running);
+    }
+
+    #[test]
+    fn a_deleted_run_is_gone_whole_and_the_others_stay() {
+        let (_dir, path, store) = fresh();
+        for run in ["keep", "gone"] {
+            store.create_run(&header(run, 1)).unwrap();
+            let set = write("k", StateOp::Set { value: json!(1) });
+            store.commit(&step(run, 1, "hello", vec![set])).unwrap();
+        }
+        store.delete_run("gone").unwrap();
+        let unknown = CommitError::UnknownRun("gone".into());
+        assert_eq!(store.load("gone").unwrap_err(), unknown);
+        assert_eq!(store.delete_run("gone").unwrap_err(), unknown);
+        let runs: Vec<String> = store
+            .runs()
+            .unwrap()
+            .into_iter()
+            .map(|run| run.header.run_id)
+            .collect();
+        assert_eq!(runs, ["keep"]);
+        assert_eq!(store.load("keep").unwrap().commits.len(), 1);
+        drop(store);
+        let again = SqliteCommitStore::open(&path).unwrap();
+        assert_eq!(again.load("gone").unwrap_err(), unknown);
+        assert_eq!(again.load("keep").unwrap().state().unwrap()["k"], 1);
+        // The run's id is free again.
+        again.create_run(&header("gone", 2)).unwrap();
+        assert!(again.load("gone").unwrap().commits.is_empty());
     }
 
     #[test]

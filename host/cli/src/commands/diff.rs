@@ -15,14 +15,15 @@ use crate::store;
 
 pub(crate) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let store = store::existing(&args.store.store)?;
-    let record = store.load(&args.run)?;
-    let steps = store.files(&args.run)?;
+    let run = store::run_named(&store, &args.run)?;
+    let record = store.load(&run)?;
+    let steps = store.files(&run)?;
     if let Some(step) = args.step
         && (step == 0 || step > record.last_seq())
     {
         bail!(
             "run {} has steps 1 to {}; there is no step {step}",
-            args.run,
+            run,
             record.last_seq()
         );
     }
@@ -52,7 +53,7 @@ pub(crate) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
         shown += 1;
     }
     if shown == 0 {
-        eprintln!("{}", nothing_changed(&args.run, args.step, &changed));
+        eprintln!("{}", nothing_changed(&run, args.step, &changed));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -183,6 +183,13 @@ impl Session {
 }
 
 pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
+    let earlier = match &args.continues {
+        Some(name) => {
+            let existing = store::existing(&args.store.store)?;
+            Some(existing.load(&store::run_named(&existing, name)?)?)
+        }
+        None => None,
+    };
     let launch = launch(global, &args.agent)?;
     let session = Session::open(global, &args.agent, launch, &args.store.store).await?;
     let now = SystemTime::now()
@@ -191,16 +198,32 @@ pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<Ex
     let run_id = args
         .run_id
         .unwrap_or_else(|| format!("run-{}-{:06}", now.as_secs(), now.subsec_micros()));
-    let outcome = session
-        .runtime
-        .start_in(
-            &session.agent,
-            &args.thread,
-            &run_id,
-            now.as_secs(),
-            &args.prompt,
-        )
-        .await?;
+    let outcome = match &earlier {
+        Some(earlier) => {
+            session
+                .runtime
+                .start_after(
+                    &session.agent,
+                    earlier,
+                    &run_id,
+                    now.as_secs(),
+                    &args.prompt,
+                )
+                .await?
+        }
+        None => {
+            session
+                .runtime
+                .start_in(
+                    &session.agent,
+                    &args.thread,
+                    &run_id,
+                    now.as_secs(),
+                    &args.prompt,
+                )
+                .await?
+        }
+    };
     Ok(session.finish(&outcome))
 }
 
@@ -223,7 +246,9 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
             }
         }
     }
-    let record = store::existing(&args.store.store)?.load(&args.run)?;
+    let existing = store::existing(&args.store.store)?;
+    let run_id = store::run_named(&existing, &args.run)?;
+    let record = existing.load(&run_id)?;
     let pending = match record.disposition() {
         Disposition::Waiting { pending } => pending,
         _ => Vec::new(),
@@ -262,7 +287,7 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
     }
     let outcome = session
         .runtime
-        .resume(&session.agent, &args.run, &decisions)
+        .resume(&session.agent, &run_id, &decisions)
         .await?;
     Ok(session.finish(&outcome))
 }

@@ -1,15 +1,16 @@
-//! `cordon runs list` and `cordon runs show`: a run's committed facts, read
-//! straight from the store.
+//! `cordon runs list`, `show` and `delete`: a run's committed facts, read
+//! straight from the store, and forgetting them.
 
 use std::process::ExitCode;
 
 use cordon_kernel::{
-    CallResult, CommitStore, Disposition, Message, RunRecord, SkillChange, StateOp, ToolRecord,
+    CallResult, CommitStore, Disposition, Message, RunRecord, RunSummary, SkillChange, StateOp,
+    ToolRecord,
 };
 use cordon_store::SqliteCommitStore;
 use serde_json::json;
 
-use crate::args::{ListRunsArgs, ShowRunArgs};
+use crate::args::{DeleteRunsArgs, ListRunsArgs, ShowRunArgs};
 use crate::events::render;
 use crate::progress::{cause_word, decided_by};
 use crate::store;
@@ -27,18 +28,34 @@ fn describe(disposition: &Disposition) -> String {
 }
 
 pub(crate) fn list(args: ListRunsArgs) -> anyhow::Result<ExitCode> {
-    let runs = open(&args.store.store)?.runs()?;
+    let mut runs = open(&args.store.store)?.runs()?;
+    runs.sort_by(|a, b| {
+        (b.header.created, &b.header.run_id).cmp(&(a.header.created, &a.header.run_id))
+    });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
         println!("no runs in {}", args.store.store.display());
+        return Ok(ExitCode::SUCCESS);
     }
-    for run in runs {
+    let width = |field: fn(&RunSummary) -> usize, title: &str| {
+        runs.iter().map(field).max().unwrap_or(0).max(title.len())
+    };
+    let id = width(|run| run.header.run_id.len(), "RUN");
+    let thread = width(|run| run.header.thread.len(), "THREAD");
+    let agent = width(|run| run.header.agent.len(), "AGENT");
+    println!(
+        "{:id$}  {:16}  {:thread$}  {:agent$}  {:>5}  OUTCOME",
+        "RUN", "CREATED (UTC)", "THREAD", "AGENT", "STEPS"
+    );
+    for run in &runs {
         println!(
-            "{}  {:<12} {:>3} step(s)  {}",
+            "{:id$}  {:16}  {:thread$}  {:agent$}  {:>5}  {}",
             run.header.run_id,
+            created(run.header.created),
+            run.header.thread,
             run.header.agent,
             run.last_seq,
             describe(&run.disposition)
@@ -47,9 +64,32 @@ pub(crate) fn list(args: ListRunsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `secs` since the epoch as a UTC minute, such as `2026-12-01 17:30`.
+fn created(secs: u64) -> String {
+    i64::try_from(secs)
+        .ok()
+        .and_then(|secs| jiff::Timestamp::from_second(secs).ok())
+        .map_or_else(
+            || secs.to_string(),
+            |at| at.strftime("%Y-%m-%d %H:%M").to_string(),
+        )
+}
+
+/// `cordon runs delete`: forget runs whole.
+pub(crate) fn delete(args: DeleteRunsArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&args.store.store)?;
+    for name in &args.runs {
+        let run = store::run_named(&store, name)?;
+        let steps = store.load(&run)?.last_seq();
+        store.delete_run(&run)?;
+        println!("deleted run {run} ({steps} step(s)); its thread's state stays");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub(crate) fn show(args: ShowRunArgs) -> anyhow::Result<ExitCode> {
     let store = open(&args.store.store)?;
-    let record = store.load(&args.run)?;
+    let record = store.load(&store::run_named(&store, &args.run)?)?;
     let state = record.state()?;
     let thread_state = store.thread_state(&record.header.thread)?;
     if args.json {
