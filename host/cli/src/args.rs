@@ -5,9 +5,14 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use cordon_kernel::DEFAULT_THREAD;
 
-/// Run agent tools as sandboxed WebAssembly components.
+/// Run agents whose tools run as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
-#[command(name = "cordon", version, about, long_about = None)]
+#[command(
+    name = "cordon",
+    version,
+    about = "Run AI agents whose tools, hooks and sandboxes are WebAssembly components: every call gated by the permission policy and hooks, run in its own sandbox with only the grants its bundle declares, and committed with its step. Build, check and call plugin bundles; serve their tools to MCP clients.",
+    long_about = None
+)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -98,6 +103,9 @@ pub(crate) enum Command {
     /// component.
     #[command(subcommand)]
     Grants(GrantsCommand),
+    /// Print a completion script for SHELL (bash, zsh, fish, elvish,
+    /// powershell), such as `cordon completions bash > ~/.local/share/bash-completion/completions/cordon`.
+    Completions(CompletionsArgs),
 }
 
 /// What `cordon skills` does.
@@ -111,6 +119,13 @@ pub(crate) enum SkillsCommand {
     /// The skills a run would offer, from every place skills are found, in
     /// precedence order, with those shadowed or invalid.
     List(SkillsListArgs),
+}
+
+/// What `cordon completions` prints for.
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
 }
 
 /// What `cordon skills check` checks.

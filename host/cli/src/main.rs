@@ -1,5 +1,6 @@
-//! `cordon`: check plugin bundles, list their tools and call them, each in its
-//! own sandbox.
+//! `cordon`: run agents whose tools are sandboxed WebAssembly components;
+//! build, check, list, call and serve plugin bundles, each call in its own
+//! sandbox.
 //!
 //! Exit codes: 0 success; 1 a tool call failed (its kind is printed) or a run
 //! ended without a final answer; 2 the command could not run (bad usage, an
@@ -71,6 +72,7 @@ fn main() -> ExitCode {
             Command::Grants(GrantsCommand::Revoke(args)) => {
                 commands::grants::revoke(&cli.global, args)
             }
+            Command::Completions(args) => Ok(completions(&args)),
         }
     });
     // A sandbox backend's thread stuck in a system call (a FIFO in the
@@ -84,6 +86,14 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Print the completion script for `args.shell`.
+fn completions(args: &args::CompletionsArgs) -> ExitCode {
+    use clap::CommandFactory;
+    let mut command = args::Cli::command();
+    clap_complete::generate(args.shell, &mut command, "cordon", &mut std::io::stdout());
+    ExitCode::SUCCESS
 }
 
 fn init_tracing(verbose: u8) {

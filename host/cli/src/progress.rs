@@ -69,18 +69,10 @@ impl Printer {
         }
         self.break_line();
         match outcome {
-            RunOutcome::Ended {
-                run_id,
-                cause,
-                answer,
-            } => {
+            // The answer streamed as it came; it is not printed twice.
+            RunOutcome::Ended { run_id, cause, .. } => {
                 say!();
-                match answer {
-                    Some(answer) if !answer.is_empty() => {
-                        say!("run {run_id} ended ({}): {answer}", cause_word(cause));
-                    }
-                    _ => say!("run {run_id} ended ({})", cause_word(cause)),
-                }
+                say!("run {run_id} ended ({})", cause_word(cause));
             }
             RunOutcome::Waiting { run_id, pending } => {
                 say!();

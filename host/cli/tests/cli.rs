@@ -7,7 +7,7 @@ use serde_json::Value;
 
 mod support;
 
-use support::Project;
+use support::{Project, text};
 
 /// A working directory with a `plugins/` folder holding the bundled tools and
 /// hooks, and a file to read.
@@ -188,19 +188,49 @@ fn tool_call_exits_one_with_the_error_kind() {
         stderr(&output)
     );
 
-    let output = project.cordon(&["tool", "call", "jq.query", "--args", "{not json"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("--args is not valid JSON"),
-        "{}",
-        stderr(&output)
-    );
+    // Arguments that are not a JSON object are a usage error: no tool ran.
+    for bad in ["{not json", "[1]"] {
+        let output = project.cordon(&["tool", "call", "jq.query", "--args", bad]);
+        assert_eq!(output.status.code(), Some(2), "{bad}");
+        assert!(
+            stderr(&output).starts_with("cordon: --args: the arguments are"),
+            "{}",
+            stderr(&output)
+        );
+    }
 
     let output = project.cordon(&["tool", "call", "no.such", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let printed = json(&output);
     assert_eq!(printed["ok"], false);
     assert_eq!(printed["error"]["kind"], "not-found");
+
+    let output = project.cordon(&["tool", "call", "jq.qurey"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("no tool named `jq.qurey`; the nearest is `jq.query`"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_core_module_is_told_to_build_for_wasm32_wasip2() {
+    let project = project();
+    project.write(
+        "plugins/core/plugin.toml",
+        "[plugin]\nname = \"core\"\nversion = \"0.1.0\"\nkind = \"tool\"\ndescription = \"x\"\ncomponent = \"core.wasm\"\n",
+    );
+    std::fs::write(project.path("plugins/core/core.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    let output = project.cordon(&["plugins", "check", "plugins"]);
+    assert_eq!(output.status.code(), Some(1));
+    let shown = format!("{}{}", text(&output.stdout), stderr(&output));
+    assert!(
+        shown.contains(
+            "core.wasm: a core WebAssembly module, not a component: build it for wasm32-wasip2"
+        ),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -318,4 +348,32 @@ fn a_reader_that_goes_away_ends_the_command_quietly() {
         "{said}"
     );
     assert_ne!(output.status.code(), Some(101), "no panic");
+}
+
+#[test]
+fn completions_are_printed_for_each_shell_and_help_says_what_cordon_is() {
+    let project = project();
+    let output = project.cordon(&["completions", "bash"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let script = text(&output.stdout);
+    assert!(
+        script.contains("_cordon()") && script.contains("resume"),
+        "{script}"
+    );
+    let checked = std::process::Command::new("bash")
+        .args(["-n", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(checked.status.success(), "bash -n: {}", stderr(&checked));
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let output = project.cordon(&["completions", shell]);
+        assert!(
+            output.status.success() && !output.stdout.is_empty(),
+            "{shell}"
+        );
+    }
+    let output = project.cordon(&["completions", "tcsh"]);
+    assert_eq!(output.status.code(), Some(2));
+    let help = text(&project.cordon(&["--help"]).stdout);
+    assert!(help.starts_with("Run AI agents"), "{help}");
 }

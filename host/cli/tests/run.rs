@@ -52,9 +52,11 @@ fn a_scripted_run_uses_real_tools_and_commits_every_step() {
     let stdout = text(&output.stdout);
     assert!(stdout.contains("-> call-1-1 notes.add"), "{stdout}");
     assert!(stdout.contains("== step 3 committed (ended)"), "{stdout}");
-    assert!(
-        stdout.contains("run r1 ended (final answer): Done."),
-        "{stdout}"
+    assert!(stdout.contains("run r1 ended (final answer)\n"), "{stdout}");
+    assert_eq!(
+        stdout.matches("Done.").count(),
+        1,
+        "the answer prints once: {stdout}"
     );
 
     let shown = project.show("r1");
@@ -765,4 +767,22 @@ fn a_run_goes_on_with_the_last_conversation_and_runs_list_newest_first() {
         "{}",
         text(&output.stderr)
     );
+}
+
+#[test]
+fn a_tools_pattern_matching_nothing_is_warned_about() {
+    let project = project();
+    project.write(
+        "agent.toml",
+        "name = \"t\"\ntools = [\"notes.*\", \"nots.*\"]\n[permissions]\ndefault = \"allow\"\n",
+    );
+    project.write("script.toml", "[[turn]]\ntext = \"Done.\"\n");
+    let output = project.run_scripted("r1", &[]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("agent.toml: `tools` pattern \"nots.*\" matches none of the"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("\"notes.*\" matches none"), "{stderr}");
 }

@@ -356,6 +356,22 @@ impl AgentDef {
         })
     }
 
+    /// The agent's `tools` patterns that match none of `offered`, as written.
+    pub fn unmatched_tools<'a>(&self, offered: impl IntoIterator<Item = &'a str>) -> Vec<&str> {
+        let mut matched = vec![false; self.tool_patterns.len()];
+        for name in offered {
+            for index in self.tools.matches(name) {
+                matched[index] = true;
+            }
+        }
+        self.tool_patterns
+            .iter()
+            .zip(matched)
+            .filter(|(_, matched)| !matched)
+            .map(|(pattern, _)| pattern.as_str())
+            .collect()
+    }
+
     /// Whether the agent may use the tool `name` at all.
     pub fn uses_tool(&self, name: &str) -> bool {
         self.tools.is_match(name)
@@ -466,6 +482,20 @@ mod tests {
         StateKey::new(Some(serde_json::json!({"type": "integer"})))
             .unwrap()
             .merged_by(MergePolicy::Commutative)
+    }
+
+    #[test]
+    fn tools_patterns_that_match_nothing_offered_are_named() {
+        let agent = AgentDef::parse(
+            "a.toml",
+            "name = \"a\"\ntools = [\"files.*\", \"jq.query\", \"fils.*\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            agent.unmatched_tools(["files.read", "jq.query"]),
+            ["fils.*"]
+        );
+        assert_eq!(agent.unmatched_tools([]).len(), 3);
     }
 
     #[test]

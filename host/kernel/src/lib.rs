@@ -68,6 +68,7 @@ pub use state::{
 };
 pub use tool::{
     CallContext, NestedCalls, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
-    ToolFuture, ToolOutput, ToolSet, ToolSets, ToolSpec, call_committed, schema_problems,
+    ToolFuture, ToolOutput, ToolSet, ToolSets, ToolSpec, call_committed, nearest_name,
+    schema_problems, unknown_tool,
 };
 pub use typed_state::{MergePolicy, Scope, StateKey};

@@ -343,10 +343,30 @@ impl ToolSet for ToolSets {
             None => Box::pin(async move {
                 ToolCallOutcome::error(ToolError::new(
                     ToolErrorKind::NotFound,
-                    format!("no tool named `{name}`"),
+                    unknown_tool(name, self.owners.keys().map(String::as_str)),
                 ))
             }),
         }
+    }
+}
+
+/// Of `names`, the one nearest to `name` by edit distance, when it is near
+/// enough to be what was meant: at most half its length away.
+pub fn nearest_name<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .into_iter()
+        .map(|candidate| (strsim::levenshtein(candidate, name), candidate))
+        .filter(|(distance, candidate)| *distance <= candidate.len().max(name.len()) / 2)
+        .min()
+        .map(|(_, candidate)| candidate)
+}
+
+/// Why a call of `name` found no tool among `names`, with the nearest name
+/// when one is near.
+pub fn unknown_tool<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+    match nearest_name(name, names) {
+        Some(nearest) => format!("no tool named `{name}`; the nearest is `{nearest}`"),
+        None => format!("no tool named `{name}`"),
     }
 }
 

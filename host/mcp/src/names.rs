@@ -74,28 +74,8 @@ impl ToolNames {
 
     /// The offered name nearest to `wire`, for an unknown tool's error.
     pub fn nearest(&self, wire: &str) -> Option<&str> {
-        self.to_tool
-            .keys()
-            .map(|name| (distance(name, wire), name))
-            .filter(|(distance, name)| *distance <= name.len().max(wire.len()) / 2)
-            .min()
-            .map(|(_, name)| name.as_str())
+        cordon_kernel::nearest_name(wire, self.to_tool.keys().map(String::as_str))
     }
-}
-
-/// Levenshtein distance over characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]

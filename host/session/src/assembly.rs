@@ -286,6 +286,22 @@ impl Assembly {
             fixed.push(Arc::new(servers));
         }
         let current = compose(Arc::new(plugins), &fixed)?;
+        let offered: Vec<String> = current
+            .tools
+            .specs()
+            .into_iter()
+            .map(|spec| spec.name)
+            .collect();
+        let agent_file = launch
+            .agent
+            .as_ref()
+            .map_or_else(|| "the agent".to_owned(), |file| file.display().to_string());
+        for pattern in agent.unmatched_tools(offered.iter().map(String::as_str)) {
+            notices.push(format!(
+                "warning: {agent_file}: `tools` pattern {pattern:?} matches none of the {} tool(s) offered; its calls would be refused",
+                offered.len()
+            ));
+        }
         Ok(Self {
             agent,
             launch,

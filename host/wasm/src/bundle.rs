@@ -191,6 +191,15 @@ pub enum BundleError {
         /// Why it was refused.
         reason: String,
     },
+    /// The file is a core WebAssembly module, which a component wraps.
+    #[error(
+        "{}: a core WebAssembly module, not a component: build it for wasm32-wasip2 (`cargo build --target wasm32-wasip2`), or make a component of it with `cordon sdk component CORE -o OUT`",
+        path.display()
+    )]
+    CoreModule {
+        /// The module file.
+        path: PathBuf,
+    },
     /// The file is not a WebAssembly component this engine can compile.
     #[error("{}: not a valid WebAssembly component: {message}", path.display())]
     NotAComponent {
@@ -432,6 +441,9 @@ pub(crate) async fn load(
     } = request;
     let path = dir.join(&manifest.component);
     let (root, dirs) = dirs::resolve(&file, &manifest.grants.dirs, workspace_root)?;
+    if wasmparser::Parser::is_core_wasm(&bytes) {
+        return Err(BundleError::CoreModule { path });
+    }
     let (component, cache) =
         engine
             .cache

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use cordon_kernel::{
-    CallContext, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput, schema_problems,
+    CallContext, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
+    schema_problems, unknown_tool,
 };
 use serde_json::Value;
 
@@ -26,7 +27,8 @@ pub(crate) fn invoke<'a>(
 ) -> ToolFuture<'a> {
     Box::pin(async move {
         let Some(entry) = plugins.tools.get(name) else {
-            return failed(ToolErrorKind::NotFound, format!("no tool named `{name}`"));
+            let names = plugins.tools.keys().map(String::as_str);
+            return failed(ToolErrorKind::NotFound, unknown_tool(name, names));
         };
         if let Some(problems) = schema_problems(&entry.validator, &args) {
             return failed(

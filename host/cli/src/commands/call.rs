@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use cordon_kernel::{Event, FileRules, StateStore, ToolError, ToolErrorKind, call_committed};
+use cordon_kernel::{Event, FileRules, StateStore, ToolError, call_committed};
 use cordon_store::ThreadState;
 use serde::Serialize;
 use serde_json::Value;
@@ -28,6 +28,7 @@ struct Printed<'a> {
 }
 
 pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode> {
+    let value = parse_args(&args.args)?;
     let operator = Operator::load(&global.settings())?;
     let host = context::host(&global.settings(), &operator)?;
     let report = context::load_all(
@@ -50,10 +51,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<E
     let plugins = host
         .plugins_with(report.bundles, events.clone(), safeguards)
         .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
-    let result = match parse_args(&args.args) {
-        Ok(value) => call_committed(&plugins, state, &args.tool, value).await,
-        Err(error) => Err(error),
-    };
+    let result = call_committed(&plugins, state, &args.tool, value).await;
     let (output, error) = match &result {
         Ok(output) => (Some(&output.content), None),
         Err(error) => (None, Some(error)),
@@ -82,27 +80,29 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<E
     })
 }
 
-/// The `--args` value: inline JSON, `@FILE` or `-` for stdin.
-fn parse_args(raw: &str) -> Result<Value, ToolError> {
-    let invalid = |message: String| ToolError::new(ToolErrorKind::InvalidInput, message);
-    let text = if raw == "-" {
+/// The `--args` value: inline JSON, `@FILE` or `-` for stdin. Arguments
+/// that cannot be read or are not a JSON object stop the command before
+/// anything loads (exit 2): no tool ran.
+fn parse_args(raw: &str) -> anyhow::Result<Value> {
+    let (text, from) = if raw == "-" {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .context("reading arguments from stdin")
-            .map_err(|error| invalid(format!("{error:#}")))?;
-        text
+            .context("--args -: reading the arguments from stdin")?;
+        (text, "stdin".to_owned())
     } else if let Some(path) = raw.strip_prefix('@') {
-        std::fs::read_to_string(path)
-            .with_context(|| format!("reading arguments from {path}"))
-            .map_err(|error| invalid(format!("{error:#}")))?
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--args @{path}: reading the arguments"))?;
+        (text, path.to_owned())
     } else {
-        raw.to_owned()
+        (raw.to_owned(), "--args".to_owned())
     };
     let value: Value = serde_json::from_str(&text)
-        .map_err(|error| invalid(format!("--args is not valid JSON: {error}")))?;
+        .with_context(|| format!("{from}: the arguments are not valid JSON"))?;
     if !value.is_object() {
-        return Err(invalid("--args must be a JSON object".into()));
+        anyhow::bail!(
+            "{from}: the arguments are a JSON object, such as {{\"path\": \"a.txt\"}}, not {value}"
+        );
     }
     Ok(value)
 }
