@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use cordon_kernel::{
     Approval, CallResult, Decision, Disposition, Event, EventSink, Observer, Progress, RunOutcome,
@@ -186,6 +187,7 @@ impl Observer for Printer {
             let value = match &progress {
                 Progress::Text(text) => json!({"type": "text", "text": text}),
                 Progress::Restarted => json!({"type": "restarted"}),
+                Progress::Retrying(retry) => json!({"type": "retrying", "retry": retry}),
                 Progress::ToolCall { call, decision } => {
                     json!({"type": "tool-call", "call": call, "decision": decision})
                 }
@@ -209,6 +211,16 @@ impl Observer for Printer {
             Progress::Restarted => {
                 self.break_line();
                 say!("(the model's response broke off; asking again)");
+            }
+            Progress::Retrying(retry) => {
+                self.break_line();
+                say!(
+                    "(the model provider: {}; trying again in {:.1} s, attempt {} of {})",
+                    retry.reason,
+                    Duration::from_millis(retry.after_ms).as_secs_f64(),
+                    retry.attempt,
+                    retry.attempts
+                );
             }
             Progress::ToolCall { call, decision } => {
                 let verdict = match decision.verdict {

@@ -786,3 +786,38 @@ fn a_tools_pattern_matching_nothing_is_warned_about() {
     );
     assert!(!stderr.contains("\"notes.*\" matches none"), "{stderr}");
 }
+
+#[test]
+fn a_provider_retry_is_told_as_it_happens() {
+    use cordon_tests::replay::{Reply, Server};
+    let project = project();
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(Server::start(vec![
+        Reply::Status {
+            code: 429,
+            headers: vec![("retry-after", "1".into())],
+            body: r#"{"error": {"message": "slow down"}}"#.into(),
+        },
+        Reply::Stream(openai_turn(&["Fine."], None)),
+    ]));
+    let output = project.cordon(&[
+        "run",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "openai:gpt-test",
+        "--base-url",
+        &server.url,
+        "go",
+    ]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    assert!(
+        stdout.contains(
+            "(the model provider: HTTP 429: slow down; trying again in 1.0 s, attempt 2 of 5)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Fine."), "{stdout}");
+}

@@ -52,8 +52,8 @@ pub use hooks::{
 pub use merge::{Refusal, StateConflict, StepEffects, StepState, Writer};
 pub use message::{CallResult, Message, Role, ToolCall};
 pub use model::{
-    ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, StopReason,
-    Usage,
+    ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, Retry,
+    StopReason, Usage,
 };
 pub use policy::{Decision, PermissionPolicy, PolicyError, Rule, Verdict};
 pub use progress::{Observer, Progress, Unobserved};

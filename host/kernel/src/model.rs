@@ -31,6 +31,22 @@ pub enum ModelDelta {
     /// The response broke off and is being requested again from its start:
     /// the text delivered so far for this step does not count.
     Restart,
+    /// The request failed in a way worth another try, which comes after a
+    /// wait.
+    Retrying(Retry),
+}
+
+/// A request about to be tried again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retry {
+    /// What went wrong, such as `HTTP 429: rate limited`.
+    pub reason: String,
+    /// The attempt about to be made, from 2.
+    pub attempt: u32,
+    /// How many attempts there are at most.
+    pub attempts: u32,
+    /// How long the wait before it is, in milliseconds.
+    pub after_ms: u64,
 }
 
 /// Tokens a step consumed.

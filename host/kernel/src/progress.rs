@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use crate::commit::Disposition;
 use crate::event::{Event, EventSink};
 use crate::message::{CallResult, ToolCall};
+use crate::model::Retry;
 use crate::policy::Decision;
 
 /// Progress of a run, reported as it happens; the committed facts are the record.
@@ -17,6 +18,8 @@ pub enum Progress {
     /// The model's response broke off and is being requested again: the text
     /// streamed since the step began does not count.
     Restarted,
+    /// The model request failed and is tried again after a wait.
+    Retrying(Retry),
     /// A call the model requested, with the gate's verdict.
     ToolCall {
         /// The call.

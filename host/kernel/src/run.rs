@@ -575,6 +575,7 @@ impl Runtime {
             let deltas = move |delta: ModelDelta| match delta {
                 ModelDelta::Text(text) => observer.observe(Progress::Text(text)),
                 ModelDelta::Restart => observer.observe(Progress::Restarted),
+                ModelDelta::Retrying(retry) => observer.observe(Progress::Retrying(retry)),
             };
             let visible = visible_state(agent, &cursor.state);
             let request = ModelRequest {

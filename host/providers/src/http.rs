@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use cordon_kernel::{ModelDelta, ModelError, ModelResponse};
+use cordon_kernel::{ModelDelta, ModelError, ModelResponse, Retry};
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use reqwest::StatusCode;
@@ -145,10 +145,17 @@ impl Transport {
                     if streamed.load(Ordering::Relaxed) {
                         deltas(ModelDelta::Restart);
                     }
-                    last = reason;
                     if attempt < attempts {
-                        tokio::time::sleep(self.retry.delay(attempt + 1, headers.as_ref())).await;
+                        let wait = self.retry.delay(attempt + 1, headers.as_ref());
+                        deltas(ModelDelta::Retrying(Retry {
+                            reason: reason.clone(),
+                            attempt: attempt + 1,
+                            attempts,
+                            after_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                        }));
+                        tokio::time::sleep(wait).await;
                     }
+                    last = reason;
                 }
             }
         }

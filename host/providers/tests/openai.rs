@@ -6,7 +6,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use cordon_kernel::{ModelDelta, ModelError, StopReason};
+use cordon_kernel::{ModelDelta, ModelError, Retry, StopReason};
 use cordon_providers::{ApiKey, ModelOptions, OpenAiModel};
 use serde_json::{Value, json};
 use support::*;
@@ -196,7 +196,7 @@ async fn rate_limits_are_retried_after_the_wait_the_server_asks_for() {
     ])
     .await;
     let started = Instant::now();
-    let (result, _) = step(&model(&server), &[]).await;
+    let (result, deltas) = step(&model(&server), &[]).await;
     assert_eq!(result.unwrap().text, "ok");
     assert!(
         started.elapsed() >= Duration::from_millis(950),
@@ -204,6 +204,16 @@ async fn rate_limits_are_retried_after_the_wait_the_server_asks_for() {
         started.elapsed()
     );
     assert_eq!(server.requests().len(), 2);
+    // The wait is told as it begins, with why and how long.
+    assert_eq!(
+        deltas[0],
+        ModelDelta::Retrying(Retry {
+            reason: "HTTP 429: slow down".into(),
+            attempt: 2,
+            attempts: 3,
+            after_ms: 1000,
+        })
+    );
 }
 
 #[tokio::test]

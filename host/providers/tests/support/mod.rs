@@ -130,6 +130,7 @@ pub(crate) fn streamed(deltas: &[ModelDelta]) -> String {
         .map(|delta| match delta {
             ModelDelta::Text(text) => text.as_str(),
             ModelDelta::Restart => "|",
+            ModelDelta::Retrying(_) => "",
         })
         .collect()
 }
