@@ -10,7 +10,7 @@ use cordon_sdk::hooks::Verdict;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::config::Config;
+use crate::config::{CommandPattern, Config};
 use crate::{glob, paths};
 
 /// How much of a command a reason quotes; the rest is elided.
@@ -21,8 +21,8 @@ const QUOTED_CHARS: usize = 200;
 pub(crate) struct Policy {
     path_args: Vec<String>,
     command_args: Vec<String>,
-    deny_commands: Vec<String>,
-    ask_commands: Vec<String>,
+    deny_commands: Vec<CommandPattern>,
+    ask_commands: Vec<CommandPattern>,
     deny_tools: Vec<String>,
     ask_tools: Vec<String>,
 }
@@ -111,25 +111,40 @@ impl Policy {
     }
 }
 
-fn compile(list: &str, patterns: &[String]) -> Result<Vec<Regex>, String> {
+fn compile<'a>(
+    list: &str,
+    patterns: &'a [CommandPattern],
+) -> Result<Vec<(&'a CommandPattern, Regex)>, String> {
     patterns
         .iter()
-        .map(|pattern| {
+        .map(|written| {
+            let pattern = written.pattern();
             Regex::new(pattern)
+                .map(|regex| (written, regex))
                 .map_err(|error| format!("invalid pattern `{pattern}` in {list}: {error}"))
         })
         .collect()
 }
 
-/// The reason naming the first pattern of `list` that matches one of `commands`.
-fn first_match(patterns: &[Regex], list: &str, commands: &[String]) -> Option<String> {
+/// The reason naming the first pattern of `list` that matches one of
+/// `commands`: what the command does, when the pattern says, or else the
+/// pattern as written.
+fn first_match(
+    patterns: &[(&CommandPattern, Regex)],
+    list: &str,
+    commands: &[String],
+) -> Option<String> {
     commands.iter().find_map(|command| {
-        let pattern = patterns.iter().find(|pattern| pattern.is_match(command))?;
-        Some(format!(
-            "command `{}` matches the guard's {list} pattern `{}`",
-            quote(command),
-            pattern.as_str()
-        ))
+        let (written, _) = patterns.iter().find(|(_, regex)| regex.is_match(command))?;
+        Some(match written {
+            CommandPattern::Labelled { label, .. } => {
+                format!("command `{}` {label} (the guard's {list})", quote(command))
+            }
+            CommandPattern::Bare(pattern) => format!(
+                "command `{}` matches the guard's {list} pattern `{pattern}`",
+                quote(command)
+            ),
+        })
     })
 }
 
@@ -147,7 +162,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::Policy;
-    use crate::config::Config;
+    use crate::config::{CommandPattern, Config};
 
     fn judge(args: Value) -> Verdict {
         judge_with(Config::default(), "shell.run", args)
@@ -303,7 +318,7 @@ mod tests {
     #[test]
     fn ask_reasons_name_the_pattern() {
         let config = Config {
-            ask_commands: vec!["npm publish".to_owned()],
+            ask_commands: vec![CommandPattern::Bare("npm publish".to_owned())],
             ..Config::default()
         };
         assert_eq!(
@@ -318,7 +333,7 @@ mod tests {
     #[test]
     fn invalid_patterns_deny_calls_with_commands_naming_the_pattern() {
         let config = Config {
-            deny_commands: vec!["rm (".to_owned()],
+            deny_commands: vec![CommandPattern::Bare("rm (".to_owned())],
             ..Config::default()
         };
         let policy = Policy::new(config);
@@ -328,6 +343,24 @@ mod tests {
         assert!(
             reason.contains("`rm (`") && reason.contains("deny-commands"),
             "{reason}"
+        );
+    }
+
+    #[test]
+    fn the_default_patterns_say_what_a_command_does() {
+        assert_eq!(
+            judge(json!({ "command": "rm -rf /" })),
+            Verdict::Deny(
+                "command `rm -rf /` deletes the root or home folder (the guard's deny-commands)"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            judge(json!({ "command": "git push --force origin main" })),
+            Verdict::Ask(
+                "command `git push --force origin main` force-pushes, rewriting the remote's history (the guard's ask-commands)"
+                    .to_owned()
+            )
         );
     }
 
