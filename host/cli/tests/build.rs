@@ -90,6 +90,21 @@ fn greet(project: &Project, name: &str) {
         "{}",
         text(&blank.stderr)
     );
+    // Every template's schema refuses an argument it does not name.
+    let misspelt = project.cordon(&[
+        "tool",
+        "call",
+        &format!("{name}.greet"),
+        "--args",
+        r#"{"name": "Ada", "exited": true}"#,
+    ]);
+    assert_eq!(misspelt.status.code(), Some(1));
+    assert!(
+        text(&misspelt.stderr).contains("invalid-input")
+            && text(&misspelt.stderr).contains("exited"),
+        "{}",
+        text(&misspelt.stderr)
+    );
 }
 
 #[test]

@@ -2,8 +2,10 @@
 
 use cordon_sdk::{Annotations, Tool, ToolError, export_tools, state};
 
-/// Arguments of `{{name}}.greet`.
+/// Arguments of `{{name}}.greet`. A field the schema does not name is
+/// refused before the call, as a misspelt argument should be.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct GreetArgs {
     /// Who to greet.
     name: String,
