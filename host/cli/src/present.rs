@@ -1,8 +1,14 @@
 //! A pending call as a person deciding about it reads it: a file write or
 //! edit as a unified diff (a write against the file as the workspace folder
 //! holds it), any other call's arguments one per line, long values cut.
+//!
+//! The path comes from the model, so the prompt reads only a regular file
+//! inside the folder, by a relative path with no `..`, and at most
+//! [`MAX_DIFF_BYTES`] of it: a path at `/dev/zero`, a FIFO, a symlink out of
+//! the folder or a huge file is named, never read.
 
-use std::path::Path;
+use std::io::Read;
+use std::path::{Component, Path};
 
 use serde_json::Value;
 use similar::TextDiff;
@@ -10,14 +16,23 @@ use similar::TextDiff;
 /// The most lines of one value or diff shown.
 const MAX_LINES: usize = 40;
 
+/// The largest text either side of a diff.
+const MAX_DIFF_BYTES: usize = 256 * 1024;
+
 /// `args` of a call, shown for a decision; `folder` is where a written
 /// file's current content is read from.
 pub(crate) fn present(args: &Value, folder: Option<&Path>) -> String {
     let text = |key: &str| args.get(key).and_then(Value::as_str);
     if let (Some(path), Some(content)) = (text("path"), text("content")) {
-        let before = folder
-            .and_then(|folder| std::fs::read_to_string(folder.join(path)).ok())
-            .unwrap_or_default();
+        let before = match folder {
+            Some(folder) => match current(folder, path) {
+                Ok(before) => before,
+                Err(why) => {
+                    return format!("    {path}: {why}; it would get {} bytes", content.len());
+                }
+            },
+            None => String::new(),
+        };
         return diff(path, &before, content);
     }
     if let (Some(path), Some(old), Some(new)) =
@@ -50,8 +65,44 @@ pub(crate) fn present(args: &Value, folder: Option<&Path>) -> String {
     }
 }
 
-/// The unified diff from `before` to `after` of the file at `path`.
+/// The text of the file at `path` in `folder`, empty when there is none yet;
+/// why it is not shown when it is not a small regular file inside.
+fn current(folder: &Path, path: &str) -> Result<String, &'static str> {
+    let relative = Path::new(path);
+    if !relative
+        .components()
+        .all(|component| matches!(component, Component::Normal(_) | Component::CurDir))
+    {
+        return Err("not a path inside the workspace folder");
+    }
+    let file = folder.join(relative);
+    let metadata = match std::fs::symlink_metadata(&file) {
+        Ok(metadata) => metadata,
+        Err(_) => return Ok(String::new()),
+    };
+    if !metadata.is_file() {
+        return Err("not a regular file, so it is not read");
+    }
+    if metadata.len() > MAX_DIFF_BYTES as u64 {
+        return Err("too large to show as a diff");
+    }
+    let mut text = String::new();
+    std::fs::File::open(&file)
+        .and_then(|opened| opened.take(MAX_DIFF_BYTES as u64).read_to_string(&mut text))
+        .map_err(|_| "not readable as text")?;
+    Ok(text)
+}
+
+/// The unified diff from `before` to `after` of the file at `path`, or their
+/// sizes when either is too large to diff.
 fn diff(path: &str, before: &str, after: &str) -> String {
+    if before.len().max(after.len()) > MAX_DIFF_BYTES {
+        return format!(
+            "    {path}: too large to show as a diff ({} bytes now, {} after)",
+            before.len(),
+            after.len()
+        );
+    }
     let diff = TextDiff::from_lines(before, after);
     let unified = diff
         .unified_diff()
@@ -103,6 +154,35 @@ mod tests {
             None,
         );
         assert!(edit.contains("-two") && edit.contains("+2"), "{edit}");
+    }
+
+    #[test]
+    fn a_write_the_model_points_outside_or_at_a_device_is_named_not_read() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(
+            folder.path().join("big.txt"),
+            "x".repeat(MAX_DIFF_BYTES + 1),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("/etc/hostname", folder.path().join("link")).unwrap();
+        for (path, says) in [
+            ("/dev/zero", "not a path inside"),
+            ("../../etc/passwd", "not a path inside"),
+            ("/etc/passwd", "not a path inside"),
+            ("big.txt", "too large"),
+            ("link", "not a regular file"),
+            (".", "not a regular file"),
+        ] {
+            let shown = present(&json!({"path": path, "content": "x"}), Some(folder.path()));
+            assert!(shown.contains(says), "{path}: {shown}");
+        }
+        let huge = "y\n".repeat(MAX_DIFF_BYTES);
+        let shown = present(
+            &json!({"path": "new.txt", "content": huge}),
+            Some(folder.path()),
+        );
+        assert!(shown.contains("too large to show as a diff"), "{shown}");
     }
 
     #[test]
