@@ -122,7 +122,7 @@ fn a_local_server_the_operator_marked_unsandboxed_serves_the_run_in_a_clean_envi
     let stderr = text(&output.stderr);
     assert!(
         stderr.contains("unsandboxed: MCP server `fixture` runs `cordon-mcp-python")
-            && stderr.contains(": 6 tools"),
+            && stderr.contains(": 8 tools"),
         "{stderr}"
     );
 
@@ -163,6 +163,54 @@ fn a_local_server_the_operator_marked_unsandboxed_serves_the_run_in_a_clean_envi
             .unwrap()
             .contains("arguments of `fixture.echo`"),
         "{invalid}"
+    );
+}
+
+#[test]
+fn a_server_past_its_output_limit_or_its_timeout_reaches_no_one_and_the_run_goes_on() {
+    let project = project();
+    let command = server_command();
+    project.write(
+        "agent.toml",
+        &agent("fixture", &format!("command = {command}"), "allow"),
+    );
+    project.write(
+        ".cordon/config.toml",
+        &format!(
+            "[mcp.fixture]\nunsandboxed = true\ncommand = {command}\nmax-output-kib = 4\ntimeout-secs = 1\n"
+        ),
+    );
+    project.write(
+        "script.toml",
+        &script(&[
+            ("fixture.flood", "{ kib = 64 }"),
+            ("fixture.stall", "{ seconds = 30 }"),
+            ("fixture.flood", "{ kib = 1 }"),
+        ]),
+    );
+    let started = Instant::now();
+    let output = run(&project, &[], &[]);
+    assert!(output.status.success(), "{}", all(&output));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the stalled call is stopped at its timeout"
+    );
+    let flooded = result(&project, "call-1-1");
+    assert_eq!(flooded["error"]["kind"], "limit", "{flooded}");
+    assert!(
+        flooded["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than its limit of 4096"),
+        "{flooded}"
+    );
+    let stalled = result(&project, "call-1-2");
+    assert_eq!(stalled["error"]["kind"], "timeout", "{stalled}");
+    let small = result(&project, "call-1-3");
+    assert_eq!(
+        small["output"]["result"].as_str().unwrap().len(),
+        1024,
+        "{small}"
     );
 }
 
@@ -384,7 +432,7 @@ fn a_remote_server_is_reached_at_a_granted_origin_with_its_bearer_token() {
     let output = run(&project, &[], &[("REMOTE_TOKEN", "tok-123")]);
     assert!(output.status.success(), "{}", all(&output));
     assert!(
-        text(&output.stderr).contains("MCP server `remote` over HTTP: 6 tools"),
+        text(&output.stderr).contains("MCP server `remote` over HTTP: 8 tools"),
         "{}",
         all(&output)
     );

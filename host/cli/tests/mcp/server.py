@@ -3,8 +3,9 @@ MCP client: over stdio by default, over streamable HTTP with `--http PORT`.
 
 Its tools: `echo` (text back), `add` (structured output), `fail` (a tool
 error), `environment` (the names of the variables it sees), `where` (its
-working directory) and `authorization` (the bearer token it received, over
-HTTP).
+working directory), `authorization` (the bearer token it received, over
+HTTP), and two a hostile server would offer: `flood` (a result of `kib`
+KiB) and `stall` (an answer after `seconds`).
 """
 
 import os
@@ -48,6 +49,19 @@ def authorization(ctx: Context) -> str:
     if request is None:
         return ""
     return request.headers.get("authorization", "")
+
+
+@server.tool(description="A result of `kib` KiB.")
+def flood(kib: int) -> str:
+    return "x" * (kib * 1024)
+
+
+@server.tool(description="Answer after `seconds`.")
+async def stall(seconds: float) -> str:
+    import anyio
+
+    await anyio.sleep(seconds)
+    return "late"
 
 
 if __name__ == "__main__":
