@@ -39,9 +39,24 @@ pub struct ToolRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<ToolRecord>,
     /// The content blocks its result carries beside its JSON, for clients
-    /// that show them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// that show them. They are committed once, with the call's tool
+    /// message ([`Message::Tool`]), never in the record.
+    #[serde(skip)]
     pub blocks: Vec<ContentBlock>,
+}
+
+impl ToolRecord {
+    /// This record as a commit keeps it: its blocks travel in the call's
+    /// tool message instead, and are not copied.
+    pub(crate) fn committed(&self) -> Self {
+        Self {
+            call: self.call.clone(),
+            decision: self.decision.clone(),
+            result: self.result.clone(),
+            children: self.children.clone(),
+            blocks: Vec::new(),
+        }
+    }
 }
 
 /// Why a call waits.

@@ -804,7 +804,7 @@ impl Runtime {
         self.commit(
             cursor,
             messages,
-            records.clone(),
+            records.iter().map(ToolRecord::committed).collect(),
             step.into_effects(),
             Disposition::Running,
         )?;
