@@ -1,9 +1,13 @@
 //! The command line, as clap parses it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use crate::loading::LoadDisplay;
+use crate::operator::Operator;
 use clap::{Args, Parser, Subcommand};
 use cordon_kernel::DEFAULT_THREAD;
+use cordon_session::plugin_path::{Folder, PLUGINS_ENV, PluginPath};
 
 /// Run agents whose tools run as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -58,6 +62,9 @@ impl GlobalArgs {
             config: self.config.clone(),
             grants: self.grants.clone(),
             max_instances: self.max_instances,
+            progress: Some(cordon_session::settings::Watcher(Arc::new(
+                LoadDisplay::new(self.verbose),
+            ))),
         }
     }
 }
@@ -366,9 +373,18 @@ pub(crate) struct SandboxArgs {
 /// Where committed runs live.
 #[derive(Debug, Args)]
 pub(crate) struct StoreArg {
-    /// The run store (SQLite).
-    #[arg(long, env = "CORDON_STORE", default_value = ".cordon/cordon.db")]
-    pub store: PathBuf,
+    /// The run store (SQLite) [default: .cordon/cordon.db of the workspace].
+    #[arg(id = "store", long = "store", env = "CORDON_STORE", value_name = "PATH")]
+    given: Option<PathBuf>,
+}
+
+impl StoreArg {
+    /// The store named, else the one of the workspace `global` names.
+    pub(crate) fn path(&self, global: &GlobalArgs) -> PathBuf {
+        self.given
+            .clone()
+            .unwrap_or_else(|| cordon_session::store::default_path(&global.workspace))
+    }
 }
 
 /// How `cordon mcp` serves.
@@ -518,17 +534,35 @@ pub(crate) struct ResumeArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum PluginsCommand {
-    /// Validate every bundle in a directory and show its tools, grants and limits.
+    /// Validate every bundle on the plugins search path and show its tools,
+    /// grants and limits, and what is shadowed.
     ///
     /// Exits 0 when every bundle is valid, 1 otherwise.
     Check(CheckArgs),
+    /// Copy bundles into the user's plugins folder, where every command
+    /// finds them (`~/.local/share/cordon/plugins`), or the project's.
+    ///
+    /// Each bundle is checked first and copied as its manifest and component;
+    /// one installed under the same name is replaced.
+    Install(InstallArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InstallArgs {
+    /// Bundle folders, or folders of bundle folders.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Install into the project's `.cordon/plugins` instead.
+    #[arg(long)]
+    pub project: bool,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
-    /// The plugins directory.
-    #[arg(default_value = "plugins")]
-    pub dir: PathBuf,
+    /// Plugins folders, searched first, as `--plugins DIR` each.
+    pub dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub plugins: PluginsArg,
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
@@ -545,28 +579,36 @@ pub(crate) enum ToolCommand {
     Call(CallArgs),
 }
 
-/// The plugins folder when none is given.
-const DEFAULT_PLUGINS: &str = "plugins";
-
 /// Where plugins come from.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Default)]
 pub(crate) struct PluginsArg {
-    /// The plugins directory [default: plugins].
-    #[arg(long = "plugins", env = "CORDON_PLUGINS", value_name = "DIR")]
-    given: Option<PathBuf>,
+    /// A plugins folder, searched first (repeatable); over CORDON_PLUGINS (a
+    /// `:`-separated list) and the config's `plugins` [default: ./plugins;
+    /// then always .cordon/plugins and ~/.local/share/cordon/plugins].
+    #[arg(id = "plugins", long = "plugins", value_name = "DIR")]
+    given: Vec<PathBuf>,
 }
 
 impl PluginsArg {
-    /// The plugins folder: the one given, or `plugins`.
-    pub(crate) fn dir(&self) -> PathBuf {
-        self.given
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_PLUGINS))
+    /// The folders `--plugins` or `CORDON_PLUGINS` chose.
+    fn chosen(&self) -> Vec<Folder> {
+        PluginPath::chosen(&self.given, std::env::var_os(PLUGINS_ENV))
     }
 
-    /// Whether `--plugins` or `CORDON_PLUGINS` named a folder.
+    /// The search path: the chosen folders, else the config's, else
+    /// `./plugins`; then the project's and the user's.
+    pub(crate) fn path(&self, operator: &Operator) -> PluginPath {
+        PluginPath::resolve(self.chosen(), operator.plugins.clone())
+    }
+
+    /// `dirs` searched before the `--plugins` folders, as if given first.
+    pub(crate) fn prepend(&mut self, dirs: Vec<PathBuf>) {
+        self.given.splice(0..0, dirs);
+    }
+
+    /// Whether `--plugins` or `CORDON_PLUGINS` chose folders.
     pub(crate) fn is_given(&self) -> bool {
-        self.given.is_some()
+        !self.chosen().is_empty()
     }
 }
 
@@ -613,4 +655,14 @@ pub(crate) struct CallArgs {
     /// Print one JSON document with the output or error and every event.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
 }

@@ -12,9 +12,11 @@ mod args;
 mod commands;
 mod embedded;
 mod events;
+mod loading;
 mod present;
 mod progress;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use cordon_session::{context, operator, skillset, store};
@@ -47,13 +49,14 @@ fn main() -> ExitCode {
             Command::Runs(RunsCommand::Resume(args)) => {
                 commands::run::resume(&cli.global, *args).await
             }
-            Command::Runs(RunsCommand::List(args)) => commands::runs::list(args),
-            Command::Runs(RunsCommand::Show(args)) => commands::runs::show(args),
-            Command::Runs(RunsCommand::Delete(args)) => commands::runs::delete(args),
-            Command::Runs(RunsCommand::Diff(args)) => commands::diff::diff(args),
+            Command::Runs(RunsCommand::List(args)) => commands::runs::list(&cli.global, args),
+            Command::Runs(RunsCommand::Show(args)) => commands::runs::show(&cli.global, args),
+            Command::Runs(RunsCommand::Delete(args)) => commands::runs::delete(&cli.global, args),
+            Command::Runs(RunsCommand::Diff(args)) => commands::diff::diff(&cli.global, args),
             Command::Plugins(PluginsCommand::Check(args)) => {
                 commands::check::run(&cli.global, args).await
             }
+            Command::Plugins(PluginsCommand::Install(args)) => commands::install::run(args),
             Command::Tool(ToolCommand::List(args)) => commands::list::run(&cli.global, args).await,
             Command::Tool(ToolCommand::Call(args)) => commands::call::run(&cli.global, args).await,
             Command::New(args) => commands::new::run(&cli.global, args),
@@ -96,11 +99,16 @@ fn completions(args: &args::CompletionsArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Diagnostics on stderr: warnings, and with `-v`, `-vv` and `-vvv` Cordon's
+/// own information, debug and trace lines, while its dependencies stay at
+/// warnings; `-vvvv` lets theirs through too. `CORDON_LOG` overrides. Colours
+/// only on a terminal, and never with `NO_COLOR`.
 fn init_tracing(verbose: u8) {
     let default = match verbose {
         0 => "warn",
-        1 => "info",
-        2 => "debug",
+        1 => "warn,cordon=info",
+        2 => "warn,cordon=debug",
+        3 => "warn,cordon=trace",
         _ => "trace",
     };
     // A failed MCP transport is reported once, as Cordon's own error about
@@ -108,9 +116,12 @@ fn init_tracing(verbose: u8) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG").unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!("{default},rmcp::transport::worker=off"))
     });
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .init();
 }
 

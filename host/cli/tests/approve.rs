@@ -59,45 +59,6 @@ const RUN: [&str; 9] = [
     "go",
 ];
 
-/// `cordon args` on a pseudo-terminal, `typed` typed into it; the output
-/// is the terminal's, carriage returns removed.
-fn at_terminal(project: &Project, args: &[&str], typed: &str) -> (Output, String) {
-    let mut line = String::from(env!("CARGO_BIN_EXE_cordon"));
-    for arg in args {
-        line.push_str(&format!(" '{arg}'"));
-    }
-    let mut command = project.command(&[]);
-    let program = command.get_program().to_owned();
-    assert_eq!(program, env!("CARGO_BIN_EXE_cordon"));
-    let mut script = std::process::Command::new("script");
-    script.args(["-qec", &line, "/dev/null"]);
-    for (name, value) in command.get_envs() {
-        match value {
-            Some(value) => script.env(name, value),
-            None => script.env_remove(name),
-        };
-    }
-    if let Some(dir) = command.get_current_dir() {
-        script.current_dir(dir);
-    }
-    command.stdin(Stdio::null());
-    let mut child = script
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("`script` (util-linux) gives the test a terminal");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(typed.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let shown = text(&output.stdout).replace('\r', "");
-    (output, shown)
-}
-
 fn show(project: &Project) -> Value {
     let output = project.cordon(&["runs", "show", "r1", "--json"]);
     serde_json::from_slice(&output.stdout).unwrap()
@@ -120,7 +81,7 @@ fn record(shown: &Value, id: &str) -> Value {
 #[test]
 fn a_prompt_shows_a_write_as_a_diff_and_allows_a_tool_for_the_rest_of_the_run() {
     let project = project();
-    let (output, shown) = at_terminal(&project, &RUN, "y\na\n");
+    let (output, shown) = project.at_terminal(&RUN, "y\na\n");
     assert!(output.status.success(), "{shown}{}", text(&output.stderr));
     assert!(
         shown.contains("call-1-1  write  (rule `write` asks)"),
@@ -152,7 +113,7 @@ fn a_prompt_shows_a_write_as_a_diff_and_allows_a_tool_for_the_rest_of_the_run() 
 #[test]
 fn a_denial_with_a_reason_reaches_the_model_as_the_operators() {
     let project = project();
-    let (output, shown) = at_terminal(&project, &RUN, "n\nr\nuse the shopping list\nr not now\n");
+    let (output, shown) = project.at_terminal(&RUN, "n\nr\nuse the shopping list\nr not now\n");
     assert!(output.status.success(), "{shown}{}", text(&output.stderr));
     assert!(shown.contains("why? (the model reads it)"), "{shown}");
     assert_eq!(project.read("a.txt").as_deref(), Some("one\ntwo\n"));
@@ -237,11 +198,8 @@ fn a_waiting_run_lists_every_call_and_resumes_by_flags_or_by_asking() {
 
     // On a terminal, `runs resume` asks about each call not decided by
     // flag, and the run's later steps ask as they come.
-    let (output, typed) = at_terminal(
-        &project,
-        &["runs", "resume", "r1", "--deny", "call-1-2"],
-        "y\na\n",
-    );
+    let (output, typed) =
+        project.at_terminal(&["runs", "resume", "r1", "--deny", "call-1-2"], "y\na\n");
     assert!(output.status.success(), "{typed}{}", text(&output.stderr));
     assert!(typed.contains("call-1-1  write"), "{typed}");
     assert!(!typed.contains("call-1-2  notes.add  ("), "{typed}");

@@ -566,7 +566,9 @@ fn a_resumed_run_finds_its_plugins_folder_without_flags_or_says_which_to_set() {
     assert_eq!(lost.status.code(), Some(2));
     let said = text(&lost.stderr);
     assert!(
-        said.contains("tools does not exist; pass --plugins DIR or set CORDON_PLUGINS"),
+        said.contains(
+            "tools (recorded by the run) does not exist; pass --plugins DIR or set CORDON_PLUGINS"
+        ),
         "{said}"
     );
     let found = project.cordon(&[

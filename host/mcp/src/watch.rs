@@ -1,9 +1,9 @@
-//! Noticing that the plugins folder changed, so the served tools follow it:
+//! Noticing that a plugins folder changed, so the served tools follow it:
 //! a bundle added, rebuilt or removed. File events arrive in bursts (a copy
 //! is many writes), so a change is acted on once the folder has been quiet
 //! for a moment, and once per burst.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher};
@@ -19,8 +19,8 @@ pub struct FolderWatch {
 }
 
 impl FolderWatch {
-    /// Watch `dir` and everything under it.
-    pub fn new(dir: &Path) -> notify::Result<Self> {
+    /// Watch every one of `dirs` and everything under them.
+    pub fn new(dirs: &[PathBuf]) -> notify::Result<Self> {
         let (sender, changes) = mpsc::unbounded_channel();
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -29,7 +29,9 @@ impl FolderWatch {
                     let _ = sender.send(());
                 }
             })?;
-        watcher.watch(dir, RecursiveMode::Recursive)?;
+        for dir in dirs {
+            watcher.watch(dir, RecursiveMode::Recursive)?;
+        }
         Ok(Self {
             _watcher: watcher,
             changes,

@@ -12,6 +12,7 @@
 //! out idle connections; see [`ModelOptions`].
 
 mod anthropic;
+pub mod choice;
 mod http;
 mod names;
 mod openai;

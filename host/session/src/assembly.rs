@@ -19,9 +19,11 @@ use cordon_wasm::{
 };
 
 use crate::context;
+use crate::defaults::Defaults;
 use crate::live::{Current, LiveSet};
 use crate::mcp_servers;
 use crate::operator::Operator;
+use crate::plugin_path::PluginPath;
 use crate::settings::HostSettings;
 use crate::skillset::{self, Skillset};
 use crate::store;
@@ -48,14 +50,14 @@ pub struct Launch {
     pub seed: bool,
     /// The `--skills` folders given, searched first for skills.
     pub skills: Vec<PathBuf>,
-    /// The plugins folder.
-    pub plugins: PathBuf,
+    /// The plugins search path.
+    pub plugins: PluginPath,
 }
 
 impl Launch {
     /// The launch recorded in `metadata`, overridden by any setting in
-    /// `given` (`plugins_given` says whether its plugins folder was chosen
-    /// rather than defaulted). The workspace root and the sandbox's write
+    /// `given` (`plugins_given` says whether a flag or the environment chose
+    /// its plugins folders). The workspace root and the sandbox's write
     /// mode stay as recorded: the run's staged changes belong to that folder.
     pub fn resumed(given: Self, plugins_given: bool, metadata: &BTreeMap<String, String>) -> Self {
         let recorded = |key: &str| metadata.get(key).map(PathBuf::from);
@@ -83,8 +85,8 @@ impl Launch {
             } else {
                 given.skills
             },
-            plugins: match recorded("plugins") {
-                Some(plugins) if !plugins_given => plugins,
+            plugins: match metadata.get("plugins") {
+                Some(recorded) if !plugins_given => PluginPath::recorded(recorded),
                 _ => given.plugins,
             },
         }
@@ -103,7 +105,6 @@ impl Launch {
             put("permissions", permissions);
         }
         put("workspace", &self.workspace);
-        put("plugins", &self.plugins);
         if let Some((spec, base)) = &self.model {
             put("model-base", base);
             metadata.insert("model".to_owned(), spec.clone());
@@ -124,6 +125,7 @@ impl Launch {
                 serde_json::to_string(&self.skills).unwrap_or_default(),
             );
         }
+        metadata.insert("plugins".to_owned(), self.plugins.record());
         metadata
     }
 
@@ -149,17 +151,34 @@ impl Launch {
     }
 
     /// The agent the launch names (or the default one, which asks before
-    /// every call), with the launch's permissions file over its own.
-    pub fn agent(&self) -> anyhow::Result<AgentDef> {
+    /// every call, under the `defaults`' permissions and step limit), with
+    /// the launch's permissions file over its own.
+    pub fn agent(&self, defaults: &Defaults) -> anyhow::Result<AgentDef> {
         let mut agent = match &self.agent {
             Some(file) => AgentDef::load(file)?,
-            None => AgentDef::new(
-                "cordon",
-                "Use the tools when they help, then answer briefly.",
-                &["*"],
-                12,
-                PermissionPolicy::new(Verdict::Ask),
-            )?,
+            None => {
+                let steps = defaults
+                    .max_steps
+                    .as_ref()
+                    .map_or(DEFAULT_MAX_STEPS, |steps| steps.value);
+                let mut agent = AgentDef::new(
+                    "cordon",
+                    "Use the tools when they help, then answer briefly.",
+                    &["*"],
+                    steps,
+                    PermissionPolicy::new(Verdict::Ask),
+                )?;
+                if let (None, Some(permissions)) = (&self.permissions, &defaults.permissions) {
+                    agent.permissions =
+                        PermissionPolicy::load(&permissions.value).map_err(|error| {
+                            anyhow::anyhow!(
+                                "{error} (the `defaults.permissions` of {})",
+                                permissions.file.display()
+                            )
+                        })?;
+                }
+                agent
+            }
         };
         if let Some(file) = &self.permissions {
             agent.permissions = PermissionPolicy::load(file)?;
@@ -167,6 +186,9 @@ impl Launch {
         Ok(agent)
     }
 }
+
+/// The step limit of a run with no agent file and no configured default.
+const DEFAULT_MAX_STEPS: u32 = 12;
 
 /// A run's tools, hooks, skills, sandbox and store, assembled.
 pub struct Assembly {
@@ -225,12 +247,7 @@ impl Assembly {
         let mut launch = launch;
         let operator = Operator::load(settings)?;
         let host = context::host(settings, &operator)?;
-        if !launch.plugins.is_dir() {
-            bail!(
-                "the plugins folder {} does not exist; pass --plugins DIR or set CORDON_PLUGINS",
-                launch.plugins.display()
-            );
-        }
+        launch.plugins.present()?;
         let (servers, server_notices) = mcp_servers::open(
             &agent,
             launch.agent.as_deref(),

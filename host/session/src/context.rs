@@ -1,7 +1,6 @@
 //! Turning the host settings and the operator's config into a plugin host
 //! (loading only what the operator approved) and the safeguards calls run
-//! under, and loading the plugins directory for the commands that need every
-//! bundle to be valid.
+//! under, and loading the bundles along the plugins search path.
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +9,7 @@ use cordon_kernel::FileRules;
 use cordon_wasm::{DirReport, HostConfig, PluginHost, Safeguards};
 
 use crate::operator::Operator;
+use crate::plugin_path::PluginPath;
 use crate::settings::HostSettings;
 
 /// A plugin host configured from the command line and the operator's config.
@@ -20,12 +20,16 @@ pub fn host(settings: &HostSettings, operator: &Operator) -> anyhow::Result<Plug
         settings.cache_dir.clone().or_else(default_cache_dir)
     };
     let defaults = HostConfig::default();
-    Ok(PluginHost::new(HostConfig {
+    let host = PluginHost::new(HostConfig {
         cache_dir,
         max_instances: operator.max_instances.unwrap_or(defaults.max_instances),
     })?
     .with_approvals(operator.approvals.clone())
-    .with_network(operator.network.policy()?))
+    .with_network(operator.network.policy()?);
+    Ok(match &settings.progress {
+        Some(watcher) => host.with_progress(watcher.0.clone()),
+        None => host,
+    })
 }
 
 /// What calls obey besides their grants: `files` with the operator's file
@@ -90,41 +94,40 @@ fn default_cache_dir() -> Option<PathBuf> {
     Some(base.join("cordon"))
 }
 
-/// Load `dir`, with directory grants under `workspace`. A bundle that does
-/// not load is left out with a loud error and the rest serve; with `strict`,
-/// any such bundle stops the command. Warns of secrets the operator's config
-/// and the bundles disagree on.
+/// Load every folder of the search path `path`, with directory grants under
+/// `workspace`. A bundle an earlier folder holds shadows one of the same name
+/// in a later folder, with a warning. A bundle that does not load is left
+/// out with a loud error and the rest serve; with `strict`, any such bundle
+/// stops the command. Warns of secrets the operator's config and the bundles
+/// disagree on.
 pub async fn load_all(
     host: &PluginHost,
     operator: &Operator,
-    workspace: &std::path::Path,
-    dir: &std::path::Path,
+    workspace: &Path,
+    path: &PluginPath,
     strict: bool,
 ) -> anyhow::Result<DirReport> {
-    let report = host
-        .load_dir(dir, workspace)
-        .await
-        .with_context(|| format!("loading plugins from {}", dir.display()))?;
+    let (report, shadowed) = load_path(host, workspace, path).await?;
+    for shadow in &shadowed {
+        eprintln!("warning: {shadow}");
+    }
     if !report.errors.is_empty() {
         for error in &report.errors {
             eprintln!("error: {error}");
         }
         if strict {
             bail!(
-                "{} bundle error(s) in {} and --strict; run `cordon plugins check {}` for details",
+                "{} bundle error(s) and --strict; run `cordon plugins check` with the same \
+                 plugins folders for details",
                 report.errors.len(),
-                dir.display(),
-                dir.display()
             );
         }
         eprintln!(
-            "error: {} bundle error(s) in {}: those bundles are left out and their tools are not \
-             offered; the other {} bundle(s) serve (`cordon plugins check {}` for details, \
+            "error: {} bundle error(s): those bundles are left out and their tools are not \
+             offered; the other {} bundle(s) serve (`cordon plugins check` for details, \
              --strict to stop instead)",
             report.errors.len(),
-            dir.display(),
             report.bundles.len(),
-            dir.display()
         );
     }
     let declared = report.bundles.iter().map(|loaded| {
@@ -138,4 +141,67 @@ pub async fn load_all(
         eprintln!("warning: {warning}");
     }
     Ok(report)
+}
+
+/// A bundle left out because an earlier folder of the search path holds one
+/// of the same name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shadowed {
+    /// The bundle's name.
+    pub name: String,
+    /// The folder of the bundle that loads.
+    pub kept: PathBuf,
+    /// The folder of the bundle left out.
+    pub hidden: PathBuf,
+}
+
+impl std::fmt::Display for Shadowed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bundle `{}` in {} shadows the one in {}, which is not loaded",
+            self.name,
+            self.kept.display(),
+            self.hidden.display()
+        )
+    }
+}
+
+/// Load every folder of `path` that exists, first first: every bundle that
+/// loads, every error, and the bundles a same-named one earlier shadows.
+pub async fn load_path(
+    host: &PluginHost,
+    workspace: &Path,
+    path: &PluginPath,
+) -> anyhow::Result<(DirReport, Vec<Shadowed>)> {
+    let mut merged = DirReport {
+        bundles: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut shadowed = Vec::new();
+    let present = path.present()?;
+    let dirs: Vec<&Path> = present.iter().map(|folder| folder.path.as_path()).collect();
+    let reports = host
+        .load_dirs(&dirs, workspace)
+        .await
+        .context("loading the plugins folders")?;
+    for report in reports {
+        for loaded in report.bundles {
+            let name = loaded.bundle.id();
+            match merged
+                .bundles
+                .iter()
+                .find(|earlier| earlier.bundle.id() == name)
+            {
+                Some(earlier) => shadowed.push(Shadowed {
+                    name,
+                    kept: earlier.bundle.dir.clone(),
+                    hidden: loaded.bundle.dir.clone(),
+                }),
+                None => merged.bundles.push(loaded),
+            }
+        }
+        merged.errors.extend(report.errors);
+    }
+    Ok((merged, shadowed))
 }

@@ -1,19 +1,22 @@
 //! What a Cordon host assembles before it runs anything, in one place the
 //! `cordon` CLI, the MCP server and embedders share: the operator's settings
-//! ([`operator`], [`network`]), the plugin host and the plugins folder
-//! ([`context`]), the skills ([`skillset`]), the agent's MCP servers
+//! ([`operator`], [`network`], [`defaults`]), the plugin host and the
+//! plugins search path ([`context`], [`plugin_path`]), the skills ([`skillset`]), the agent's MCP servers
 //! ([`mcp_servers`]), the run store ([`store`]), and
 //! the whole of a run's tools, hooks and sandbox ([`assembly`]).
 
 pub mod assembly;
 pub mod context;
+pub mod defaults;
 pub mod live;
 pub mod mcp_servers;
 pub mod network;
 pub mod operator;
+pub mod plugin_path;
 pub mod settings;
 pub mod skillset;
 pub mod store;
 
 pub use assembly::{Assembly, Launch, Reloaded};
+pub use plugin_path::PluginPath;
 pub use settings::HostSettings;

@@ -21,6 +21,11 @@
 //! [mcp.docs]                               # see `mcp_servers`
 //! origins = ["https://mcp.example.com"]
 //! ```
+//!
+//! The same files hold the user's defaults, which flags and environment
+//! variables override: `plugins = ["DIR", ...]` (see `plugin_path`; relative
+//! folders are the project's for `.cordon/config.toml`, else the config
+//! file's folder's), and the `[defaults]` table (see `defaults`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,8 +37,10 @@ use serde::Deserialize;
 
 use cordon_mcp_client::ServerApproval;
 
+use crate::defaults::{Defaults, DefaultsTable};
 use crate::mcp_servers::ApprovalTable;
 use crate::network::{NetworkConfig, NetworkTable, SecretSource};
+use crate::plugin_path::{Folder, Source};
 use crate::settings::HostSettings;
 
 /// The file an operator config is read from in the project.
@@ -55,6 +62,10 @@ pub struct Operator {
     pub network: NetworkConfig,
     /// The MCP servers agents may list, by name.
     pub mcp: BTreeMap<String, ServerApproval>,
+    /// The plugins folders of the last config file that lists any.
+    pub plugins: Vec<Folder>,
+    /// The defaults of runs, each from the last config file that sets it.
+    pub defaults: Defaults,
 }
 
 #[derive(Deserialize, Default)]
@@ -71,6 +82,9 @@ struct ConfigFile {
     secrets: BTreeMap<String, BTreeMap<String, SecretSource>>,
     #[serde(default)]
     mcp: BTreeMap<String, ApprovalTable>,
+    plugins: Option<Vec<PathBuf>>,
+    #[serde(default)]
+    defaults: DefaultsTable,
 }
 
 #[derive(Deserialize, Default)]
@@ -99,6 +113,8 @@ impl Operator {
             grants_file,
             network: NetworkConfig::default(),
             mcp: BTreeMap::new(),
+            plugins: Vec::new(),
+            defaults: Defaults::default(),
         };
         let files: Vec<PathBuf> = match &settings.config {
             Some(file) => {
@@ -145,6 +161,14 @@ impl Operator {
             let approval = table.approval(file, &name)?;
             self.mcp.insert(name, approval);
         }
+        let base = relative_base(file);
+        if let Some(dirs) = config.plugins {
+            self.plugins = dirs
+                .iter()
+                .map(|dir| Folder::new(&base.join(dir), Source::Config(file.to_owned())))
+                .collect();
+        }
+        self.defaults.read(file, &base, config.defaults)?;
         if let Some(max) = config.max_instances {
             if max == 0 {
                 bail!("{shown}: field `max-instances` = 0: the pool needs at least one slot");
@@ -164,6 +188,22 @@ pub fn load_approvals(file: &Path) -> anyhow::Result<Approvals> {
             "reading the approvals {}: {error}",
             file.display()
         )),
+    }
+}
+
+/// What relative folders in config `file` are relative to: the project
+/// holding `.cordon/` for a project's config, else the file's folder.
+fn relative_base(file: &Path) -> PathBuf {
+    let folder = file.parent().unwrap_or_else(|| Path::new("."));
+    let base = if folder.file_name().is_some_and(|name| name == ".cordon") {
+        folder.parent().unwrap_or_else(|| Path::new("."))
+    } else {
+        folder
+    };
+    if base.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        base.to_owned()
     }
 }
 

@@ -1,8 +1,12 @@
 //! The settings a host is built from before any bundle loads: where the
-//! workspace and the caches are, which operator config and approvals apply.
-//! The CLI fills them from its global flags; an embedder sets them directly.
+//! workspace and the caches are, which operator config and approvals apply,
+//! and who is told as components load. The CLI fills them from its global
+//! flags; an embedder sets them directly.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use cordon_wasm::LoadProgress;
 
 /// Where a host finds its workspace, caches and operator files.
 #[derive(Debug, Clone, Default)]
@@ -20,4 +24,16 @@ pub struct HostSettings {
     pub grants: Option<PathBuf>,
     /// The instance pool's size, over the config's.
     pub max_instances: Option<u32>,
+    /// Told about every load of bundles, when someone watches.
+    pub progress: Option<Watcher>,
+}
+
+/// Who is told as bundles load.
+#[derive(Clone)]
+pub struct Watcher(pub Arc<dyn LoadProgress>);
+
+impl std::fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watcher")
+    }
 }

@@ -4,7 +4,7 @@
 //! the commands that only read runs (`runs list`, `show`, `diff`, `resume`)
 //! open a store that exists, and never make an empty one in its place.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use cordon_kernel::CommitStore;
@@ -12,6 +12,19 @@ use cordon_store::SqliteCommitStore;
 
 /// The folder of the default store, where a `.gitignore` is kept.
 const PROJECT_FOLDER: &str = ".cordon";
+
+/// Where a workspace's run store is when no `--store` names one.
+pub const DEFAULT_STORE: &str = ".cordon/cordon.db";
+
+/// The run store of `workspace`: its `.cordon/cordon.db`, so that the runs
+/// over a folder live with it wherever the command is run from.
+pub fn default_path(workspace: &Path) -> PathBuf {
+    if workspace.as_os_str().is_empty() || workspace == Path::new(".") {
+        PathBuf::from(DEFAULT_STORE)
+    } else {
+        workspace.join(DEFAULT_STORE)
+    }
+}
 
 /// The store at `path`, created (with its folder) when missing.
 pub fn create(path: &Path) -> anyhow::Result<SqliteCommitStore> {

@@ -349,6 +349,13 @@ pub struct Request {
 }
 
 impl Request {
+    /// How long the component is.
+    pub(crate) fn size(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+impl Request {
     /// Read the bundle in `dir`, a tool bundle skill `skill` ships when one
     /// is named, narrowed to `profile` then.
     pub fn read(
@@ -416,6 +423,18 @@ pub(crate) async fn load(
 ) -> Result<LoadedBundle, BundleError> {
     let started = Instant::now();
     let request = Request::read(dir, origin.skill, origin.profile)?;
+    load_read(engine, request, dir, workspace_root, origin, started).await
+}
+
+/// Load the bundle `request` read from folder `dir`, begun at `started`.
+pub(crate) async fn load_read(
+    engine: &Arc<Engine>,
+    request: Request,
+    dir: &Path,
+    workspace_root: &Path,
+    origin: Origin<'_>,
+    started: Instant,
+) -> Result<LoadedBundle, BundleError> {
     let approved_network = origin
         .approvals
         .check(

@@ -83,6 +83,12 @@ impl ComponentCache {
         Ok((component, outcome))
     }
 
+    /// Whether the compiled form of the component whose SHA-256 is
+    /// `digest` is cached, so that loading it compiles nothing.
+    pub(crate) fn has(&self, digest: &str) -> bool {
+        self.entry_path(digest).is_some_and(|entry| entry.is_file())
+    }
+
     fn entry_path(&self, digest: &str) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;
         let mut key = Sha256::new();

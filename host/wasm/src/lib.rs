@@ -40,6 +40,7 @@ pub mod limits;
 pub mod manifest;
 mod plugins;
 mod profile;
+mod progress;
 mod safeguards;
 mod sandbox;
 mod state_keys;
@@ -66,5 +67,6 @@ pub use manifest::{
 };
 pub use plugins::{DirReport, PluginHost, Plugins};
 pub use profile::UntrustedProfile;
+pub use progress::LoadProgress;
 pub use safeguards::{BUNDLED, Safeguards, Trust, TrustError};
 pub use workspace::{Workspace, WorkspaceError, WorkspaceOptions, WriteMode};

@@ -6,18 +6,20 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use cordon_kernel::{CallContext, EventSink, ToolAnnotations, ToolFuture, ToolSet, ToolSpec};
 use serde_json::Value;
 
 use crate::approvals::Approvals;
-use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle, Origin};
+use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle, Origin, Request};
 use crate::call;
 use crate::capabilities::dirs::guard::FileGuard;
 use crate::capabilities::network::policy::NetworkPolicy;
 use crate::engine::{Engine, EngineError, HostConfig};
 use crate::manifest::MANIFEST_FILE;
 use crate::profile::UntrustedProfile;
+use crate::progress::{LoadProgress, Silent};
 use crate::safeguards::Safeguards;
 
 /// Loads bundles onto one engine. Cheap to share; create one per process.
@@ -26,6 +28,7 @@ pub struct PluginHost {
     approvals: Approvals,
     profile: UntrustedProfile,
     network: Arc<NetworkPolicy>,
+    progress: Arc<dyn LoadProgress>,
 }
 
 /// Every bundle of a plugins directory: those that loaded and why the others did not.
@@ -44,7 +47,15 @@ impl PluginHost {
             approvals: Approvals::unchecked(),
             profile: UntrustedProfile::default(),
             network: NetworkPolicy::default().shared(),
+            progress: Arc::new(Silent),
         })
+    }
+
+    /// This host, telling `progress` about every load of bundles.
+    #[must_use]
+    pub fn with_progress(mut self, progress: Arc<dyn LoadProgress>) -> Self {
+        self.progress = progress;
+        self
     }
 
     /// This host, loading only bundles whose grants `approvals` cover.
@@ -123,6 +134,92 @@ impl PluginHost {
         workspace_root: &Path,
         skill: Option<&str>,
     ) -> Result<DirReport, BundleError> {
+        let mut reports = self.load_each(&[dir], workspace_root, skill).await?;
+        Ok(reports.pop().unwrap_or(DirReport {
+            bundles: Vec::new(),
+            errors: Vec::new(),
+        }))
+    }
+
+    /// Load every bundle in each of `dirs`, as [`load_dir`](Self::load_dir)
+    /// does one: a report for each folder, in order. The components of all
+    /// of them that must be compiled are counted first, for the progress.
+    pub async fn load_dirs(
+        &self,
+        dirs: &[&Path],
+        workspace_root: &Path,
+    ) -> Result<Vec<DirReport>, BundleError> {
+        self.load_each(dirs, workspace_root, None).await
+    }
+
+    async fn load_each(
+        &self,
+        dirs: &[&Path],
+        workspace_root: &Path,
+        skill: Option<&str>,
+    ) -> Result<Vec<DirReport>, BundleError> {
+        let mut read = Vec::with_capacity(dirs.len());
+        for dir in dirs {
+            read.push(self.read_folders(dir, skill)?);
+        }
+        let requests = read
+            .iter()
+            .flatten()
+            .filter_map(|(_, _, request)| request.as_ref().ok());
+        let bundles = requests.clone().count();
+        let to_compile = requests
+            .filter(|request| !self.engine.cache.has(&request.digest))
+            .count();
+        self.progress.begin(bundles, to_compile);
+        let mut reports = Vec::with_capacity(read.len());
+        for folders in read {
+            let mut report = DirReport {
+                bundles: Vec::new(),
+                errors: Vec::new(),
+            };
+            for (folder, started, request) in folders {
+                let request = match request {
+                    Ok(request) => request,
+                    Err(error) => {
+                        report.errors.push(error);
+                        continue;
+                    }
+                };
+                let name = request.id.clone();
+                if !self.engine.cache.has(&request.digest) {
+                    self.progress.compiling(&name, request.size());
+                }
+                let origin = self.origin(skill);
+                match bundle::load_read(
+                    &self.engine,
+                    request,
+                    &folder,
+                    workspace_root,
+                    origin,
+                    started,
+                )
+                .await
+                {
+                    Ok(loaded) => {
+                        self.progress.loaded(&name, loaded.cache, loaded.load_time);
+                        report.bundles.push(loaded);
+                    }
+                    Err(error) => report.errors.push(error),
+                }
+            }
+            reports.push(without_duplicates(report));
+        }
+        self.progress.end();
+        Ok(reports)
+    }
+
+    /// Each bundle folder of `dir`, in name order, with when its reading
+    /// began and what it asks for, or why it cannot be read.
+    fn read_folders(
+        &self,
+        dir: &Path,
+        skill: Option<&str>,
+    ) -> Result<Vec<ReadFolder>, BundleError> {
         let folder_error = |error: std::io::Error| BundleError::Folder {
             path: dir.to_owned(),
             message: format!("cannot read plugins directory: {error}"),
@@ -134,43 +231,21 @@ impl PluginHost {
             .filter(|path| path.is_dir() && !is_hidden(path))
             .collect();
         folders.sort();
-        let mut report = DirReport {
-            bundles: Vec::new(),
-            errors: Vec::new(),
-        };
-        for folder in folders {
-            if !folder.join(MANIFEST_FILE).is_file() {
-                report.errors.push(BundleError::Folder {
-                    message: format!("no {MANIFEST_FILE} in this bundle folder"),
-                    path: folder,
-                });
-                continue;
-            }
-            match bundle::load(&self.engine, &folder, workspace_root, self.origin(skill)).await {
-                Ok(loaded) => report.bundles.push(loaded),
-                Err(error) => report.errors.push(error),
-            }
-        }
-        // A bundle whose name an earlier folder took is an error, and not
-        // one of the bundles that loaded.
-        let mut first: BTreeMap<String, PathBuf> = BTreeMap::new();
-        let mut kept = Vec::with_capacity(report.bundles.len());
-        for loaded in std::mem::take(&mut report.bundles) {
-            let id = loaded.bundle.id();
-            match first.get(&id) {
-                Some(dir) => report.errors.push(BundleError::DuplicateBundle {
-                    name: id,
-                    first: dir.clone(),
-                    second: loaded.bundle.dir.clone(),
-                }),
-                None => {
-                    first.insert(id, loaded.bundle.dir.clone());
-                    kept.push(loaded);
-                }
-            }
-        }
-        report.bundles = kept;
-        Ok(report)
+        Ok(folders
+            .into_iter()
+            .map(|folder| {
+                let started = Instant::now();
+                let request = if folder.join(MANIFEST_FILE).is_file() {
+                    Request::read(&folder, skill, &self.profile)
+                } else {
+                    Err(BundleError::Folder {
+                        message: format!("no {MANIFEST_FILE} in this bundle folder"),
+                        path: folder.clone(),
+                    })
+                };
+                (folder, started, request)
+            })
+            .collect())
     }
 
     /// Make `bundles` callable, reporting events to `events`, with the
@@ -226,6 +301,33 @@ impl PluginHost {
             }),
         })
     }
+}
+
+/// A bundle folder, when its reading began, and what it asks for or why it
+/// cannot be read.
+type ReadFolder = (PathBuf, Instant, Result<Request, BundleError>);
+
+/// `report` with every bundle whose name an earlier folder took moved to its
+/// errors.
+fn without_duplicates(mut report: DirReport) -> DirReport {
+    let mut first: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut kept = Vec::with_capacity(report.bundles.len());
+    for loaded in std::mem::take(&mut report.bundles) {
+        let id = loaded.bundle.id();
+        match first.get(&id) {
+            Some(dir) => report.errors.push(BundleError::DuplicateBundle {
+                name: id,
+                first: dir.clone(),
+                second: loaded.bundle.dir.clone(),
+            }),
+            None => {
+                first.insert(id, loaded.bundle.dir.clone());
+                kept.push(loaded);
+            }
+        }
+    }
+    report.bundles = kept;
+    report
 }
 
 fn is_hidden(path: &Path) -> bool {

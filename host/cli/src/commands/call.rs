@@ -35,17 +35,17 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<E
         &host,
         &operator,
         &global.workspace,
-        &args.plugins.dir(),
+        &args.plugins.path(&operator),
         args.strict.strict,
     )
     .await?;
     let events = Arc::new(CliEvents::new(args.json));
-    let store = store::create(&args.store.store)?;
+    let store = store::create(&args.store.path(global))?;
     let state: Arc<dyn StateStore> = Arc::new(ThreadState::new(Arc::new(store), &args.thread));
     let safeguards = context::safeguards(
         &operator,
         &FileRules::new(),
-        &args.store.store,
+        &args.store.path(global),
         &global.workspace,
     );
     let plugins = host

@@ -1,5 +1,5 @@
-//! `cordon plugins check`: load every bundle of a directory and report each one,
-//! valid or not.
+//! `cordon plugins check`: load every bundle along the plugins search path and
+//! report each one, valid or not, and the bundles an earlier folder shadows.
 
 use std::process::ExitCode;
 
@@ -16,6 +16,17 @@ struct Report<'a> {
     ok: bool,
     bundles: Vec<BundleReport<'a>>,
     errors: Vec<String>,
+    /// Bundles not loaded because an earlier folder holds one of their name.
+    shadowed: Vec<String>,
+    /// The search path, first searched first, each folder with why.
+    folders: Vec<SearchedFolder>,
+}
+
+#[derive(Serialize)]
+struct SearchedFolder {
+    path: String,
+    source: String,
+    present: bool,
 }
 
 #[derive(Serialize)]
@@ -139,7 +150,10 @@ fn bundle_report<'a>(loaded: &'a LoadedBundle, operator: &Operator) -> BundleRep
 pub(crate) async fn run(global: &GlobalArgs, args: CheckArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(&global.settings())?;
     let host = context::host(&global.settings(), &operator)?;
-    let report = host.load_dir(&args.dir, &global.workspace).await?;
+    let mut plugins = args.plugins;
+    plugins.prepend(args.dirs);
+    let path = plugins.path(&operator);
+    let (report, shadowed) = context::load_path(&host, &global.workspace, &path).await?;
     let ok = report.errors.is_empty();
     let printed = Report {
         ok,
@@ -149,6 +163,16 @@ pub(crate) async fn run(global: &GlobalArgs, args: CheckArgs) -> anyhow::Result<
             .map(|loaded| bundle_report(loaded, &operator))
             .collect(),
         errors: report.errors.iter().map(ToString::to_string).collect(),
+        shadowed: shadowed.iter().map(ToString::to_string).collect(),
+        folders: path
+            .folders()
+            .iter()
+            .map(|folder| SearchedFolder {
+                path: folder.path.display().to_string(),
+                source: folder.source.to_string(),
+                present: folder.path.is_dir(),
+            })
+            .collect(),
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&printed)?);
@@ -250,6 +274,18 @@ fn print_text(report: &Report<'_>) {
     for error in &report.errors {
         println!("error  {error}");
     }
+    for shadow in &report.shadowed {
+        println!("warn   {shadow}");
+    }
+    let searched: Vec<String> = report
+        .folders
+        .iter()
+        .map(|folder| {
+            let absent = if folder.present { "" } else { ", absent" };
+            format!("{} ({}{absent})", folder.path, folder.source)
+        })
+        .collect();
+    println!("searched {}", searched.join(", "));
     println!(
         "{} bundle(s) valid, {} error(s)",
         report.bundles.len(),

@@ -10,11 +10,11 @@ use anyhow::bail;
 use cordon_kernel::{CommitStore, FileChange, FileState};
 use similar::TextDiff;
 
-use crate::args::DiffArgs;
+use crate::args::{DiffArgs, GlobalArgs};
 use crate::store;
 
-pub(crate) fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
-    let store = store::existing(&args.store.store)?;
+pub(crate) fn diff(global: &GlobalArgs, args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let store = store::existing(&args.store.path(global))?;
     let run = store::run_named(&store, &args.run)?;
     let record = store.load(&run)?;
     let steps = store.files(&run)?;

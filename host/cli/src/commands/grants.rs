@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::args::{GlobalArgs, GrantsApproveArgs, GrantsListArgs, GrantsRevokeArgs, SkillsArg};
 use crate::operator::Operator;
+use cordon_session::PluginPath;
 
 /// A bundle found where a run would load it, with what it asks for.
 struct Found {
@@ -26,13 +27,18 @@ struct Found {
     request: Request,
 }
 
-/// Every bundle of the plugins folder `plugins` and every tool bundle of the
-/// skills found with `skills` and the default places of `workspace`.
-fn bundles(plugins: &Path, skills: &SkillsArg, workspace: &Path) -> Vec<(PathBuf, Option<String>)> {
-    let mut found: Vec<(PathBuf, Option<String>)> = folders(plugins)
-        .into_iter()
-        .map(|dir| (dir, None))
-        .collect();
+/// Every bundle of the plugins search path `plugins`, first searched first,
+/// and every tool bundle of the skills found with `skills` and the default
+/// places of `workspace`.
+fn bundles(
+    plugins: &PluginPath,
+    skills: &SkillsArg,
+    workspace: &Path,
+) -> anyhow::Result<Vec<(PathBuf, Option<String>)>> {
+    let mut found: Vec<(PathBuf, Option<String>)> = Vec::new();
+    for folder in plugins.present()? {
+        found.extend(folders(&folder.path).into_iter().map(|dir| (dir, None)));
+    }
     let mut roots: Vec<Root> = skills
         .skills
         .iter()
@@ -52,7 +58,7 @@ fn bundles(plugins: &Path, skills: &SkillsArg, workspace: &Path) -> Vec<(PathBuf
             );
         }
     }
-    found
+    Ok(found)
 }
 
 /// The bundle folders of `dir`, in name order.
@@ -66,6 +72,17 @@ fn folders(dir: &Path) -> Vec<PathBuf> {
         .collect();
     folders.sort();
     folders
+}
+
+/// The folders of `plugins` that exist, for a message.
+fn searched(plugins: &PluginPath) -> String {
+    let folders: Vec<String> = plugins
+        .folders()
+        .iter()
+        .filter(|folder| folder.path.is_dir())
+        .map(|folder| folder.path.display().to_string())
+        .collect();
+    folders.join(", ")
 }
 
 /// Where a bundle stands with the operator: the origins it is granted when
@@ -97,7 +114,8 @@ pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<
     let operator = Operator::load(&global.settings())?;
     let profile = UntrustedProfile::default();
     let mut listed = Vec::new();
-    for (dir, skill) in bundles(&args.plugins.dir(), &args.skills, &global.workspace) {
+    let plugins = args.plugins.path(&operator);
+    for (dir, skill) in bundles(&plugins, &args.skills, &global.workspace)? {
         let request = match Request::read(&dir, skill.as_deref(), &profile) {
             Ok(request) => request,
             Err(error) => {
@@ -221,7 +239,8 @@ fn describe(lines: &[String]) -> String {
 pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(&global.settings())?;
     let profile = UntrustedProfile::default();
-    let found = bundles(&args.plugins.dir(), &args.skills, &global.workspace)
+    let plugins = args.plugins.path(&operator);
+    let found = bundles(&plugins, &args.skills, &global.workspace)?
         .into_iter()
         .filter_map(|(dir, skill)| {
             let request = Request::read(&dir, skill.as_deref(), &profile).ok()?;
@@ -232,7 +251,7 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
         bail!(
             "no bundle `{}` in {} or in the skills found (name a skill's bundle `SKILL/NAME`; give the folders with --plugins and --skills)",
             args.bundle,
-            args.plugins.dir().display()
+            searched(&plugins)
         );
     };
     let asked = &request.manifest.grants;

@@ -35,7 +35,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<E
         &host,
         &operator,
         &global.workspace,
-        &args.plugins.dir(),
+        &args.plugins.path(&operator),
         args.strict.strict,
     )
     .await?;

@@ -3,10 +3,12 @@
 //! assembled as `cordon run` assembles one, with no model: the client asks
 //! for the calls, and each is a committed step of one served run.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::operator::Operator;
 use anyhow::Context;
 use cordon_kernel::{DEFAULT_THREAD, ServedRun};
 use cordon_mcp::http::{Listener, PATH};
@@ -25,13 +27,13 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         &args.skills,
         &args.plugins,
     )?;
-    let agent = launch.agent()?;
+    let agent = launch.agent(&Operator::load(&global.settings())?.defaults)?;
     let relay = Arc::new(Relay::default());
     let assembly = Assembly::open(
         &global.settings(),
         launch,
         agent,
-        &args.store.store,
+        &args.store.path(global),
         args.strict.strict,
         relay.clone(),
     )
@@ -52,10 +54,17 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         now.as_secs(),
     )?;
     let server = CordonMcp::new(run, relay, assembly.unsandboxed.clone()).await?;
-    let watch = FolderWatch::new(&assembly.launch.plugins)
-        .with_context(|| format!("watching {} for changes", assembly.launch.plugins.display()))?;
+    let folders: Vec<PathBuf> = assembly
+        .launch
+        .plugins
+        .present()?
+        .into_iter()
+        .map(|folder| folder.path.clone())
+        .collect();
+    let watch = FolderWatch::new(&folders).context("watching the plugins folders for changes")?;
     tokio::spawn(follow(watch, Arc::new(assembly), server.clone()));
-    let store = args.store.store.display();
+    let store_path = args.store.path(global);
+    let store = store_path.display();
     let served = match args.http {
         None => {
             eprintln!(

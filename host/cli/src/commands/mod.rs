@@ -5,6 +5,7 @@ pub(crate) mod call;
 pub(crate) mod check;
 pub(crate) mod diff;
 pub(crate) mod grants;
+pub(crate) mod install;
 pub(crate) mod list;
 pub(crate) mod mcp;
 pub(crate) mod new;

@@ -9,12 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::operator::Operator;
 use anyhow::{Context, bail};
 use cordon_kernel::{
     AgentDef, Approval, Approver, CommitStore, Disposition, EndCause, PendingCall, RunOutcome,
     Runtime,
 };
-use cordon_providers::ModelOptions;
+use cordon_providers::{ModelOptions, choice};
+use cordon_session::defaults::Defaults;
 use cordon_session::{Assembly, Launch};
 
 use crate::approve::TerminalApprover;
@@ -87,7 +89,7 @@ pub(crate) fn served_launch(
             .iter()
             .map(absolute)
             .collect::<anyhow::Result<_>>()?,
-        plugins: absolute(&plugins.dir())?,
+        plugins: plugins.path(&Operator::load(&global.settings())?),
     })
 }
 
@@ -98,18 +100,14 @@ impl Session {
         launch: Launch,
         store_path: &Path,
     ) -> anyhow::Result<Self> {
-        let agent = launch.agent()?;
+        let defaults = Operator::load(&global.settings())?.defaults;
+        let agent = launch.agent(&defaults)?;
         let mut launch = launch;
-        if launch.model.is_none()
-            && let (Some(spec), Some(file)) = (&agent.model, &launch.agent)
-        {
-            let base = file
-                .parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_owned);
-            launch.model = Some((spec.clone(), base));
+        if launch.model.is_none() {
+            launch.model = default_model(&agent, launch.agent.as_deref(), &defaults, args.json)?;
         }
         let Some((spec, base)) = &launch.model else {
-            bail!("no model: pass --model scripted:FILE or set `model` in the agent file");
+            unreachable!("a run's model was chosen above");
         };
         let settings = &agent.model_settings;
         let options = ModelOptions {
@@ -182,16 +180,51 @@ impl Session {
     }
 }
 
+/// The model of a run no flag or recorded header names: the agent file's,
+/// else the config's `defaults.model`, else the default of the provider
+/// whose key is set (said on stderr unless `quiet`), else an error naming
+/// every provider.
+fn default_model(
+    agent: &AgentDef,
+    agent_file: Option<&Path>,
+    defaults: &Defaults,
+    quiet: bool,
+) -> anyhow::Result<Option<(String, PathBuf)>> {
+    if let (Some(spec), Some(file)) = (&agent.model, agent_file) {
+        let base = file
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_owned);
+        return Ok(Some((spec.clone(), base)));
+    }
+    if let Some(model) = &defaults.model {
+        return Ok(Some((model.value.spec.clone(), model.value.base.clone())));
+    }
+    let Some(picked) = choice::pick(|var| std::env::var(var).ok()) else {
+        bail!(
+            "no model: pass --model SPEC (or set CORDON_MODEL), `model` in the agent file, or \
+             `defaults.model` in ~/.config/cordon/config.toml; the providers:\n{}",
+            choice::PROVIDERS
+        );
+    };
+    if !quiet {
+        eprintln!(
+            "model: {} ({} is set; choose another with --model)",
+            picked.spec, picked.because
+        );
+    }
+    Ok(Some((picked.spec.to_owned(), std::env::current_dir()?)))
+}
+
 pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
     let earlier = match &args.continues {
         Some(name) => {
-            let existing = store::existing(&args.store.store)?;
+            let existing = store::existing(&args.store.path(global))?;
             Some(existing.load(&store::run_named(&existing, name)?)?)
         }
         None => None,
     };
     let launch = launch(global, &args.agent)?;
-    let session = Session::open(global, &args.agent, launch, &args.store.store).await?;
+    let session = Session::open(global, &args.agent, launch, &args.store.path(global)).await?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -246,7 +279,7 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
             }
         }
     }
-    let existing = store::existing(&args.store.store)?;
+    let existing = store::existing(&args.store.path(global))?;
     let run_id = store::run_named(&existing, &args.run)?;
     let record = existing.load(&run_id)?;
     let pending = match record.disposition() {
@@ -272,7 +305,7 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
         args.agent.plugins.is_given(),
         &record.header.metadata,
     );
-    let session = Session::open(global, &args.agent, launch, &args.store.store).await?;
+    let session = Session::open(global, &args.agent, launch, &args.store.path(global)).await?;
     let undecided: Vec<PendingCall> = pending
         .into_iter()
         .filter(|waiting| !decisions.contains_key(&waiting.call.id))

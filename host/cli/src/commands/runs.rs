@@ -10,7 +10,7 @@ use cordon_kernel::{
 use cordon_store::SqliteCommitStore;
 use serde_json::json;
 
-use crate::args::{DeleteRunsArgs, ListRunsArgs, ShowRunArgs};
+use crate::args::{DeleteRunsArgs, GlobalArgs, ListRunsArgs, ShowRunArgs};
 use crate::events::render;
 use crate::progress::{cause_word, decided_by};
 use crate::store;
@@ -27,8 +27,8 @@ fn describe(disposition: &Disposition) -> String {
     }
 }
 
-pub(crate) fn list(args: ListRunsArgs) -> anyhow::Result<ExitCode> {
-    let mut runs = open(&args.store.store)?.runs()?;
+pub(crate) fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Result<ExitCode> {
+    let mut runs = open(&args.store.path(global))?.runs()?;
     runs.sort_by(|a, b| {
         (b.header.created, &b.header.run_id).cmp(&(a.header.created, &a.header.run_id))
     });
@@ -37,7 +37,7 @@ pub(crate) fn list(args: ListRunsArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        println!("no runs in {}", args.store.store.display());
+        println!("no runs in {}", args.store.path(global).display());
         return Ok(ExitCode::SUCCESS);
     }
     let width = |field: fn(&RunSummary) -> usize, title: &str| {
@@ -76,8 +76,8 @@ fn created(secs: u64) -> String {
 }
 
 /// `cordon runs delete`: forget runs whole.
-pub(crate) fn delete(args: DeleteRunsArgs) -> anyhow::Result<ExitCode> {
-    let store = open(&args.store.store)?;
+pub(crate) fn delete(global: &GlobalArgs, args: DeleteRunsArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&args.store.path(global))?;
     for name in &args.runs {
         let run = store::run_named(&store, name)?;
         let steps = store.load(&run)?.last_seq();
@@ -87,8 +87,8 @@ pub(crate) fn delete(args: DeleteRunsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn show(args: ShowRunArgs) -> anyhow::Result<ExitCode> {
-    let store = open(&args.store.store)?;
+pub(crate) fn show(global: &GlobalArgs, args: ShowRunArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&args.store.path(global))?;
     let record = store.load(&store::run_named(&store, &args.run)?)?;
     let state = record.state()?;
     let thread_state = store.thread_state(&record.header.thread)?;

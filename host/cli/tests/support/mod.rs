@@ -3,6 +3,7 @@
 //! and an environment cleared of every setting that would change a command.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -108,6 +109,8 @@ impl Project {
             )
             // No operator config of the machine's user applies.
             .env("XDG_CONFIG_HOME", self.cache.path().join("config"))
+            // Nor any plugin the machine's user installed.
+            .env("XDG_DATA_HOME", self.data_home())
             .stdin(Stdio::null());
         for name in CLEARED {
             command.env_remove(name);
@@ -126,6 +129,12 @@ impl Project {
             .env("HOME", self.home())
             .output()
             .expect("run cordon")
+    }
+
+    /// The `XDG_DATA_HOME` of every command, which holds the user's plugins
+    /// folder.
+    pub(crate) fn data_home(&self) -> PathBuf {
+        self.cache.path().join("data")
     }
 
     /// The `HOME` of [`Project::cordon_at_home`].
@@ -216,6 +225,53 @@ impl Project {
             std::thread::sleep(Duration::from_millis(50));
         }
         false
+    }
+
+    /// `cordon args` on a pseudo-terminal, `typed` typed into it; the output
+    /// is the terminal's, carriage returns removed.
+    pub(crate) fn at_terminal(&self, args: &[&str], typed: &str) -> (Output, String) {
+        self.at_terminal_with(args, typed, &[])
+    }
+
+    /// [`Project::at_terminal`] with `env` set besides.
+    pub(crate) fn at_terminal_with(
+        &self,
+        args: &[&str],
+        typed: &str,
+        env: &[(&str, &str)],
+    ) -> (Output, String) {
+        let mut line = String::from(env!("CARGO_BIN_EXE_cordon"));
+        for arg in args {
+            line.push_str(&format!(" '{arg}'"));
+        }
+        let mut command = self.command(&[]);
+        command.envs(env.iter().copied());
+        let mut script = Command::new("script");
+        script.args(["-qec", &line, "/dev/null"]);
+        for (name, value) in command.get_envs() {
+            match value {
+                Some(value) => script.env(name, value),
+                None => script.env_remove(name),
+            };
+        }
+        if let Some(dir) = command.get_current_dir() {
+            script.current_dir(dir);
+        }
+        let mut child = script
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("`script` (util-linux) gives the test a terminal");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(typed.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        let shown = text(&output.stdout).replace('\r', "");
+        (output, shown)
     }
 
     /// `cordon runs show RUN --json`, which must succeed.

@@ -1,0 +1,128 @@
+//! `cordon plugins install`: copy bundles into the user's plugins folder (or
+//! the project's), where every command finds them. Each bundle is checked
+//! first (its manifest valid, its component present) and copied as its
+//! manifest and component only; one already installed under the same name is
+//! replaced whole, never left half-copied.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use cordon_session::plugin_path::{self, PROJECT_FOLDER};
+use cordon_wasm::manifest::{MANIFEST_FILE, Manifest};
+
+use crate::args::InstallArgs;
+
+pub(crate) fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
+    let target = if args.project {
+        PathBuf::from(PROJECT_FOLDER)
+    } else {
+        plugin_path::user_folder().context(
+            "no user plugins folder: set XDG_DATA_HOME or HOME, or install into the project's with --project",
+        )?
+    };
+    let mut bundles = Vec::new();
+    for dir in &args.dirs {
+        bundles.extend(bundles_in(dir)?);
+    }
+    if bundles.is_empty() {
+        bail!(
+            "no bundle in {}: a bundle is a folder holding {MANIFEST_FILE}",
+            shown(&args.dirs)
+        );
+    }
+    let checked: Vec<(PathBuf, Manifest)> = bundles
+        .into_iter()
+        .map(|dir| check(&dir).map(|manifest| (dir, manifest)))
+        .collect::<anyhow::Result<_>>()?;
+    std::fs::create_dir_all(&target)
+        .with_context(|| format!("creating the plugins folder {}", target.display()))?;
+    for (dir, manifest) in &checked {
+        let replaced = install(dir, manifest, &target)?;
+        let verb = if replaced { "replaced" } else { "installed" };
+        println!(
+            "{verb} {} {} in {}",
+            manifest.name,
+            manifest.version,
+            target.join(&manifest.name).display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dir` itself when it is a bundle, else its sub-folders that are.
+fn bundles_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    if dir.join(MANIFEST_FILE).is_file() {
+        return Ok(vec![dir.to_owned()]);
+    }
+    let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.join(MANIFEST_FILE).is_file())
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// The manifest of bundle `dir`, which must be valid and whose component
+/// must be there.
+fn check(dir: &Path) -> anyhow::Result<Manifest> {
+    let manifest = Manifest::load(&dir.join(MANIFEST_FILE))?;
+    let component = dir.join(&manifest.component);
+    if !component.is_file() {
+        bail!(
+            "{}: field `component` = {:?}: no such file; build the bundle first (`cordon build {}`)",
+            dir.join(MANIFEST_FILE).display(),
+            manifest.component.display().to_string(),
+            dir.display()
+        );
+    }
+    Ok(manifest)
+}
+
+/// Copy bundle `dir` into `target` as `target/NAME`, replacing any bundle
+/// installed there: the copy is made beside it under a hidden name, which
+/// loaders skip, and swapped in whole. Whether one was replaced.
+fn install(dir: &Path, manifest: &Manifest, target: &Path) -> anyhow::Result<bool> {
+    let name = &manifest.name;
+    let staged = target.join(format!(".{name}.installing"));
+    let retired = target.join(format!(".{name}.replaced"));
+    for leftover in [&staged, &retired] {
+        if leftover.exists() {
+            std::fs::remove_dir_all(leftover)
+                .with_context(|| format!("removing {}", leftover.display()))?;
+        }
+    }
+    let copy = |from: &Path, to: &Path| -> anyhow::Result<()> {
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::copy(from, to)
+            .map(drop)
+            .with_context(|| format!("copying {} to {}", from.display(), to.display()))
+    };
+    copy(&dir.join(MANIFEST_FILE), &staged.join(MANIFEST_FILE))?;
+    copy(
+        &dir.join(&manifest.component),
+        &staged.join(&manifest.component),
+    )?;
+    let installed = target.join(name);
+    let replaced = installed.exists();
+    if replaced {
+        std::fs::rename(&installed, &retired)
+            .with_context(|| format!("moving {} aside", installed.display()))?;
+    }
+    std::fs::rename(&staged, &installed)
+        .with_context(|| format!("installing {}", installed.display()))?;
+    if replaced {
+        std::fs::remove_dir_all(&retired)
+            .with_context(|| format!("removing {}", retired.display()))?;
+    }
+    Ok(replaced)
+}
+
+fn shown(dirs: &[PathBuf]) -> String {
+    let dirs: Vec<String> = dirs.iter().map(|dir| dir.display().to_string()).collect();
+    dirs.join(", ")
+}
