@@ -374,7 +374,12 @@ pub(crate) struct SandboxArgs {
 #[derive(Debug, Args)]
 pub(crate) struct StoreArg {
     /// The run store (SQLite) [default: .cordon/cordon.db of the workspace].
-    #[arg(id = "store", long = "store", env = "CORDON_STORE", value_name = "PATH")]
+    #[arg(
+        id = "store",
+        long = "store",
+        env = "CORDON_STORE",
+        value_name = "PATH"
+    )]
     given: Option<PathBuf>,
 }
 
@@ -543,7 +548,8 @@ pub(crate) enum PluginsCommand {
     /// finds them (`~/.local/share/cordon/plugins`), or the project's.
     ///
     /// Each bundle is checked first and copied as its manifest and component;
-    /// one installed under the same name is replaced.
+    /// one installed under the same name is replaced. Exits 1 when a bundle
+    /// was not whole and was left out.
     Install(InstallArgs),
 }
 

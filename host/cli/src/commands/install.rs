@@ -2,7 +2,8 @@
 //! the project's), where every command finds them. Each bundle is checked
 //! first (its manifest valid, its component present) and copied as its
 //! manifest and component only; one already installed under the same name is
-//! replaced whole, never left half-copied.
+//! replaced whole, never left half-copied. A bundle that is not whole is
+//! named and left out, and the others are installed (exit 1).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,12 +32,21 @@ pub(crate) fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
             shown(&args.dirs)
         );
     }
-    let checked: Vec<(PathBuf, Manifest)> = bundles
-        .into_iter()
-        .map(|dir| check(&dir).map(|manifest| (dir, manifest)))
-        .collect::<anyhow::Result<_>>()?;
-    std::fs::create_dir_all(&target)
-        .with_context(|| format!("creating the plugins folder {}", target.display()))?;
+    let mut checked = Vec::with_capacity(bundles.len());
+    let mut refused = 0;
+    for dir in bundles {
+        match check(&dir) {
+            Ok(manifest) => checked.push((dir, manifest)),
+            Err(error) => {
+                eprintln!("error: {error:#}; not installed");
+                refused += 1;
+            }
+        }
+    }
+    if !checked.is_empty() {
+        std::fs::create_dir_all(&target)
+            .with_context(|| format!("creating the plugins folder {}", target.display()))?;
+    }
     for (dir, manifest) in &checked {
         let replaced = install(dir, manifest, &target)?;
         let verb = if replaced { "replaced" } else { "installed" };
@@ -47,7 +57,15 @@ pub(crate) fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
             target.join(&manifest.name).display()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if refused == 0 {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "{refused} bundle(s) not installed, {} installed",
+            checked.len()
+        );
+        ExitCode::from(1)
+    })
 }
 
 /// `dir` itself when it is a bundle, else its sub-folders that are.
