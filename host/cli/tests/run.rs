@@ -376,6 +376,50 @@ fn hooks_redact_what_the_run_stores_and_thread_state_carries_over_from_tool_call
 }
 
 #[test]
+fn an_agent_file_chooses_which_hooks_run_and_a_hook_not_loaded_stops_the_run() {
+    let project = project();
+    project.bundled("redactor", artifacts::REDACTOR);
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"hostile.secret\"\nargs = {}\n[[turn]]\ntext = \"Done.\"\n",
+    );
+    let with = |hooks: &str, run: &str| {
+        project.write(
+            "agent.toml",
+            &format!("name = \"t\"\nhooks = {hooks}\n[permissions]\ndefault = \"allow\"\n"),
+        );
+        project.run_scripted(run, &[])
+    };
+    let chosen = with("[\"redactor\"]", "h1");
+    assert!(chosen.status.success(), "{}", text(&chosen.stderr));
+    assert!(
+        !project
+            .show("h1")
+            .to_string()
+            .contains("AKIAIOSFODNN7EXAMPLE")
+    );
+
+    let none = with("[]", "h2");
+    assert!(none.status.success(), "{}", text(&none.stderr));
+    assert!(
+        project
+            .show("h2")
+            .to_string()
+            .contains("AKIAIOSFODNN7EXAMPLE"),
+        "with no hooks chosen the redactor does not run"
+    );
+
+    let misspelt = with("[\"redactr\"]", "h3");
+    assert_eq!(misspelt.status.code(), Some(2));
+    let said = text(&misspelt.stderr);
+    assert!(
+        said.contains("agent.toml: field `hooks`: no hook bundle `redactr` (those loaded: redactor); the nearest is `redactor`"),
+        "{said}"
+    );
+    assert!(!said.contains("step 1"), "nothing ran: {said}");
+}
+
+#[test]
 fn a_state_conflict_fails_the_step_naming_the_key_and_both_calls() {
     let project = project();
     project.write(

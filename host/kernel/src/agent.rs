@@ -41,6 +41,10 @@ pub struct AgentDef {
     /// The MCP servers whose tools join the run, by name; the host admits
     /// each only as far as the operator approved it.
     pub mcp: BTreeMap<String, McpServerDecl>,
+    /// The hook bundles that run, by name, when the agent file chooses
+    /// (`hooks = [...]`; `[]` runs none); `None` runs every hook bundle
+    /// loaded.
+    pub hooks: Option<Vec<String>>,
     tools: GlobSet,
     tool_patterns: Vec<String>,
     /// Keys bundles declare for an agent whose state is open: their scope,
@@ -137,6 +141,7 @@ struct AgentFile {
     skills: Vec<PathBuf>,
     #[serde(default)]
     mcp: BTreeMap<String, McpTable>,
+    hooks: Option<Vec<String>>,
 }
 
 /// `[mcp.NAME]` as an agent file writes it.
@@ -240,6 +245,7 @@ impl AgentDef {
             trusted: false,
             skills: Vec::new(),
             mcp: BTreeMap::new(),
+            hooks: None,
             tools: set,
             tool_patterns: patterns,
             adopted: BTreeMap::new(),
@@ -349,6 +355,7 @@ impl AgentDef {
             trusted: parsed.trusted,
             skills: parsed.skills,
             mcp,
+            hooks: parsed.hooks,
             tools,
             tool_patterns: parsed.tools,
             adopted: BTreeMap::new(),

@@ -6,6 +6,7 @@
 //! [`ToolError`] that says why it has none (trap, timeout, limit, malformed
 //! answer), plus the state writes it staged. The loop fails closed on an error.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -254,5 +255,82 @@ impl HookSet for NoHooks {
         _state: Arc<dyn StateReader>,
     ) -> HookFuture<'a, ()> {
         unhandled(hook, HookPhase::StepEnd)
+    }
+}
+
+/// The hooks of another [`HookSet`] an agent chose (`hooks = [...]` in its
+/// file): only those handle any phase, and a call naming any other is
+/// refused, as a hook nobody loaded would be.
+pub struct ChosenHooks {
+    inner: Arc<dyn HookSet>,
+    chosen: BTreeSet<String>,
+}
+
+impl ChosenHooks {
+    /// The hooks of `inner` named in `chosen`.
+    pub fn new(inner: Arc<dyn HookSet>, chosen: &[String]) -> Self {
+        Self {
+            inner,
+            chosen: chosen.iter().cloned().collect(),
+        }
+    }
+}
+
+impl HookSet for ChosenHooks {
+    fn handlers(&self, phase: HookPhase) -> Vec<String> {
+        self.inner
+            .handlers(phase)
+            .into_iter()
+            .filter(|hook| self.chosen.contains(hook))
+            .collect()
+    }
+
+    fn before_inference<'a>(
+        &'a self,
+        hook: &'a str,
+        request: &'a InferenceRequest,
+        state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, InferenceVerdict> {
+        if !self.chosen.contains(hook) {
+            return unhandled(hook, HookPhase::BeforeInference);
+        }
+        self.inner.before_inference(hook, request, state)
+    }
+
+    fn before_tool_call<'a>(
+        &'a self,
+        hook: &'a str,
+        call: &'a ToolCall,
+        state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, GateVerdict> {
+        if !self.chosen.contains(hook) {
+            return unhandled(hook, HookPhase::BeforeToolCall);
+        }
+        self.inner.before_tool_call(hook, call, state)
+    }
+
+    fn after_tool_call<'a>(
+        &'a self,
+        hook: &'a str,
+        call: &'a ToolCall,
+        result: &'a CallResult,
+        state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, Observation> {
+        if !self.chosen.contains(hook) {
+            return unhandled(hook, HookPhase::AfterToolCall);
+        }
+        self.inner.after_tool_call(hook, call, result, state)
+    }
+
+    fn step_end<'a>(
+        &'a self,
+        hook: &'a str,
+        summary: &'a StepSummary,
+        state: Arc<dyn StateReader>,
+    ) -> HookFuture<'a, ()> {
+        if !self.chosen.contains(hook) {
+            return unhandled(hook, HookPhase::StepEnd);
+        }
+        self.inner.step_end(hook, summary, state)
     }
 }

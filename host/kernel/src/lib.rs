@@ -46,8 +46,8 @@ pub use files::{
     QuotaExceeded, StepFiles,
 };
 pub use hooks::{
-    CallStatus, GateVerdict, HookFuture, HookOutcome, HookPhase, HookSet, InferenceRequest,
-    InferenceVerdict, NoHooks, Observation, StepSummary,
+    CallStatus, ChosenHooks, GateVerdict, HookFuture, HookOutcome, HookPhase, HookSet,
+    InferenceRequest, InferenceVerdict, NoHooks, Observation, StepSummary,
 };
 pub use merge::{Refusal, StateConflict, StepEffects, StepState, Writer};
 pub use message::{CallResult, Message, Role, ToolCall};

@@ -7,10 +7,10 @@ mod support;
 use std::sync::{Arc, Mutex};
 
 use cordon_kernel::{
-    AgentDef, CallResult, CommitStore, EndCause, Event, GateVerdict, HookFuture, HookOutcome,
-    HookPhase, HookSet, InferenceRequest, InferenceVerdict, MergePolicy, Observation, RunError,
-    RunOutcome, Scope, StateKey, StateOp, StateReader, StateWrite, StepSummary, ToolCall,
-    ToolCallOutcome, ToolError, ToolErrorKind, ToolOutput, Verdict, Writer,
+    AgentDef, CallResult, ChosenHooks, CommitStore, EndCause, Event, GateVerdict, HookFuture,
+    HookOutcome, HookPhase, HookSet, InferenceRequest, InferenceVerdict, MergePolicy, Observation,
+    RunError, RunOutcome, Scope, StateKey, StateOp, StateReader, StateSnapshot, StateWrite,
+    StepSummary, ToolCall, ToolCallOutcome, ToolError, ToolErrorKind, ToolOutput, Verdict, Writer,
 };
 use serde_json::{Value, json};
 use support::*;
@@ -202,6 +202,41 @@ async fn a_deny_stops_the_chain_and_beats_an_earlier_ask() {
     );
     let reason = denied_reason(&results(&rig, "r")[0]);
     assert!(reason.contains("hook `b-denies`: b says no"), "{reason}");
+}
+
+#[tokio::test]
+async fn only_the_hooks_an_agent_chose_run_and_any_other_is_refused_by_name() {
+    let hooks = Hooks::new(vec![
+        gate("chosen", GateVerdict::Allow),
+        gate("left-out", GateVerdict::Deny("never consulted".into())),
+    ]);
+    let chosen = Arc::new(ChosenHooks::new(hooks.clone(), &["chosen".to_owned()]));
+    assert_eq!(chosen.handlers(HookPhase::BeforeToolCall), ["chosen"]);
+    let rig = rig(
+        vec![call(&[("c1", "echo", json!({}))]), say("ok")],
+        Functions::new().with("echo", EFFECTFUL, echo()),
+    );
+    let rig = Rig {
+        runtime: rig.runtime.with_hooks(chosen.clone()),
+        ..rig
+    };
+    rig.runtime.start(&allow_all(), "r", 1, "go").await.unwrap();
+    assert_eq!(
+        rig.tools.calls(),
+        1,
+        "the left-out hook's deny is not heard"
+    );
+    assert_eq!(hooks.log(), vec!["chosen:before-tool-call"]);
+    let call = ToolCall {
+        id: "c2".into(),
+        name: "echo".into(),
+        args: json!({}),
+    };
+    let state: Arc<dyn StateReader> = Arc::new(StateSnapshot::default());
+    let refused = chosen.before_tool_call("left-out", &call, state).await;
+    let error = refused.result.unwrap_err();
+    assert_eq!(error.kind, ToolErrorKind::NotFound);
+    assert!(error.message.contains("`left-out`"), "{}", error.message);
 }
 
 #[tokio::test]

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use anyhow::bail;
 use cordon_kernel::{
-    AgentDef, EventSink, ModelProvider, PermissionPolicy, Runtime, ToolSet, ToolSets, Verdict,
+    AgentDef, ChosenHooks, EventSink, HookPhase, HookSet, ModelProvider, PermissionPolicy, Runtime,
+    ToolSet, ToolSets, Verdict, nearest_name,
 };
 use cordon_store::SqliteCommitStore;
 use cordon_wasm::manifest::MANIFEST_FILE;
@@ -302,7 +303,7 @@ impl Assembly {
         if let Some(servers) = servers {
             fixed.push(Arc::new(servers));
         }
-        let current = compose(Arc::new(plugins), &fixed)?;
+        let current = compose(Arc::new(plugins), &fixed, &agent, launch.agent.as_deref())?;
         let offered: Vec<String> = current
             .tools
             .specs()
@@ -364,7 +365,12 @@ impl Assembly {
             .host
             .plugins_with(bundles, self.live.clone(), self.safeguards.clone())
             .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
-        let current = compose(Arc::new(plugins), &self.fixed)?;
+        let current = compose(
+            Arc::new(plugins),
+            &self.fixed,
+            &self.agent,
+            self.launch.agent.as_deref(),
+        )?;
         let mut tools: Vec<String> = current
             .tools
             .specs()
@@ -410,8 +416,15 @@ impl Assembly {
     }
 }
 
-/// The plugins' tools beside the `fixed` ones, and the plugins as hooks.
-fn compose(plugins: Arc<Plugins>, fixed: &[Arc<dyn ToolSet>]) -> anyhow::Result<Current> {
+/// The plugins' tools beside the `fixed` ones, and the plugins as hooks: the
+/// hook bundles `agent` chose, when its file (`file`) chooses, each of which
+/// must be loaded.
+fn compose(
+    plugins: Arc<Plugins>,
+    fixed: &[Arc<dyn ToolSet>],
+    agent: &AgentDef,
+    file: Option<&Path>,
+) -> anyhow::Result<Current> {
     let mut sets: Vec<Arc<dyn ToolSet>> = vec![plugins.clone()];
     sets.extend(fixed.iter().cloned());
     let tools = ToolSets::new(sets).map_err(|names| {
@@ -420,10 +433,47 @@ fn compose(plugins: Arc<Plugins>, fixed: &[Arc<dyn ToolSet>]) -> anyhow::Result<
             names.join(", ")
         )
     })?;
+    let hooks: Arc<dyn HookSet> = match &agent.hooks {
+        None => plugins,
+        Some(chosen) => {
+            check_chosen_hooks(chosen, plugins.as_ref(), file)?;
+            Arc::new(ChosenHooks::new(plugins, chosen))
+        }
+    };
     Ok(Current {
         tools: Arc::new(tools),
-        hooks: plugins,
+        hooks,
     })
+}
+
+/// Every name in an agent's `hooks` must be a hook bundle `loaded` has.
+fn check_chosen_hooks(
+    chosen: &[String],
+    loaded: &dyn HookSet,
+    file: Option<&Path>,
+) -> anyhow::Result<()> {
+    let mut available: Vec<String> = HookPhase::ALL
+        .iter()
+        .flat_map(|phase| loaded.handlers(*phase))
+        .collect();
+    available.sort();
+    available.dedup();
+    for name in chosen {
+        if available.contains(name) {
+            continue;
+        }
+        let shown = file.map_or_else(|| "the agent".to_owned(), |file| file.display().to_string());
+        let nearest = nearest_name(name, available.iter().map(String::as_str))
+            .map(|near| format!("; the nearest is `{near}`"))
+            .unwrap_or_default();
+        let listed = if available.is_empty() {
+            "none is loaded".to_owned()
+        } else {
+            format!("those loaded: {}", available.join(", "))
+        };
+        bail!("{shown}: field `hooks`: no hook bundle `{name}` ({listed}){nearest}");
+    }
+    Ok(())
 }
 
 /// Adopt the state keys the loaded bundles declare. A disagreement with the
