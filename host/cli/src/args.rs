@@ -505,9 +505,10 @@ pub(crate) struct ShowRunArgs {
 pub(crate) struct DiffArgs {
     /// The run id (`last` for the newest run).
     pub run: String,
-    /// Only the changes of this step.
+    /// Only the changes of this model step, as progress and `runs show`
+    /// number them.
     #[arg(long)]
-    pub step: Option<u64>,
+    pub step: Option<u32>,
     #[command(flatten)]
     pub store: StoreArg,
 }

@@ -194,8 +194,12 @@ impl Observer for Printer {
                 Progress::ToolResult { call_id, result } => {
                     json!({"type": "tool-result", "call": call_id, "result": result})
                 }
-                Progress::Committed { seq, disposition } => {
-                    json!({"type": "committed", "seq": seq, "disposition": disposition})
+                Progress::Committed {
+                    seq,
+                    step,
+                    disposition,
+                } => {
+                    json!({"type": "committed", "seq": seq, "step": step, "disposition": disposition})
                 }
             };
             self.line(value);
@@ -246,10 +250,13 @@ impl Observer for Printer {
                     }
                 }
             }
-            Progress::Committed { seq, disposition } => {
+            Progress::Committed {
+                step, disposition, ..
+            } => {
                 self.break_line();
                 say!(
-                    "== step {seq} committed ({})",
+                    "== {} committed ({})",
+                    step_name(step),
                     disposition_word(&disposition)
                 );
             }
@@ -265,5 +272,15 @@ impl EventSink for Printer {
             self.break_line();
             eprintln!("{}", render(&event));
         }
+    }
+}
+
+/// A model step as progress and `runs show` name it: `step N`, or `prompt`
+/// for what a run commits before the model's first turn.
+pub(crate) fn step_name(step: u32) -> String {
+    if step == 0 {
+        "prompt".to_owned()
+    } else {
+        format!("step {step}")
     }
 }

@@ -5,9 +5,6 @@
 //! the calls a run waits on; beside them, the flags that decide without a
 //! terminal.
 
-use std::io::Write;
-use std::process::{Output, Stdio};
-
 use cordon_test_artifacts as artifacts;
 use serde_json::Value;
 

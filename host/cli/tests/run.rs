@@ -51,7 +51,9 @@ fn a_scripted_run_uses_real_tools_and_commits_every_step() {
     );
     let stdout = text(&output.stdout);
     assert!(stdout.contains("-> call-1-1 notes.add"), "{stdout}");
-    assert!(stdout.contains("== step 3 committed (ended)"), "{stdout}");
+    assert!(stdout.contains("== prompt committed (running)"), "{stdout}");
+    assert!(stdout.contains("== step 1 committed (running)"), "{stdout}");
+    assert!(stdout.contains("== step 2 committed (ended)"), "{stdout}");
     assert!(stdout.contains("run r1 ended (final answer)\n"), "{stdout}");
     assert_eq!(
         stdout.matches("Done.").count(),

@@ -136,12 +136,15 @@ fn a_transactional_run_changes_the_folder_through_its_commits_and_diffs_them() {
     }
     assert!(!patched.path().join("README.md").exists());
 
+    // Steps are the model's turns, as progress and `runs show` number them.
+    let step1 = diff(&project, "r1", &["--step", "1"]);
+    assert!(step1.contains("+2. test"), "{step1}");
+    assert!(!step1.contains("3. ship"), "{step1}");
     let step2 = diff(&project, "r1", &["--step", "2"]);
-    assert!(step2.contains("+2. test"), "{step2}");
-    assert!(!step2.contains("3. ship"), "{step2}");
-    let step3 = diff(&project, "r1", &["--step", "3"]);
-    assert!(step3.contains(" 2. test\n+3. ship"), "{step3}");
-    let empty = project.cordon(&["runs", "diff", "r1", "--step", "1"]);
+    assert!(step2.contains(" 2. test\n+3. ship"), "{step2}");
+    let shown = text(&project.cordon(&["runs", "show", "r1"]).stdout);
+    assert!(shown.contains("step 2 (commit 3): running"), "{shown}");
+    let empty = project.cordon(&["runs", "diff", "r1", "--step", "3"]);
     assert!(
         empty.status.success() && empty.stdout.is_empty(),
         "{}",
@@ -149,7 +152,7 @@ fn a_transactional_run_changes_the_folder_through_its_commits_and_diffs_them() {
     );
     assert!(
         text(&empty.stderr)
-            .contains("step 1 of run r1 changed no files; its changes are in step(s) 2, 3"),
+            .contains("step 3 of run r1 changed no files; its changes are in step(s) 1, 2"),
         "an empty diff says where the changes are: {}",
         both(&empty)
     );

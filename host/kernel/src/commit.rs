@@ -231,6 +231,30 @@ impl RunRecord {
         self.commits.last().map_or(0, |commit| commit.seq)
     }
 
+    /// The model step each commit belongs to, in commit order: how many of
+    /// the model's own turns the run had committed up to and including it,
+    /// so 0 for the prompt alone, and a waiting step and the commit that
+    /// decides its calls share a number. Turns carried from an earlier run do
+    /// not count. This is the step `max-steps` counts, progress and
+    /// `runs show` print, and call ids of scripted models carry.
+    pub fn steps(&self) -> Vec<u32> {
+        let mut seen = 0_usize;
+        let mut turns = 0_u32;
+        let carried = self.carried();
+        self.commits
+            .iter()
+            .map(|commit| {
+                for message in &commit.messages {
+                    if seen >= carried && matches!(message, Message::Assistant { .. }) {
+                        turns = turns.saturating_add(1);
+                    }
+                    seen += 1;
+                }
+                turns
+            })
+            .collect()
+    }
+
     /// The conversation so far.
     pub fn messages(&self) -> Vec<Message> {
         self.commits

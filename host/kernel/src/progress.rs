@@ -34,10 +34,14 @@ pub enum Progress {
         /// What it produced.
         result: CallResult,
     },
-    /// A step is durable.
+    /// A commit is durable.
     Committed {
-        /// The step's position in the run, from 1.
+        /// The commit's position in the run, from 1.
         seq: u64,
+        /// The model step it belongs to (see [`RunRecord::steps`]).
+        ///
+        /// [`RunRecord::steps`]: crate::RunRecord::steps
+        step: u32,
         /// Where the run stands after it.
         disposition: Disposition,
     },

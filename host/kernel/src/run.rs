@@ -1139,6 +1139,7 @@ impl Runtime {
         cursor.messages.extend(commit.messages);
         self.observer.observe(Progress::Committed {
             seq: receipt.seq,
+            step: cursor.model_steps(),
             disposition: commit.disposition,
         });
         Ok(())

@@ -604,6 +604,12 @@ async fn a_run_goes_on_with_an_earlier_runs_conversation_in_its_thread() {
         })
     );
     assert_eq!(
+        record.steps(),
+        [0, 1, 2],
+        "the carried turns are numbered in no step: the prompt, the call, the answer"
+    );
+    assert_eq!(earlier.steps(), [0, 1, 2]);
+    assert_eq!(
         store.load("r1").unwrap(),
         earlier,
         "the earlier run is kept as it was"

@@ -17,27 +17,31 @@ pub(crate) fn diff(global: &GlobalArgs, args: DiffArgs) -> anyhow::Result<ExitCo
     let store = store::existing(&args.store.path(global))?;
     let run = store::run_named(&store, &args.run)?;
     let record = store.load(&run)?;
-    let steps = store.files(&run)?;
-    if let Some(step) = args.step
-        && (step == 0 || step > record.last_seq())
-    {
-        bail!(
-            "run {} has steps 1 to {}; there is no step {step}",
-            run,
-            record.last_seq()
-        );
-    }
-    let changed: Vec<u64> = steps
+    let step_of: BTreeMap<u64, u32> = record
+        .commits
         .iter()
-        .filter(|step| !step.changes.is_empty())
-        .map(|step| step.seq)
+        .map(|commit| commit.seq)
+        .zip(record.steps())
         .collect();
-    let mut net: BTreeMap<String, FileChange> = BTreeMap::new();
-    for step in steps
-        .into_iter()
-        .filter(|step| args.step.is_none_or(|only| only == step.seq))
+    let last = record.steps().last().copied().unwrap_or(0);
+    if let Some(step) = args.step
+        && (step == 0 || step > last)
     {
-        for change in step.changes {
+        bail!("run {run} has steps 1 to {last}; there is no step {step}");
+    }
+    let commits = store.files(&run)?;
+    let mut changed: Vec<u32> = commits
+        .iter()
+        .filter(|commit| !commit.changes.is_empty())
+        .filter_map(|commit| step_of.get(&commit.seq).copied())
+        .collect();
+    changed.dedup();
+    let mut net: BTreeMap<String, FileChange> = BTreeMap::new();
+    for commit in commits.into_iter().filter(|commit| {
+        args.step
+            .is_none_or(|only| step_of.get(&commit.seq) == Some(&only))
+    }) {
+        for change in commit.changes {
             match net.get_mut(&change.path) {
                 Some(existing) => existing.after = change.after,
                 None => {
@@ -60,8 +64,8 @@ pub(crate) fn diff(global: &GlobalArgs, args: DiffArgs) -> anyhow::Result<ExitCo
 
 /// Why a diff is empty, and where the run's changes are, on stderr so the
 /// diff itself stays empty for `patch`.
-fn nothing_changed(run: &str, step: Option<u64>, changed: &[u64]) -> String {
-    let steps: Vec<String> = changed.iter().map(u64::to_string).collect();
+fn nothing_changed(run: &str, step: Option<u32>, changed: &[u32]) -> String {
+    let steps: Vec<String> = changed.iter().map(u32::to_string).collect();
     match (step, changed) {
         (_, []) => format!("run {run} changed no files"),
         (Some(step), _) => format!(

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::args::{DeleteRunsArgs, GlobalArgs, ListRunsArgs, ShowRunArgs};
 use crate::events::render;
+use crate::progress::step_name;
 use crate::progress::{cause_word, decided_by};
 use crate::store;
 
@@ -47,12 +48,12 @@ pub(crate) fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Result<Ex
     let thread = width(|run| run.header.thread.len(), "THREAD");
     let agent = width(|run| run.header.agent.len(), "AGENT");
     println!(
-        "{:id$}  {:16}  {:thread$}  {:agent$}  {:>5}  OUTCOME",
-        "RUN", "CREATED (UTC)", "THREAD", "AGENT", "STEPS"
+        "{:id$}  {:16}  {:thread$}  {:agent$}  {:>7}  OUTCOME",
+        "RUN", "CREATED (UTC)", "THREAD", "AGENT", "COMMITS"
     );
     for run in &runs {
         println!(
-            "{:id$}  {:16}  {:thread$}  {:agent$}  {:>5}  {}",
+            "{:id$}  {:16}  {:thread$}  {:agent$}  {:>7}  {}",
             run.header.run_id,
             created(run.header.created),
             run.header.thread,
@@ -164,8 +165,13 @@ fn print_text(record: &RunRecord) {
         record.header.thread,
         describe(&record.disposition())
     );
-    for commit in &record.commits {
-        println!("step {}: {}", commit.seq, describe(&commit.disposition));
+    for (commit, step) in record.commits.iter().zip(record.steps()) {
+        println!(
+            "{} (commit {}): {}",
+            step_name(step),
+            commit.seq,
+            describe(&commit.disposition)
+        );
         for message in &commit.messages {
             match message {
                 Message::User { text } => println!("  user: {text}"),
@@ -204,9 +210,10 @@ fn print_text(record: &RunRecord) {
         }
     }
     if let Some(intent) = &record.intent {
+        let committed = record.steps().last().copied().unwrap_or(0);
+        let step = committed + u32::from(intent.assistant.is_some());
         println!(
-            "interrupted: step {} had started {} call(s) that were never committed",
-            intent.seq,
+            "interrupted: step {step} had started {} call(s) that were never committed",
             intent.calls.len()
         );
     }
