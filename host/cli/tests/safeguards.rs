@@ -292,3 +292,42 @@ text = "Done."
     assert!(output.status.success(), "{}", both(&output));
     assert_eq!(outside.read("notes.txt").unwrap(), "written\n");
 }
+
+#[test]
+fn a_path_outside_every_directory_grant_is_told_which_grants_there_are() {
+    let project = project();
+    let outside = project.cordon(&[
+        "tool",
+        "call",
+        "hostile.read-file",
+        "--args",
+        r#"{"path": "/etc/passwd"}"#,
+    ]);
+    assert_eq!(outside.status.code(), Some(1), "{}", both(&outside));
+    let said = text(&outside.stdout) + &text(&outside.stderr);
+    assert!(
+        said.contains("os error"),
+        "the component's own error stays: {said}"
+    );
+    assert!(
+        said.contains("it reaches only /w (ro); grant another with a [[grants.dirs]] entry"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("root:"),
+        "nothing outside the grant is read: {said}"
+    );
+    let inside = project.cordon(&[
+        "tool",
+        "call",
+        "hostile.read-file",
+        "--args",
+        r#"{"path": "/w/README.md"}"#,
+    ]);
+    assert!(inside.status.success(), "{}", both(&inside));
+    assert!(
+        text(&inside.stdout).contains("# Project"),
+        "{}",
+        both(&inside)
+    );
+}

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::audit::Audit;
 use crate::bindings::cordon::plugin::types as wit;
 use crate::bundle::Exports;
+use crate::capabilities::dirs::unreached;
 use crate::capabilities::{CallBuilder, tools};
 use crate::guarded::{self, Body, check_size};
 use crate::plugins::PluginsInner;
@@ -62,9 +63,16 @@ pub(crate) fn invoke<'a>(
         let finished = guarded::call(&plugins.engine, call, !granted.is_empty(), body).await;
         // The attached content counts against the output limit with the JSON.
         let blocks_size = finished.effects.blocks_size;
+        let dirs = &bundle.manifest.grants.dirs;
         let finished = finished
             .and_then(|returned| {
-                returned.map_err(|error| from_wit_error(error, limits.output_bytes))
+                returned.map_err(|error| {
+                    let mut error = from_wit_error(error, limits.output_bytes);
+                    if let Some(hint) = unreached::hint(&error.message, dirs) {
+                        error.message.push_str(&hint);
+                    }
+                    error
+                })
             })
             .and_then(|output| {
                 check_size(

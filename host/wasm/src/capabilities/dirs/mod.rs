@@ -5,6 +5,7 @@
 //! ([`wasi`]) by the run's [`FileGuard`] ([`guard`]).
 
 pub(crate) mod guard;
+pub(crate) mod unreached;
 pub(crate) mod wasi;
 
 use std::collections::BTreeSet;
