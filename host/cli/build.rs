@@ -3,9 +3,11 @@
 //! runtime package (`go.bytecodealliance.org/pkg`) that Go bindings import,
 //! which ships inside the `wit-bindgen-go` crate: `CORDON_GO_PKG` names that
 //! crate's copy, or an empty folder when the crate's source is not in Cargo's
-//! registry (then `cordon sdk bindings go` says so).
+//! registry (then `cordon sdk bindings go` says so). `CORDON_SOURCE_ROOT`
+//! names the source tree, whose `plugins/` `cordon plugins install --bundled`
+//! installs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The `wit-bindgen-go` release the workspace pins.
 const WIT_BINDGEN_GO: &str = "wit-bindgen-go-0.61.1";
@@ -30,6 +32,11 @@ fn main() {
             empty
         });
     println!("cargo:rustc-env=CORDON_GO_PKG={}", go_pkg.display());
+    // Where `cordon plugins install --bundled` finds the bundled plugins: the
+    // source tree this binary is built from.
+    let source = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let root = source.parent().and_then(Path::parent).unwrap_or(&source);
+    println!("cargo:rustc-env=CORDON_SOURCE_ROOT={}", root.display());
 }
 
 /// Every `registry/src/*` folder of Cargo's home.

@@ -557,8 +557,13 @@ pub(crate) enum PluginsCommand {
 #[derive(Debug, Args)]
 pub(crate) struct InstallArgs {
     /// Bundle folders, or folders of bundle folders.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "bundled")]
     pub dirs: Vec<PathBuf>,
+    /// Install the bundled plugins (jq, files, notes, http, redactor, guard,
+    /// budget, dir, memory, python) from the source tree this cordon was
+    /// built from, once built there.
+    #[arg(long)]
+    pub bundled: bool,
     /// Install into the project's `.cordon/plugins` instead.
     #[arg(long)]
     pub project: bool,

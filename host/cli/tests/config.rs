@@ -442,3 +442,43 @@ fn a_workspaces_runs_live_in_it_wherever_cordon_is_run_from() {
         both(&elsewhere)
     );
 }
+
+#[test]
+fn the_bundled_plugins_install_from_the_source_tree_cordon_was_built_from() {
+    let project = Project::new();
+    let output = project.cordon(&["plugins", "install", "--bundled"]);
+    let said = both(&output);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{said}");
+    let installed = project.data_home().join("cordon/plugins");
+    for bundle in [
+        "budget", "dir", "files", "guard", "http", "jq", "memory", "notes", "python", "redactor",
+    ] {
+        let manifest = Path::new(artifacts::PLUGINS_DIR)
+            .join(bundle)
+            .join("plugin.toml");
+        let component = component_of(&manifest);
+        let built = Path::new(artifacts::PLUGINS_DIR)
+            .join(bundle)
+            .join(&component);
+        if built.is_file() {
+            assert!(said.contains(&format!("installed {bundle} ")), "{said}");
+            assert!(
+                installed.join(bundle).join(&component).is_file(),
+                "{bundle}"
+            );
+        } else {
+            assert!(
+                said.contains("not installed (build the bundled plugins with"),
+                "an unbuilt bundle says how to build it: {said}"
+            );
+            assert!(!installed.join(bundle).exists(), "{bundle}");
+        }
+    }
+}
+
+/// The `component` field of the manifest `file`.
+fn component_of(file: &Path) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    let value: toml::Value = toml::from_str(&text).unwrap();
+    value["plugin"]["component"].as_str().unwrap().to_owned()
+}

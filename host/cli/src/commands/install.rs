@@ -14,6 +14,10 @@ use cordon_wasm::manifest::{MANIFEST_FILE, Manifest};
 
 use crate::args::InstallArgs;
 
+/// The source tree this binary was built from, which holds the bundled
+/// plugins.
+const SOURCE_ROOT: &str = env!("CORDON_SOURCE_ROOT");
+
 pub(crate) fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
     let target = if args.project {
         PathBuf::from(PROJECT_FOLDER)
@@ -22,14 +26,26 @@ pub(crate) fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
             "no user plugins folder: set XDG_DATA_HOME or HOME, or install into the project's with --project",
         )?
     };
+    let mut dirs = args.dirs.clone();
+    if args.bundled {
+        let bundled = Path::new(SOURCE_ROOT).join("plugins");
+        if !bundled.is_dir() {
+            bail!(
+                "the bundled plugins were in {}, which is gone; install them from a clone: \
+                 `./scripts/build-plugins.sh && cordon plugins install plugins`",
+                bundled.display()
+            );
+        }
+        dirs.push(bundled);
+    }
     let mut bundles = Vec::new();
-    for dir in &args.dirs {
+    for dir in &dirs {
         bundles.extend(bundles_in(dir)?);
     }
     if bundles.is_empty() {
         bail!(
             "no bundle in {}: a bundle is a folder holding {MANIFEST_FILE}",
-            shown(&args.dirs)
+            shown(&dirs)
         );
     }
     let mut checked = Vec::with_capacity(bundles.len());
@@ -37,6 +53,14 @@ pub(crate) fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
     for dir in bundles {
         match check(&dir) {
             Ok(manifest) => checked.push((dir, manifest)),
+            Err(error) if args.bundled && dir.starts_with(SOURCE_ROOT) => {
+                eprintln!(
+                    "error: {error:#}; not installed (build the bundled plugins with \
+                     {SOURCE_ROOT}/scripts/build-plugins.sh, and the Python interpreter with \
+                     `cordon build {SOURCE_ROOT}/plugins/python`)"
+                );
+                refused += 1;
+            }
             Err(error) => {
                 eprintln!("error: {error:#}; not installed");
                 refused += 1;
