@@ -113,3 +113,24 @@ fn diagnostics_are_coloured_on_a_terminal_unless_no_color_is_set() {
         "no colour off a terminal: {said:?}"
     );
 }
+
+#[test]
+fn more_verbosity_keeps_the_dependencies_logs_out_until_asked_for_them() {
+    let project = project();
+    let warm = project.cordon(&["tool", "list"]);
+    assert!(warm.status.success(), "{}", both(&warm));
+    let debug = project.cordon(&["tool", "list", "-vv"]);
+    assert!(debug.status.success(), "{}", both(&debug));
+    let said = text(&debug.stderr);
+    assert!(said.contains("loaded jq:"), "{said}");
+    assert!(
+        !said.contains("wasmtime::"),
+        "no dependency's debug lines at -vv: {said}"
+    );
+    let everything = project.cordon(&["tool", "list", "-vvvv"]);
+    assert!(
+        text(&everything.stderr).contains("wasmtime::"),
+        "-vvvv lets them through: {}",
+        both(&everything)
+    );
+}
