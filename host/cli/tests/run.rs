@@ -693,6 +693,19 @@ fn the_budget_hooks_counter_is_adopted_and_a_disagreeing_agent_is_stopped_before
         "the run never started"
     );
 
+    // An agent that leaves the budget out of its hooks owns the key alone.
+    project.write(
+        "agent.toml",
+        "name = \"t\"\nhooks = []\n[permissions]\ndefault = \"allow\"\n[state.\"budget.calls\"]\nmerge = \"exclusive\"\n",
+    );
+    let unhooked = project.run_scripted("unhooked", &[]);
+    assert!(unhooked.status.success(), "{}", text(&unhooked.stderr));
+    assert!(
+        project.show("unhooked")["state"]
+            .get("budget.calls")
+            .is_none()
+    );
+
     // A second bundle declaring the counter otherwise cannot take it over.
     project.write("agent.toml", AGENT_ALLOW_ALL);
     project.bundle(

@@ -16,7 +16,8 @@ use cordon_kernel::{
 use cordon_store::SqliteCommitStore;
 use cordon_wasm::manifest::MANIFEST_FILE;
 use cordon_wasm::{
-    LoadedBundle, PluginHost, Plugins, Safeguards, Workspace, WorkspaceOptions, WriteMode,
+    BundleKind, LoadedBundle, Manifest, PluginHost, Plugins, Safeguards, Workspace,
+    WorkspaceOptions, WriteMode,
 };
 
 use crate::context;
@@ -476,7 +477,8 @@ fn check_chosen_hooks(
     Ok(())
 }
 
-/// Adopt the state keys the loaded bundles declare. A disagreement with the
+/// Adopt the state keys the loaded bundles declare, but for hook bundles the
+/// agent's `hooks` leaves out, which never run. A disagreement with the
 /// agent's own declaration stops the run before it starts, saying what to
 /// change.
 fn adopt_bundle_state(
@@ -484,7 +486,17 @@ fn adopt_bundle_state(
     bundles: &[LoadedBundle],
     file: Option<&Path>,
 ) -> anyhow::Result<()> {
-    for loaded in bundles {
+    let chosen = agent.hooks.clone();
+    let runs = |manifest: &Manifest| {
+        manifest.kind != BundleKind::Hook
+            || chosen
+                .as_ref()
+                .is_none_or(|chosen| chosen.contains(&manifest.name))
+    };
+    for loaded in bundles
+        .iter()
+        .filter(|loaded| runs(&loaded.bundle.manifest))
+    {
         let manifest = &loaded.bundle.manifest;
         let shown = loaded.bundle.dir.join(MANIFEST_FILE);
         for (key, declared) in &manifest.state {
