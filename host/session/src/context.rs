@@ -11,6 +11,7 @@ use cordon_wasm::{DirReport, HostConfig, PluginHost, Safeguards};
 use crate::operator::Operator;
 use crate::plugin_path::PluginPath;
 use crate::settings::HostSettings;
+use crate::xdg::{self, Base};
 
 /// A plugin host configured from the command line and the operator's config.
 pub fn host(settings: &HostSettings, operator: &Operator) -> anyhow::Result<PluginHost> {
@@ -87,11 +88,7 @@ pub fn cache_root(settings: &HostSettings) -> PathBuf {
 }
 
 fn default_cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|path| path.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-    Some(base.join("cordon"))
+    xdg::cordon_dir(Base::Cache)
 }
 
 /// Load every folder of the search path `path`, with directory grants under

@@ -16,6 +16,7 @@ pub mod plugin_path;
 pub mod settings;
 pub mod skillset;
 pub mod store;
+pub mod xdg;
 
 pub use assembly::{Assembly, Launch, Reloaded};
 pub use plugin_path::PluginPath;

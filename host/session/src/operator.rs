@@ -42,6 +42,7 @@ use crate::mcp_servers::ApprovalTable;
 use crate::network::{NetworkConfig, NetworkTable, SecretSource};
 use crate::plugin_path::{Folder, Source};
 use crate::settings::HostSettings;
+use crate::xdg::{self, Base};
 
 /// The file an operator config is read from in the project.
 pub const PROJECT_CONFIG: &str = ".cordon/config.toml";
@@ -209,9 +210,5 @@ fn relative_base(file: &Path) -> PathBuf {
 
 /// `$XDG_CONFIG_HOME/cordon/config.toml`, or `~/.config/cordon/config.toml`.
 fn user_config() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|path| path.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
-    Some(base.join("cordon").join("config.toml"))
+    Some(xdg::cordon_dir(Base::Config)?.join("config.toml"))
 }

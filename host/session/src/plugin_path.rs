@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
+use crate::xdg::{self, Base};
+
 /// The environment variable listing plugins folders.
 pub const PLUGINS_ENV: &str = "CORDON_PLUGINS";
 
@@ -256,13 +258,7 @@ fn same_folder(a: &Path, b: &Path) -> bool {
 /// The user's plugins folder: `$XDG_DATA_HOME/cordon/plugins`, or
 /// `~/.local/share/cordon/plugins`.
 pub fn user_folder() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|path| path.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local").join("share"))
-        })?;
-    Some(base.join("cordon").join("plugins"))
+    Some(xdg::cordon_dir(Base::Data)?.join("plugins"))
 }
 
 #[cfg(test)]

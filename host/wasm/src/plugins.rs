@@ -162,14 +162,9 @@ impl PluginHost {
         for dir in dirs {
             read.push(self.read_folders(dir, skill)?);
         }
-        let requests = read
-            .iter()
-            .flatten()
-            .filter_map(|(_, _, request)| request.as_ref().ok());
-        let bundles = requests.clone().count();
-        let to_compile = requests
-            .filter(|request| !self.engine.cache.has(&request.digest))
-            .count();
+        let readable = read.iter().flatten().filter(|read| read.request.is_ok());
+        let bundles = readable.clone().count();
+        let to_compile = readable.filter(|read| !read.cached).count();
         self.progress.begin(bundles, to_compile);
         let mut reports = Vec::with_capacity(read.len());
         for folders in read {
@@ -177,7 +172,13 @@ impl PluginHost {
                 bundles: Vec::new(),
                 errors: Vec::new(),
             };
-            for (folder, started, request) in folders {
+            for ReadFolder {
+                folder,
+                started,
+                request,
+                cached,
+            } in folders
+            {
                 let request = match request {
                     Ok(request) => request,
                     Err(error) => {
@@ -186,7 +187,7 @@ impl PluginHost {
                     }
                 };
                 let name = request.id.clone();
-                if !self.engine.cache.has(&request.digest) {
+                if !cached {
                     self.progress.compiling(&name, request.size());
                 }
                 let origin = self.origin(skill);
@@ -243,7 +244,15 @@ impl PluginHost {
                         path: folder.clone(),
                     })
                 };
-                (folder, started, request)
+                let cached = request
+                    .as_ref()
+                    .is_ok_and(|request| self.engine.cache.has(&request.digest));
+                ReadFolder {
+                    folder,
+                    started,
+                    request,
+                    cached,
+                }
             })
             .collect())
     }
@@ -303,9 +312,16 @@ impl PluginHost {
     }
 }
 
-/// A bundle folder, when its reading began, and what it asks for or why it
-/// cannot be read.
-type ReadFolder = (PathBuf, Instant, Result<Request, BundleError>);
+/// A bundle folder as read before anything compiles.
+struct ReadFolder {
+    folder: PathBuf,
+    /// When its reading began.
+    started: Instant,
+    /// What it asks for, or why it cannot be read.
+    request: Result<Request, BundleError>,
+    /// Whether its component's compiled form is in the cache, probed once.
+    cached: bool,
+}
 
 /// `report` with every bundle whose name an earlier folder took moved to its
 /// errors.
