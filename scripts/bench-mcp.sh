@@ -17,9 +17,10 @@ mkdir -p "$project/plugins"
 cp -r plugins/jq "$project/plugins/"
 mkdir -p "$project/plugins/test"
 cp "${CARGO_TARGET_DIR:-target}/wasm32-wasip2/guest/cordon_guest_mcp_fixtures.wasm" "$project/plugins/test/tool.wasm"
-printf '[plugin]\nname = "test"\nversion = "0.1.0"\nkind = "tool"\ncomponent = "tool.wasm"\n' \
+printf '[plugin]\nname = "test"\nversion = "0.1.0"\nkind = "tool"\ncomponent = "tool.wasm"\n\n[grants]\nelicit = true\n' \
     > "$project/plugins/test/plugin.toml"
 printf 'default = "deny"\nallow = ["jq.*", "test.*"]\n' > "$project/permissions.toml"
 cordon="$root/target/release/cordon"
+(cd "$project" && "$cordon" grants approve test --plugins plugins --yes >/dev/null)
 (cd "$project" && "$cordon" plugins check plugins >/dev/null)
 cordon-mcp-python scripts/bench_mcp.py "$cordon" "$project"

@@ -52,9 +52,10 @@ fn the_official_suite_passes_for_both_protocol_eras_beside_its_baseline() {
     let project = Project::new();
     project.bundle(
         "test",
-        "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n",
+        "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\n[grants]\nelicit = true\n",
         artifacts::MCP_FIXTURES,
     );
+    project.approve("test");
     project.write("permissions.toml", "default = \"allow\"\n");
     let server = HttpServer::start(&project, &[]);
     suite(&server, "2025-11-25");

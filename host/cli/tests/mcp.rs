@@ -239,9 +239,10 @@ fn a_components_progress_and_logs_reach_the_client_that_asked() {
     let project = project();
     project.bundle(
         "test",
-        "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n",
+        "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\n[grants]\nelicit = true\n",
         artifacts::MCP_FIXTURES,
     );
+    project.approve("test");
     project.write(
         "permissions.toml",
         &PERMISSIONS.replace("allow = [\"jq.*\"]", "allow = [\"jq.*\", \"test.*\"]"),
@@ -255,6 +256,18 @@ fn a_components_progress_and_logs_reach_the_client_that_asked() {
     assert_eq!(done, [0.0, 50.0, 100.0], "{progress:?}");
     assert_eq!(progress[2][1], 100.0);
     assert_eq!(progress[2][2], "100 of 100");
+
+    // A tool's own question reaches the person during the call, naming the tool.
+    let question = &seen["tool_question"];
+    assert_eq!(question["error"], false, "{question}");
+    assert_eq!(question["text"], "Hello, Ada!", "{question}");
+    let asked = question["asked"][0].as_str().unwrap();
+    assert!(
+        asked.contains(
+            "Cordon tool `test.input_required_result_elicitation` asks: What is your name?"
+        ),
+        "{asked}"
+    );
     assert_eq!(
         seen["logged_unasked"].as_array().unwrap().len(),
         0,
@@ -411,4 +424,39 @@ fn a_stateless_client_approves_through_input_required_and_a_tampered_state_is_re
     assert_eq!(unasked["result"]["isError"], true, "{unasked}");
     let said = unasked["result"]["content"][0]["text"].as_str().unwrap();
     assert!(said.contains("declares no elicitation"), "{said}");
+}
+
+#[test]
+fn a_tool_not_granted_questions_is_refused_audited_and_the_server_goes_on() {
+    let project = project();
+    project.bundle(
+        "test",
+        "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n",
+        artifacts::MCP_FIXTURES,
+    );
+    project.write(
+        "permissions.toml",
+        &PERMISSIONS.replace("allow = [\"jq.*\"]", "allow = [\"jq.*\", \"test.*\"]"),
+    );
+    let seen = drive(&project, "yes", &[]);
+    let question = &seen["tool_question"];
+    assert_eq!(question["error"], true, "{question}");
+    let said = question["text"].as_str().unwrap();
+    assert!(
+        said.starts_with("denied: ") && said.contains("not granted questions"),
+        "{said}"
+    );
+    assert_eq!(question["asked"], serde_json::json!([]), "nobody was asked");
+    assert_eq!(seen["after_cancel"]["error"], false, "the server went on");
+    let listed = text(&project.cordon(&["runs", "list"]).stdout);
+    let run_id = listed
+        .split_whitespace()
+        .find(|word| word.starts_with("mcp-"))
+        .unwrap()
+        .to_owned();
+    let shown = text(&project.cordon(&["runs", "show", &run_id]).stdout);
+    assert!(
+        shown.contains("elicit") && shown.contains("not granted questions"),
+        "the refusal is in the run's audit trail: {shown}"
+    );
 }

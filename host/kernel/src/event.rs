@@ -41,6 +41,8 @@ pub enum Capability {
     Network,
     /// Opening a file or directory.
     Filesystem,
+    /// Asking the person a call runs for a question.
+    Elicit,
 }
 
 impl fmt::Display for Capability {
@@ -51,6 +53,7 @@ impl fmt::Display for Capability {
             Self::ToolCall => "tool-call",
             Self::Network => "network",
             Self::Filesystem => "filesystem",
+            Self::Elicit => "elicit",
         })
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod approval;
+pub mod ask;
 pub mod cancel;
 pub mod commit;
 pub mod content;
@@ -23,6 +24,7 @@ mod nested;
 mod phases;
 pub mod policy;
 pub mod progress;
+pub mod requester;
 pub mod run;
 pub mod served;
 pub mod skills;
@@ -32,6 +34,7 @@ pub mod typed_state;
 
 pub use agent::{AgentDef, AgentError, McpServerDecl, ModelSettings, StateDisagreement};
 pub use approval::{Approval, ApprovalFuture, Approver, DeferApprovals};
+pub use ask::{Answer, AskFuture, Asker, Deferred, Question, Unasked};
 pub use cancel::{Cancellation, Cancelled};
 pub use commit::{
     CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, EndCause, Intent,
@@ -57,6 +60,7 @@ pub use model::{
 };
 pub use policy::{Decision, PermissionPolicy, PolicyError, Rule, Verdict};
 pub use progress::{Observer, Progress, Unobserved};
+pub use requester::Requester;
 pub use run::{RunError, RunOutcome, Runtime};
 pub use served::{NO_APPROVER, Served, ServedRun, Unanswered};
 pub use skills::{

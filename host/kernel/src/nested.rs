@@ -24,7 +24,6 @@ use serde_json::Value;
 
 use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver};
-use crate::cancel::Cancellation;
 use crate::commit::{PendingCall, PendingReason, ToolRecord};
 use crate::event::{Event, EventSink};
 use crate::files::FileWrites;
@@ -35,6 +34,7 @@ use crate::message::{CallResult, ToolCall};
 use crate::phases;
 use crate::policy::{Decision, Verdict};
 use crate::progress::{Observer, Progress, Trail};
+use crate::requester::Requester;
 use crate::skills::{ActiveSkills, SKILL_TOOL};
 use crate::state::{StateReader, StateWrite};
 use crate::tool::{
@@ -53,8 +53,9 @@ pub(crate) struct StepPorts {
     pub(crate) live: Arc<dyn EventSink>,
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) observer: Arc<dyn Observer>,
-    /// Set when whoever asked for the step's calls cancels them.
-    pub(crate) cancel: Cancellation,
+    /// Whoever asked for the step's calls: their cancellation, and whom
+    /// their questions reach.
+    pub(crate) requester: Requester,
 }
 
 /// What every nested call of one step shares.
@@ -200,7 +201,8 @@ impl CallGate {
             depth: self.depth,
             files,
             skills: Arc::clone(&self.calls.ports.skills),
-            cancel: self.calls.ports.cancel.clone(),
+            cancel: self.calls.ports.requester.cancel.clone(),
+            asker: self.calls.ports.requester.asker.clone(),
         }
     }
 

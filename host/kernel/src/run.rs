@@ -18,7 +18,6 @@ use serde_json::Value;
 
 use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver, DeferApprovals};
-use crate::cancel::Cancellation;
 use crate::commit::{
     CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, EndCause, Intent,
     PendingCall, PendingReason, RunHeader, RunRecord, StepCommit, ToolRecord,
@@ -34,6 +33,7 @@ use crate::nested::{CallGate, StepCalls, StepPorts};
 use crate::phases::{self, Inference};
 use crate::policy::{Decision, Verdict};
 use crate::progress::{Observer, Progress, StepEvents, Trail, Unobserved};
+use crate::requester::Requester;
 use crate::skills::{ActiveSkills, SkillActivation, SkillCatalog, SkillChange};
 use crate::state::StateWrite;
 use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
@@ -462,7 +462,7 @@ impl Runtime {
                     .unwrap_or_default();
                 let records = apply_decisions(run_id, records, &pending, decisions)?;
                 let step = cursor.step(agent);
-                self.execute(&mut cursor, None, records, step, &Cancellation::default())
+                self.execute(&mut cursor, None, records, step, &Requester::default())
                     .await?;
                 self.drive(agent, cursor).await
             }
@@ -690,13 +690,12 @@ impl Runtime {
                         records = apply_decisions(&cursor.run_id, records, &pending, &decided)?;
                     }
                     _ => {
-                        let never = Cancellation::default();
                         self.run_calls(
                             &mut cursor,
                             Some(&assistant),
                             &mut records,
                             &mut step,
-                            &never,
+                            &Requester::default(),
                         )
                         .await?;
                         self.commit(
@@ -720,7 +719,7 @@ impl Runtime {
                 Some(assistant),
                 records,
                 step,
-                &Cancellation::default(),
+                &Requester::default(),
             )
             .await?;
         }
@@ -757,11 +756,30 @@ impl Runtime {
         assistant: Option<Message>,
         mut records: Vec<ToolRecord>,
         mut step: StepState,
-        cancel: &Cancellation,
+        requester: &Requester,
+    ) -> Result<Vec<ToolRecord>, RunError> {
+        self.run_calls(
+            cursor,
+            assistant.as_ref(),
+            &mut records,
+            &mut step,
+            requester,
+        )
+        .await?;
+        self.settle(cursor, assistant, records, step).await
+    }
+
+    /// Answer the denied calls of `records`, whose allowed ones have run,
+    /// run the step-end hooks, and commit the step. Returns the records as
+    /// committed.
+    pub(crate) async fn settle(
+        &self,
+        cursor: &mut Cursor,
+        assistant: Option<Message>,
+        mut records: Vec<ToolRecord>,
+        mut step: StepState,
     ) -> Result<Vec<ToolRecord>, RunError> {
         let number = cursor.model_steps() + u32::from(assistant.is_some());
-        self.run_calls(cursor, assistant.as_ref(), &mut records, &mut step, cancel)
-            .await?;
         let mut messages: Vec<Message> = assistant.into_iter().collect();
         let mut calls = Vec::with_capacity(records.len());
         for record in &mut records {
@@ -817,13 +835,13 @@ impl Runtime {
     /// its own, pass its result through the after-tool-call hooks, and record
     /// its nested calls as its children. The calls are recorded as an intent
     /// first, so a crash cannot hide that they started.
-    async fn run_calls(
+    pub(crate) async fn run_calls(
         &self,
         cursor: &mut Cursor,
         assistant: Option<&Message>,
         records: &mut [ToolRecord],
         step: &mut StepState,
-        cancel: &Cancellation,
+        requester: &Requester,
     ) -> Result<(), RunError> {
         let runnable: Vec<usize> = records
             .iter()
@@ -863,7 +881,7 @@ impl Runtime {
                 live: Arc::clone(self.events.live()),
                 approver: Arc::clone(&self.approver),
                 observer: Arc::clone(&self.observer),
-                cancel: cancel.clone(),
+                requester: requester.clone(),
             },
             step,
         );
@@ -1030,7 +1048,7 @@ impl Runtime {
                 intent.assistant,
                 intent.calls,
                 step,
-                &Cancellation::default(),
+                &Requester::default(),
             )
             .await?;
             return Ok(None);
@@ -1046,7 +1064,7 @@ impl Runtime {
                 intent.assistant,
                 records,
                 step,
-                &Cancellation::default(),
+                &Requester::default(),
             )
             .await?;
             return Ok(None);

@@ -17,7 +17,7 @@ use futures_util::lock::Mutex;
 
 use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver};
-use crate::cancel::Cancellation;
+use crate::ask::{Asker, Deferred, Recording};
 use crate::commit::{CommitStore, EndCause, PendingCall, PendingReason, RunHeader, ToolRecord};
 use crate::event::EventSink;
 use crate::gate;
@@ -26,6 +26,7 @@ use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest};
 use crate::policy::{Decision, Verdict};
 use crate::progress::Progress;
+use crate::requester::Requester;
 use crate::run::{Cursor, Intents, RunError, Runtime, malformed};
 use crate::skills::ActiveSkills;
 use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
@@ -83,6 +84,11 @@ pub enum Served {
     /// Nothing ran and nothing committed: these calls wait for an answer
     /// the requester will bring with the same request.
     Withdrawn(Vec<PendingCall>),
+    /// The calls ran until a tool asked what the requester deferred;
+    /// nothing committed. The requester asks the person and sends the same
+    /// request again with the answers, and the calls run again from the
+    /// start.
+    Asking(Vec<Deferred>),
 }
 
 /// A run whose steps are tool calls requested from outside.
@@ -144,14 +150,16 @@ impl ServedRun {
     /// a person is put to `approver`; when it cannot answer, `unanswered`
     /// says whether such calls are denied or the whole request withdrawn. A
     /// call naming a tool the run does not offer is answered `not-found` and
-    /// never reaches the gate. Setting `cancel` stops the calls still
-    /// running, which answer `cancelled`; the step commits all the same.
+    /// never reaches the gate. The requester's cancellation stops the calls
+    /// still running, which answer `cancelled`; the step commits all the
+    /// same. Their tools' questions go to the requester's asker; one it
+    /// defers withdraws the step.
     pub async fn call(
         &self,
         calls: Vec<ToolCall>,
         approver: &dyn Approver,
         unanswered: Unanswered,
-        cancel: &Cancellation,
+        requester: &Requester,
     ) -> Result<Served, RunError> {
         let mut cursor = self.cursor.lock().await;
         if cursor.ended {
@@ -226,9 +234,40 @@ impl ServedRun {
                 None => records.into_iter().map(denied_unanswered).collect(),
             };
         }
-        let records = runtime
-            .execute(&mut cursor, Some(assistant), records, step, cancel)
+        let recording = requester
+            .asker
+            .clone()
+            .map(|asker| Arc::new(Recording::new(asker)));
+        let requester = Requester {
+            cancel: requester.cancel.clone(),
+            asker: recording
+                .clone()
+                .map(|recording| recording as Arc<dyn Asker>),
+        };
+        let ran = runtime
+            .run_calls(
+                &mut cursor,
+                Some(&assistant),
+                &mut records,
+                &mut step,
+                &requester,
+            )
             .await;
+        let deferred = recording
+            .map(|recording| recording.take_deferred())
+            .unwrap_or_default();
+        if !deferred.is_empty() {
+            runtime.events().drain();
+            return Ok(Served::Asking(deferred));
+        }
+        let records = match ran {
+            Ok(()) => {
+                runtime
+                    .settle(&mut cursor, Some(assistant), records, step)
+                    .await
+            }
+            Err(error) => Err(error),
+        };
         if records.is_err() {
             runtime.events().drain();
         }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::ask::Asker;
 use crate::cancel::Cancellation;
 use crate::content::ContentBlock;
 use crate::event::Event;
@@ -230,6 +231,8 @@ pub struct CallContext {
     pub skills: Arc<ActiveSkills>,
     /// Set when whoever asked for the call cancels it.
     pub cancel: Cancellation,
+    /// Whom the call's questions reach; `None` when nobody can be asked.
+    pub asker: Option<Arc<dyn Asker>>,
 }
 
 impl CallContext {
@@ -242,6 +245,7 @@ impl CallContext {
             files: Arc::default(),
             skills: ActiveSkills::none(),
             cancel: Cancellation::default(),
+            asker: None,
         }
     }
 }

@@ -7,10 +7,11 @@ mod support;
 
 use std::sync::Arc;
 
+use cordon_kernel::{Answer as Answered, AskFuture, Asker, Question, Unasked};
 use cordon_kernel::{
     Approval, ApprovalFuture, Approver, CallResult, Cancellation, CommitStore, DeferApprovals,
-    Disposition, EventLog, MemoryCommitStore, NO_APPROVER, PendingCall, Runtime, Served, ServedRun,
-    ToolCall, ToolErrorKind, Unanswered, Verdict,
+    Disposition, EventLog, MemoryCommitStore, NO_APPROVER, PendingCall, Requester, Runtime, Served,
+    ServedRun, ToolCall, ToolErrorKind, Unanswered, Verdict,
 };
 use serde_json::{Value, json};
 use support::*;
@@ -58,6 +59,7 @@ impl Committed for Served {
         match self {
             Served::Committed(records) => records,
             Served::Withdrawn(pending) => panic!("withdrawn: {pending:?}"),
+            Served::Asking(deferred) => panic!("asking: {deferred:?}"),
         }
     }
 }
@@ -85,7 +87,7 @@ async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
             vec![call("c1", "count", json!({}))],
             &DeferApprovals,
             Unanswered::Deny,
-            &Cancellation::default(),
+            &Requester::default(),
         )
         .await
         .unwrap()
@@ -96,7 +98,7 @@ async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
             vec![call("c2", "count", json!({}))],
             &DeferApprovals,
             Unanswered::Deny,
-            &Cancellation::default(),
+            &Requester::default(),
         )
         .await
         .unwrap()
@@ -119,7 +121,7 @@ async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
             vec![call("c3", "count", json!({}))],
             &DeferApprovals,
             Unanswered::Deny,
-            &Cancellation::default(),
+            &Requester::default(),
         )
         .await;
     assert!(
@@ -144,7 +146,7 @@ async fn the_policy_judges_requested_calls_and_unoffered_tools_never_run() {
             ],
             &DeferApprovals,
             Unanswered::Deny,
-            &Cancellation::default(),
+            &Requester::default(),
         )
         .await
         .unwrap()
@@ -175,7 +177,7 @@ async fn a_call_needing_approval_goes_to_the_requesters_approver_or_is_denied_sa
             vec![call("c1", "send", json!({}))],
             &DeferApprovals,
             Unanswered::Deny,
-            &Cancellation::default(),
+            &Requester::default(),
         )
         .await
         .unwrap()
@@ -191,7 +193,7 @@ async fn a_call_needing_approval_goes_to_the_requesters_approver_or_is_denied_sa
             vec![call("c2", "send", json!({}))],
             &no,
             Unanswered::Deny,
-            &Cancellation::default(),
+            &Requester::default(),
         )
         .await
         .unwrap()
@@ -206,7 +208,7 @@ async fn a_call_needing_approval_goes_to_the_requesters_approver_or_is_denied_sa
             vec![call("c3", "send", json!({"to": "x"}))],
             &yes,
             Unanswered::Deny,
-            &Cancellation::default(),
+            &Requester::default(),
         )
         .await
         .unwrap()
@@ -245,7 +247,7 @@ async fn a_withdrawn_request_commits_nothing_and_runs_nothing() {
             vec![call("c1", "look", json!({})), call("c2", "send", json!({}))],
             &DeferApprovals,
             Unanswered::Withdraw,
-            &Cancellation::default(),
+            &Requester::default(),
         )
         .await
         .unwrap();
@@ -266,7 +268,7 @@ async fn a_withdrawn_request_commits_nothing_and_runs_nothing() {
             vec![call("c2", "send", json!({"n": 1}))],
             &yes,
             Unanswered::Withdraw,
-            &Cancellation::default(),
+            &Requester::default(),
         )
         .await
         .unwrap()
@@ -329,7 +331,10 @@ async fn cancelling_a_request_stops_its_call_and_the_step_still_commits() {
             vec![call("c1", "wait", json!({}))],
             &DeferApprovals,
             Unanswered::Deny,
-            &cancel,
+            &Requester {
+                cancel,
+                asker: None,
+            },
         )
         .await
         .unwrap()
@@ -368,7 +373,7 @@ async fn only_a_request_that_may_have_effects_records_an_intent() {
             vec![call(id, tool, json!({}))],
             &DeferApprovals,
             Unanswered::Deny,
-            &Cancellation::default(),
+            &Requester::default(),
         )
         .await
         .unwrap()
@@ -475,7 +480,7 @@ async fn content_blocks_travel_with_the_record_unless_a_hook_judged_the_result()
                 vec![call("c1", "draw", json!({}))],
                 &DeferApprovals,
                 Unanswered::Deny,
-                &Cancellation::default(),
+                &Requester::default(),
             )
             .await
             .unwrap()
@@ -504,4 +509,127 @@ async fn content_blocks_travel_with_the_record_unless_a_hook_judged_the_result()
             assert_eq!(told, records[0].blocks, "the blocks are committed");
         }
     }
+}
+
+/// A tool that asks the person its name, and answers with what they said.
+struct Curious;
+
+impl cordon_kernel::ToolSet for Curious {
+    fn specs(&self) -> Vec<cordon_kernel::ToolSpec> {
+        vec![cordon_kernel::ToolSpec {
+            name: "greet".into(),
+            description: "asks a name".into(),
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: EFFECTFUL,
+        }]
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        _args: Value,
+        context: cordon_kernel::CallContext,
+    ) -> cordon_kernel::ToolFuture<'a> {
+        Box::pin(async move {
+            let question = Question {
+                key: "name".into(),
+                message: "What is your name?".into(),
+                schema: json!({"type": "object"}),
+            };
+            let Some(asker) = context.asker else {
+                return cordon_kernel::ToolCallOutcome::error(cordon_kernel::ToolError::new(
+                    ToolErrorKind::Denied,
+                    "nobody to ask",
+                ));
+            };
+            match asker.ask(name, &question).await {
+                Ok(Answered::Accept(fields)) => cordon_kernel::ToolCallOutcome::output(fields),
+                Ok(other) => cordon_kernel::ToolCallOutcome::output(json!(format!("{other:?}"))),
+                Err(unasked) => cordon_kernel::ToolCallOutcome::error(
+                    cordon_kernel::ToolError::new(ToolErrorKind::Failed, format!("{unasked:?}")),
+                ),
+            }
+        })
+    }
+}
+
+/// Answers what it was given and defers the rest, as a client that is
+/// asked between requests.
+struct Between(Option<Value>);
+
+impl Asker for Between {
+    fn ask<'a>(&'a self, _tool: &'a str, _question: &'a Question) -> AskFuture<'a> {
+        let answer = self.0.clone();
+        Box::pin(async move { answer.map(Answered::Accept).ok_or(Unasked::Deferred) })
+    }
+}
+
+#[tokio::test]
+async fn a_deferred_question_withdraws_the_step_and_the_answer_brought_back_commits_it() {
+    let store = Arc::new(MemoryCommitStore::new());
+    let runtime =
+        Runtime::for_requests(Arc::new(Curious), store.clone(), Arc::new(EventLog::new()));
+    let run = ServedRun::open(
+        runtime,
+        &agent(Verdict::Allow, &[], 4),
+        "main",
+        "served-1",
+        7,
+    )
+    .unwrap();
+    let asking = |answer: Option<Value>| Requester {
+        cancel: Cancellation::new(),
+        asker: Some(Arc::new(Between(answer)) as Arc<dyn Asker>),
+    };
+    let first = run
+        .call(
+            vec![call("c1", "greet", json!({}))],
+            &DeferApprovals,
+            Unanswered::Deny,
+            &asking(None),
+        )
+        .await
+        .unwrap();
+    let Served::Asking(deferred) = first else {
+        panic!("expected the question to be deferred: {first:?}");
+    };
+    assert_eq!(deferred.len(), 1);
+    assert_eq!(deferred[0].tool, "greet");
+    assert_eq!(deferred[0].question.key, "name");
+    assert!(
+        store.load("served-1").unwrap().commits.is_empty(),
+        "nothing commits while a question waits"
+    );
+
+    let records = run
+        .call(
+            vec![call("c1", "greet", json!({}))],
+            &DeferApprovals,
+            Unanswered::Deny,
+            &asking(Some(json!({"name": "Ada"}))),
+        )
+        .await
+        .unwrap()
+        .committed();
+    assert_eq!(output(&records[0]), &json!({"name": "Ada"}));
+    let record = store.load("served-1").unwrap();
+    assert_eq!(record.commits.len(), 1, "one step, committed once");
+    assert!(record.intent.is_none());
+
+    let unasked = run
+        .call(
+            vec![call("c2", "greet", json!({}))],
+            &DeferApprovals,
+            Unanswered::Deny,
+            &Requester::default(),
+        )
+        .await
+        .unwrap()
+        .committed();
+    assert_eq!(
+        error_kind(&unasked[0]).0,
+        ToolErrorKind::Denied,
+        "nobody to ask"
+    );
 }

@@ -7,7 +7,8 @@
 //!
 //! [`names`] maps tool names to the set clients accept, [`catalog`] is what
 //! `tools/list` shows and how `tools/call` finds its tool, [`approvals`]
-//! turns `ask` verdicts into elicitation, [`relay`] forwards components'
+//! turns `ask` verdicts into elicitation and [`questions`] tools' own
+//! questions, [`sealed`] keeps 2026-07-28 rounds' request state, [`relay`] forwards components'
 //! progress and logs, [`server`] is the handler, [`watch`] follows the
 //! plugins folder, and [`serve_stdio`] and
 //! [`http`] the transports.
@@ -16,7 +17,9 @@ pub mod approvals;
 pub mod catalog;
 pub mod http;
 pub mod names;
+pub mod questions;
 pub mod relay;
+pub mod sealed;
 pub mod server;
 pub mod watch;
 

@@ -13,14 +13,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use cordon_kernel::{
-    CallResult, Cancellation, DeferApprovals, PendingCall, Served, ServedRun, ToolCall, ToolRecord,
-    Unanswered,
+    Asker, CallResult, Cancellation, DeferApprovals, Deferred, PendingCall, Requester, Served,
+    ServedRun, ToolCall, ToolRecord, Unanswered,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InputRequiredResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
-    ResourceContents, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscriptionFilter,
-    Tool,
+    InputRequests, InputRequiredResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
+    ProtocolVersion, ResourceContents, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{
     NotificationContext, Peer, RequestContext, SubscriptionContext, SubscriptionSink,
@@ -28,9 +28,11 @@ use rmcp::service::{
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use crate::approvals::{Answered, Elicit, Sealed};
+use crate::approvals::{self, Answered, Elicit};
 use crate::catalog::{Catalog, CatalogError};
+use crate::questions::{self, AskBetween, AskDuring, NobodyToAsk};
 use crate::relay::{Audience, Relay};
+use crate::sealed::{APPROVAL, Round, Sealed};
 
 /// What the server tells clients about itself.
 const INSTRUCTIONS: &str = "Every tool runs in Cordon's WebAssembly sandbox with only the grants its bundle declares and the operator approved; each call passes the operator's permission policy and hooks and is committed to Cordon's run store.";
@@ -186,15 +188,13 @@ impl CordonMcp {
             .client_capabilities()
             .and_then(|capabilities| capabilities.elicitation)
             .is_some();
-        let answered = match &request.request_state {
-            Some(state) => Some(Answered(self.shared.sealed.answer(
-                &request.name,
-                &args,
-                state,
-                request.input_responses.as_ref(),
-            )?)),
-            None => None,
-        };
+        let round = self.shared.sealed.open(
+            &request.name,
+            &args,
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+        )?;
+        let answered = round.approval.clone().map(Answered);
         let number = self.shared.calls.fetch_add(1, Ordering::SeqCst) + 1;
         let call = ToolCall {
             id: format!("mcp-{number}"),
@@ -226,6 +226,11 @@ impl CordonMcp {
                 (None, false, true) => (&elicit, Unanswered::Deny),
                 (None, _, false) => (&DeferApprovals, Unanswered::Deny),
             };
+        let asker: Arc<dyn Asker> = match (stateless, elicits) {
+            (_, false) => Arc::new(NobodyToAsk),
+            (false, true) => Arc::new(AskDuring(context.peer.clone())),
+            (true, true) => Arc::new(AskBetween(round.answers.clone())),
+        };
         // A client's `notifications/cancelled` stops the call's instance; the
         // step commits what happened all the same.
         let cancel = Cancellation::new();
@@ -238,17 +243,26 @@ impl CordonMcp {
         };
         let turn = self.shared.turn.lock().await;
         let relaying = self.shared.relay.open(audience);
+        let requester = Requester {
+            cancel: cancel.clone(),
+            asker: Some(asker),
+        };
         let served = self
             .shared
             .run
-            .call(vec![call], approver, unanswered, &cancel)
+            .call(vec![call], approver, unanswered, &requester)
             .await;
         relaying.finish().await;
         drop(turn);
         watcher.abort();
         match served {
             Ok(Served::Committed(records)) => Ok(result(&records, resolved.wraps, elicits).into()),
-            Ok(Served::Withdrawn(pending)) => Ok(self.ask(&request, &args, &pending)?.into()),
+            Ok(Served::Withdrawn(pending)) => {
+                Ok(self.ask_approval(&request, &args, &pending, &round)?.into())
+            }
+            Ok(Served::Asking(deferred)) => Ok(self
+                .ask_questions(&request, &args, &deferred, &round)?
+                .into()),
             Err(error) => Err(ErrorData::internal_error(
                 format!("the call could not be committed: {error}"),
                 None,
@@ -256,21 +270,48 @@ impl CordonMcp {
         }
     }
 
-    /// The `input_required` result asking about the first of `pending`.
-    fn ask(
+    /// The `input_required` result asking about the first of `pending`,
+    /// its state carrying what `round` brought.
+    fn ask_approval(
         &self,
         request: &CallToolRequestParams,
         args: &Value,
         pending: &[PendingCall],
+        round: &Round,
     ) -> Result<InputRequiredResult, ErrorData> {
         let first = pending
             .first()
             .ok_or_else(|| ErrorData::internal_error("nothing to ask about", None))?;
         let note = self.shared.unsandboxed.get(&first.call.name);
-        let (requests, state) =
-            self.shared
-                .sealed
-                .ask(&request.name, args, first, note.map(String::as_str))?;
+        let mut requests = InputRequests::new();
+        requests.insert(
+            APPROVAL.to_owned(),
+            approvals::request(first, note.map(String::as_str))?,
+        );
+        let state = self.shared.sealed.seal(&request.name, args, true, round)?;
+        Ok(InputRequiredResult::new(Some(requests), Some(state)))
+    }
+
+    /// The `input_required` result asking the tool's `deferred` questions,
+    /// its state carrying what `round` brought.
+    fn ask_questions(
+        &self,
+        request: &CallToolRequestParams,
+        args: &Value,
+        deferred: &[Deferred],
+        round: &Round,
+    ) -> Result<InputRequiredResult, ErrorData> {
+        let mut requests = InputRequests::new();
+        for asked in deferred {
+            let input = questions::request(&asked.tool, &asked.question).map_err(|unasked| {
+                ErrorData::internal_error(
+                    format!("the question cannot be asked: {unasked:?}"),
+                    None,
+                )
+            })?;
+            requests.insert(asked.question.key.clone(), input);
+        }
+        let state = self.shared.sealed.seal(&request.name, args, false, round)?;
         Ok(InputRequiredResult::new(Some(requests), Some(state)))
     }
 }

@@ -405,6 +405,34 @@ mod tests {
     }
 
     #[test]
+    fn questions_to_the_person_need_the_operators_approval() {
+        let digest = "b".repeat(64);
+        let asked = Grants {
+            elicit: true,
+            ..Grants::default()
+        };
+        let mut approvals = Approvals::checked();
+        assert!(matches!(
+            approvals.check("survey", false, &asked, &digest),
+            Err(Unapproved::NotApproved { asks, .. })
+                if asks == ["elicit (asks the person it runs for questions)"]
+        ));
+        approvals.approve("survey", &digest, Grants::default());
+        assert!(
+            matches!(
+                approvals.check("survey", false, &asked, &digest),
+                Err(Unapproved::Beyond { beyond, .. }) if beyond == ["elicit"]
+            ),
+            "an approval without it does not cover it"
+        );
+        approvals.approve("survey", &digest, asked.clone());
+        assert_eq!(
+            approvals.check("survey", false, &asked, &digest),
+            Ok(Vec::new())
+        );
+    }
+
+    #[test]
     fn an_approval_grants_the_origins_it_names_and_the_bundled_plugins_none() {
         let digest = "a".repeat(64);
         let asked = Grants {

@@ -16,6 +16,7 @@ wasmtime::component::bindgen!({
         world runtime {
             include cordon:plugin/plugin-host@0.1.0;
             import cordon:plugin/content@0.1.0;
+            import cordon:plugin/elicit@0.1.0;
             import cordon:plugin/staging@0.1.0;
             import cordon:plugin/interpreters@0.1.0;
             export cordon:plugin/tool@0.1.0;

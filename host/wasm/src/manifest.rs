@@ -19,7 +19,7 @@ pub use crate::capabilities::state::StateGrants;
 pub use crate::state_keys::StateDeclaration;
 
 use crate::capabilities::network::{grant as network, secrets};
-use crate::capabilities::{config, dirs, env, interpreters, staging, state, tools};
+use crate::capabilities::{config, dirs, elicit, env, interpreters, staging, state, tools};
 use crate::limits::{Limits, RawLimits};
 use crate::state_keys;
 
@@ -119,6 +119,10 @@ pub struct Grants {
     /// Origins the component may reach, such as `https://api.example.com`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub network: Vec<String>,
+    /// Whether a tool may ask the person its call runs for questions
+    /// through `cordon:plugin/elicit`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub elicit: bool,
 }
 
 impl Grants {
@@ -130,6 +134,7 @@ impl Grants {
             && self.state.write.is_empty()
             && self.dirs.is_empty()
             && self.network.is_empty()
+            && !self.elicit
     }
 
     /// What these grants ask for that `approved` does not cover, one line
@@ -141,6 +146,7 @@ impl Grants {
         lines.extend(tools::beyond(&self.tools, &approved.tools));
         lines.extend(dirs::beyond(&self.dirs, &approved.dirs));
         lines.extend(env::beyond(&self.env, &approved.env));
+        lines.extend(elicit::beyond(self.elicit, approved.elicit));
         lines
     }
 
@@ -158,6 +164,7 @@ impl Grants {
             .chain(dirs::describe(&self.dirs))
             .chain(env::describe(&self.env))
             .chain(network::describe(&self.network))
+            .chain(elicit::describe(self.elicit))
             .collect()
     }
 }
@@ -317,6 +324,7 @@ impl Validator<'_> {
         state::validate(&grants.state, self)?;
         dirs::validate(&grants.dirs, self)?;
         network::validate(&grants.network, self)?;
+        elicit::validate(grants.elicit, kind, self)?;
         secrets::validate(&raw.secrets, &grants.network, self)?;
         state_keys::validate(&raw.state, &grants.state, self)?;
         let config = config::from_table(raw.config, self)?;
@@ -616,6 +624,11 @@ mod tests {
                 "[config]",
                 "[grants]\ntools = [\"jq.query\"]\n[config]",
                 "only `tool` bundles call tools",
+            ),
+            (
+                "[config]",
+                "[grants]\nelicit = true\n[config]",
+                "`grants.elicit` = true: only `tool` bundles ask questions",
             ),
         ] {
             let text = error_text(&HOOK.replacen(from, to, 1));

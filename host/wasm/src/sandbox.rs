@@ -21,6 +21,7 @@ use crate::bundle::Bundle;
 use crate::capabilities::config::ConfigView;
 use crate::capabilities::content::ContentOutput;
 use crate::capabilities::dirs::DirAccess;
+use crate::capabilities::elicit::{ElicitAccess, ElicitView};
 use crate::capabilities::interpreters::vfs::{Vfs, VfsView};
 use crate::capabilities::interpreters::{InterpreterAccess, InterpretersView};
 use crate::capabilities::log::{LogOutput, LogView};
@@ -46,6 +47,8 @@ pub(crate) struct CallState {
     pub(crate) log: LogOutput,
     /// The content blocks a tool attached to its result.
     pub(crate) content: ContentOutput,
+    /// Whom a tool's questions reach, when its bundle may ask.
+    pub(crate) elicit: ElicitAccess,
     pub(crate) dirs: DirAccess,
     pub(crate) state: StateAccess,
     /// Present only for a bundle granted tool calls.
@@ -137,6 +140,14 @@ impl CallState {
         InterpretersView {
             access: self.interpreters.as_ref(),
             staging: self.staging.as_ref(),
+            audit: &self.audit,
+        }
+    }
+
+    pub(crate) fn elicit_view(&mut self) -> ElicitView<'_> {
+        ElicitView {
+            access: &self.elicit,
+            label: &self.label,
             audit: &self.audit,
         }
     }

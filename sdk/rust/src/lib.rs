@@ -38,12 +38,13 @@
 //!
 //! The host's capabilities are reached through typed wrappers: [`state`] for the
 //! agent's state, [`log`] for messages and progress, [`content`] for images,
-//! audio and resources beside a result's JSON, [`tools`] for calling
-//! other tools, and, with the `http` feature, `http` for outgoing requests. Each fails closed with a typed error when the bundle's manifest
+//! audio and resources beside a result's JSON, [`elicit`] for questions to
+//! the person a call runs for, [`tools`] for calling other tools, and, with the `http` feature, `http` for outgoing requests. Each fails closed with a typed error when the bundle's manifest
 //! does not grant the access; `?` turns those errors into a [`ToolError`].
 
 pub mod config;
 pub mod content;
+pub mod elicit;
 mod error;
 mod export;
 pub mod hooks;

@@ -31,6 +31,10 @@ async def main():
 
     async def elicit(context, params):
         asked.append(params.message)
+        fields = params.requested_schema.get("properties", {})
+        if "name" in fields:
+            # A tool's own question: the person answers it.
+            return types.ElicitResult(action="accept", content={"name": "Ada"})
         if approve == "yes":
             return types.ElicitResult(action="accept", content={"approve": True})
         return types.ElicitResult(action="decline")
@@ -116,6 +120,15 @@ async def main():
                     progress.append([done, total, message])
 
                 await session.call_tool("test_tool_with_progress", {}, progress_callback=report)
+
+                # A tool that asks its own question, during the call.
+                before = len(asked)
+                greeted = await session.call_tool("test_input_required_result_elicitation", {})
+                seen["tool_question"] = {
+                    "error": greeted.is_error,
+                    "text": content_text(greeted),
+                    "asked": asked[before:],
+                }
                 seen["progress"] = progress
                 quiet = await session.call_tool("test_tool_with_logging", {})
                 seen["logged_unasked"] = list(logged)

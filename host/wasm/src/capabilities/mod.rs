@@ -3,7 +3,8 @@
 //! the import through which a component uses it: [`dirs`] (the filesystem),
 //! [`env`], [`state`], [`tools`], [`staging`], [`interpreters`] (which a
 //! backend's shell runs, and which see a read-only view of their own),
-//! [`network`], and the ones every bundle has, [`log`], [`config`] and (for a tool) [`content`]. [`CallBuilder`] is the one door
+//! [`network`], [`elicit`] (a tool's questions to the person it runs for),
+//! and the ones every bundle has, [`log`], [`config`] and (for a tool) [`content`]. [`CallBuilder`] is the one door
 //! through which a call gets any of them: it gives a call exactly what its
 //! bundle was granted, as the run narrows it, and a call's store holds
 //! nothing else.
@@ -11,6 +12,7 @@
 pub(crate) mod config;
 pub(crate) mod content;
 pub(crate) mod dirs;
+pub(crate) mod elicit;
 pub(crate) mod env;
 pub(crate) mod interpreters;
 pub(crate) mod log;
@@ -22,7 +24,7 @@ pub(crate) mod tools;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cordon_kernel::{CallContext, Cancellation, NestedCalls, StateReader, StateSnapshot};
+use cordon_kernel::{Asker, CallContext, Cancellation, NestedCalls, StateReader, StateSnapshot};
 use wasmtime::component::Linker;
 use wasmtime_wasi::WasiCtxBuilder;
 
@@ -35,6 +37,7 @@ use crate::workspace::CallFiles;
 use content::ContentOutput;
 use dirs::guard::FileGuard;
 use dirs::{DirAccess, ResolvedDir};
+use elicit::ElicitAccess;
 use interpreters::vfs::Vfs;
 use interpreters::{CommandIo, InterpreterAccess};
 use log::LogOutput;
@@ -59,6 +62,8 @@ pub(crate) struct CallBuilder<'a> {
     timeout: Duration,
     /// Set when whoever asked for the call cancels it.
     cancel: Cancellation,
+    /// Whom the call's questions reach.
+    asker: Option<Arc<dyn Asker>>,
     /// Whether the call's result may carry content blocks: a tool's.
     attaching: bool,
     /// Slots of the instance pool held for what the call starts: the
@@ -93,6 +98,7 @@ impl<'a> CallBuilder<'a> {
             interpreters: None,
             timeout: bundle.manifest.limits.timeout,
             cancel: Cancellation::default(),
+            asker: None,
             attaching: false,
             reserved: 0,
         }
@@ -172,6 +178,7 @@ impl<'a> CallBuilder<'a> {
             self.tools = Some(ToolAccess::new(handle, context.depth, context.files));
         }
         self.cancel = context.cancel;
+        self.asker = context.asker;
         self.reading(context.state)
     }
 
@@ -229,6 +236,11 @@ impl<'a> CallBuilder<'a> {
             label: self.label.to_owned(),
             audit: self.audit,
             log,
+            elicit: ElicitAccess::new(
+                self.bundle.manifest.grants.elicit,
+                self.attaching,
+                self.asker,
+            ),
             content: if self.attaching {
                 ContentOutput::new(limits.output_bytes)
             } else {
@@ -252,6 +264,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     crate::sandbox::add_types_to_linker(linker)?;
     log::add_to_linker(linker)?;
     content::add_to_linker(linker)?;
+    elicit::add_to_linker(linker)?;
     config::add_to_linker(linker)?;
     state::add_to_linker(linker)?;
     tools::add_to_linker(linker)?;

@@ -107,6 +107,7 @@ impl NestedCalls for Direct {
             files,
             skills: cordon_kernel::ActiveSkills::none(),
             cancel: self.cancel.clone(),
+            asker: None,
         };
         call::invoke(&self.plugins, name, args, context)
     }

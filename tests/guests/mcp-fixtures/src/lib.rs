@@ -1,9 +1,11 @@
 //! The `test` bundle: tools whose behaviour MCP clients and the MCP
 //! conformance suite check, built as a real component so that every check
-//! exercises the sandbox path. Each travels to clients as `test_NAME`.
+//! exercises the sandbox path. Each travels to clients as `test_NAME`. The
+//! ones that ask questions need the bundle's `elicit` grant.
 
 use std::time::Duration;
 
+use cordon_sdk::elicit::{self, Answer};
 use cordon_sdk::{Annotations, Tool, ToolError, content, log};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -281,6 +283,283 @@ impl Tool for Wait {
     }
 }
 
+/// What a person answered, as the conformance suite reads it back.
+fn answered(answer: &Answer) -> String {
+    match answer {
+        Answer::Accept(fields) => {
+            format!("action=accept, content={}", Value::Object(fields.clone()))
+        }
+        Answer::Decline => "action=decline, content={}".to_owned(),
+        Answer::Cancel => "action=cancel, content={}".to_owned(),
+    }
+}
+
+/// The accepted field `name` of `answer`, as text.
+fn field(answer: &Answer, name: &str) -> Result<String, ToolError> {
+    match answer {
+        Answer::Accept(fields) => Ok(match fields.get(name) {
+            Some(Value::String(text)) => text.clone(),
+            Some(other) => other.to_string(),
+            None => {
+                return Err(ToolError::InvalidInput(format!(
+                    "the answer has no `{name}`"
+                )));
+            }
+        }),
+        Answer::Decline | Answer::Cancel => Err(ToolError::Failed(format!(
+            "the question was not answered ({})",
+            answered(answer)
+        ))),
+    }
+}
+
+/// A form of one required field of `kind`.
+fn one_field(name: &str, kind: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": { name: { "type": kind } },
+        "required": [name]
+    })
+}
+
+/// The message to show.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageArgs {
+    /// The message to show the user.
+    pub message: String,
+}
+
+/// Asks for a user name and an email address.
+pub struct Elicitation;
+
+impl Tool for Elicitation {
+    const NAME: &'static str = "test.elicitation";
+    const DESCRIPTION: &'static str = "Ask the user for a user name and an email address.";
+    type Args = MessageArgs;
+    type Output = String;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(args: MessageArgs) -> Result<String, ToolError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "username": { "type": "string", "description": "User's response" },
+                "email": { "type": "string", "description": "User's email address" }
+            },
+            "required": ["username", "email"]
+        });
+        let answer = elicit::ask("user_info", &args.message, &schema)?;
+        Ok(format!("User response: {}", answered(&answer)))
+    }
+}
+
+/// Asks with a default for every primitive type (SEP-1034).
+pub struct ElicitationDefaults;
+
+impl Tool for ElicitationDefaults {
+    const NAME: &'static str = "test.elicitation_sep1034_defaults";
+    const DESCRIPTION: &'static str = "Ask with a default value for every primitive type.";
+    type Args = NoArgs;
+    type Output = String;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<String, ToolError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "default": "John Doe" },
+                "age": { "type": "integer", "default": 30 },
+                "score": { "type": "number", "default": 95.5 },
+                "status": {
+                    "type": "string",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active"
+                },
+                "verified": { "type": "boolean", "default": true }
+            }
+        });
+        let answer = elicit::ask(
+            "defaults",
+            "Please review and update the form fields with defaults",
+            &schema,
+        )?;
+        Ok(format!("Elicitation completed: {}", answered(&answer)))
+    }
+}
+
+/// Asks with every kind of enum (SEP-1330).
+pub struct ElicitationEnums;
+
+impl Tool for ElicitationEnums {
+    const NAME: &'static str = "test.elicitation_sep1330_enums";
+    const DESCRIPTION: &'static str = "Ask with every kind of single- and multi-select enum.";
+    type Args = NoArgs;
+    type Output = String;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<String, ToolError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
+                "titledSingle": {
+                    "type": "string",
+                    "oneOf": [
+                        { "const": "value1", "title": "First Option" },
+                        { "const": "value2", "title": "Second Option" },
+                        { "const": "value3", "title": "Third Option" }
+                    ]
+                },
+                "legacyEnum": {
+                    "type": "string",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"]
+                },
+                "untitledMulti": {
+                    "type": "array",
+                    "items": { "type": "string", "enum": ["option1", "option2", "option3"] }
+                },
+                "titledMulti": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": [
+                            { "const": "value1", "title": "First Choice" },
+                            { "const": "value2", "title": "Second Choice" },
+                            { "const": "value3", "title": "Third Choice" }
+                        ]
+                    }
+                }
+            }
+        });
+        let answer = elicit::ask("enums", "Please select from the options", &schema)?;
+        Ok(format!("Elicitation completed: {}", answered(&answer)))
+    }
+}
+
+/// Asks the user's name and greets them.
+pub struct AskName;
+
+impl Tool for AskName {
+    const NAME: &'static str = "test.input_required_result_elicitation";
+    const DESCRIPTION: &'static str = "Ask the user's name, then greet them.";
+    type Args = NoArgs;
+    type Output = String;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<String, ToolError> {
+        let answer = elicit::ask(
+            "user_name",
+            "What is your name?",
+            &one_field("name", "string"),
+        )?;
+        Ok(format!("Hello, {}!", field(&answer, "name")?))
+    }
+}
+
+/// Asks for a confirmation, which comes back with the sealed request state.
+pub struct Confirm;
+
+impl Tool for Confirm {
+    const NAME: &'static str = "test.input_required_result_request_state";
+    const DESCRIPTION: &'static str = "Ask for a confirmation.";
+    type Args = NoArgs;
+    type Output = String;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<String, ToolError> {
+        confirm()
+    }
+}
+
+fn confirm() -> Result<String, ToolError> {
+    let answer = elicit::ask("confirm", "Please confirm", &one_field("ok", "boolean"))?;
+    Ok(format!("state-ok: confirmed={}", field(&answer, "ok")?))
+}
+
+/// The same confirmation, for the suite's tampering check.
+pub struct ConfirmTampered;
+
+impl Tool for ConfirmTampered {
+    const NAME: &'static str = "test.input_required_result_tampered_state";
+    const DESCRIPTION: &'static str =
+        "Ask for a confirmation; a tampered request state is refused.";
+    type Args = NoArgs;
+    type Output = String;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<String, ToolError> {
+        confirm()
+    }
+}
+
+/// Asks two questions, one after the other.
+pub struct TwoQuestions;
+
+impl Tool for TwoQuestions {
+    const NAME: &'static str = "test.input_required_result_multi_round";
+    const DESCRIPTION: &'static str = "Ask a name, then a favourite colour.";
+    type Args = NoArgs;
+    type Output = String;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<String, ToolError> {
+        let name = elicit::ask(
+            "step1",
+            "Step 1: What is your name?",
+            &one_field("name", "string"),
+        )?;
+        let name = field(&name, "name")?;
+        let color = elicit::ask(
+            "step2",
+            "Step 2: What is your favorite color?",
+            &one_field("color", "string"),
+        )?;
+        Ok(format!("{name} likes {}", field(&color, "color")?))
+    }
+}
+
+/// Asks a question while the request's response streams.
+pub struct StreamingElicitation;
+
+impl Tool for StreamingElicitation {
+    const NAME: &'static str = "test.streaming_elicitation";
+    const DESCRIPTION: &'static str = "Report progress, then ask a question.";
+    type Args = NoArgs;
+    type Output = String;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<String, ToolError> {
+        log::progress(0, Some(1), "about to ask");
+        let answer = elicit::ask("go_on", "Go on?", &one_field("go_on", "boolean"))?;
+        Ok(format!("Elicitation completed: {}", answered(&answer)))
+    }
+}
+
 cordon_sdk::export_tools!(
     Echo,
     SimpleText,
@@ -292,5 +571,13 @@ cordon_sdk::export_tools!(
     Progress,
     Logging,
     ErrorHandling,
-    Wait
+    Wait,
+    Elicitation,
+    ElicitationDefaults,
+    ElicitationEnums,
+    AskName,
+    Confirm,
+    ConfirmTampered,
+    TwoQuestions,
+    StreamingElicitation
 );
