@@ -146,7 +146,7 @@ impl CallState {
 
     pub(crate) fn elicit_view(&mut self) -> ElicitView<'_> {
         ElicitView {
-            access: &self.elicit,
+            access: &mut self.elicit,
             label: &self.label,
             audit: &self.audit,
         }

@@ -18,6 +18,10 @@ use crate::bindings::cordon::plugin::elicit;
 use crate::manifest::{BundleKind, ManifestError, Validator};
 use crate::sandbox::CallState;
 
+/// How many questions one call may ask: past it, a tool that asks in a
+/// loop is refused rather than put to the person again and again.
+pub(crate) const MAX_QUESTIONS: u32 = 16;
+
 /// Check `grants.elicit`: only a tool asks questions.
 pub(crate) fn validate(
     elicit: bool,
@@ -49,6 +53,8 @@ pub(crate) struct ElicitAccess {
     /// Granted, and the call is a tool's.
     allowed: bool,
     asker: Option<Arc<dyn Asker>>,
+    /// The questions asked so far.
+    asked: u32,
 }
 
 impl ElicitAccess {
@@ -58,13 +64,14 @@ impl ElicitAccess {
         Self {
             allowed: granted && tool,
             asker,
+            asked: 0,
         }
     }
 }
 
 /// The `elicit` import of one call.
 pub(crate) struct ElicitView<'a> {
-    pub(crate) access: &'a ElicitAccess,
+    pub(crate) access: &'a mut ElicitAccess,
     /// The tool called.
     pub(crate) label: &'a str,
     pub(crate) audit: &'a Audit,
@@ -101,6 +108,13 @@ impl elicit::Host for ElicitView<'_> {
                 "this bundle is not granted questions; a tool that asks declares `elicit = true` under [grants] in its plugin.toml".to_owned(),
             ));
         }
+        if self.access.asked == MAX_QUESTIONS {
+            return Ok(self.refuse(
+                &key,
+                format!("a call asks at most {MAX_QUESTIONS} questions"),
+            ));
+        }
+        self.access.asked += 1;
         let schema: Value = match serde_json::from_str(&schema) {
             Ok(schema) => schema,
             Err(error) => return Ok(Err(format!("the form's schema is not JSON: {error}"))),
@@ -128,5 +142,72 @@ impl elicit::Host for ElicitView<'_> {
                 )));
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cordon_kernel::{AskFuture, EventLog};
+
+    use super::*;
+    use crate::bindings::cordon::plugin::elicit::Host as _;
+
+    /// Accepts every question with an empty form.
+    struct Yes;
+
+    impl Asker for Yes {
+        fn ask<'a>(&'a self, _tool: &'a str, _question: &'a Question) -> AskFuture<'a> {
+            Box::pin(async { Ok(Answer::Accept(serde_json::json!({}))) })
+        }
+    }
+
+    async fn ask(access: &mut ElicitAccess, audit: &Audit) -> Result<elicit::Answer, String> {
+        let mut view = ElicitView {
+            access,
+            label: "survey.ask",
+            audit,
+        };
+        view.ask("q".into(), "?".into(), r#"{"type":"object"}"#.into())
+            .await
+            .expect("no trap")
+    }
+
+    fn denials(events: &EventLog) -> Vec<String> {
+        events
+            .denials()
+            .into_iter()
+            .map(|denial| denial.reason)
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn questions_are_answered_only_with_the_grant_and_up_to_the_cap() {
+        let events = Arc::new(EventLog::new());
+        let audit = Audit::new("survey", events.clone());
+
+        let mut ungranted = ElicitAccess::new(false, true, Some(Arc::new(Yes)));
+        let refused = ask(&mut ungranted, &audit).await.unwrap_err();
+        assert!(refused.contains("not granted questions"), "{refused}");
+        let mut hook = ElicitAccess::new(true, false, Some(Arc::new(Yes)));
+        assert!(
+            ask(&mut hook, &audit).await.is_err(),
+            "only a tool call asks"
+        );
+        let mut alone = ElicitAccess::new(true, true, None);
+        let refused = ask(&mut alone, &audit).await.unwrap_err();
+        assert!(refused.contains("nobody can be asked"), "{refused}");
+        assert_eq!(denials(&events).len(), 3, "each refusal is audited");
+
+        let mut granted = ElicitAccess::new(true, true, Some(Arc::new(Yes)));
+        for _ in 0..MAX_QUESTIONS {
+            assert!(matches!(
+                ask(&mut granted, &audit).await,
+                Ok(elicit::Answer::Accept(_))
+            ));
+        }
+        let refused = ask(&mut granted, &audit).await.unwrap_err();
+        assert!(refused.contains("at most 16 questions"), "{refused}");
+        assert_eq!(denials(&events).len(), 4);
+        assert_eq!(denials(&events)[3], refused);
     }
 }
