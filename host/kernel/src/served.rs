@@ -8,7 +8,10 @@
 //!
 //! A served run owns its [`Runtime`]: the events a step gathers belong to that
 //! run alone. Requests arriving together take their turn; one step commits
-//! before the next is judged.
+//! before the next is judged. The tools' questions go to the requester
+//! ([`crate::ask`]); a question it defers withdraws the step, which commits
+//! nothing and runs again from the start when the request comes back with
+//! the answer.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
