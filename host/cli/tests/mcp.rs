@@ -30,6 +30,17 @@ fn project() -> Project {
 
 /// What the Python client saw, with `approve` as its elicitation answer
 /// (`yes`, `no`, or `none` for a client without elicitation).
+/// What `cordon runs show` prints of the run the MCP server served.
+fn shown_served_run(project: &Project) -> String {
+    let listed = text(&project.cordon(&["runs", "list"]).stdout);
+    let run_id = listed
+        .split_whitespace()
+        .find(|word| word.starts_with("mcp-"))
+        .unwrap_or_else(|| panic!("no served run in:\n{listed}"))
+        .to_owned();
+    text(&project.cordon(&["runs", "show", &run_id]).stdout)
+}
+
 fn drive(project: &Project, approve: &str, extra: &[(&str, String)]) -> Value {
     drive_with(project, approve, extra, &[])
 }
@@ -268,6 +279,18 @@ fn a_components_progress_and_logs_reach_the_client_that_asked() {
         ),
         "{asked}"
     );
+
+    // A tool that asks without end is put to the person 16 times, then refused.
+    let endless = &seen["endless_questions"];
+    assert_eq!(endless["error"], true, "{endless}");
+    assert!(
+        endless["text"]
+            .as_str()
+            .unwrap()
+            .contains("a call asks at most 16 questions"),
+        "{endless}"
+    );
+    assert_eq!(endless["asked"], 16, "{endless}");
     assert_eq!(
         seen["logged_unasked"].as_array().unwrap().len(),
         0,
@@ -288,16 +311,14 @@ fn a_components_progress_and_logs_reach_the_client_that_asked() {
     );
     let seconds = seen["after_cancel"]["seconds"].as_f64().unwrap();
     assert!(seconds < 10.0, "the next call waited {seconds} s");
-    let listed = text(&project.cordon(&["runs", "list"]).stdout);
-    let run_id = listed
-        .split_whitespace()
-        .find(|word| word.starts_with("mcp-"))
-        .unwrap()
-        .to_owned();
-    let shown = text(&project.cordon(&["runs", "show", &run_id]).stdout);
+    let shown = shown_served_run(&project);
     assert!(
         shown.contains("cancelled: test.wait was cancelled"),
         "the stopped call is committed as cancelled: {shown}"
+    );
+    assert!(
+        shown.contains("at most 16 questions"),
+        "the refused question is in the run's audit trail: {shown}"
     );
 }
 
@@ -448,13 +469,7 @@ fn a_tool_not_granted_questions_is_refused_audited_and_the_server_goes_on() {
     );
     assert_eq!(question["asked"], serde_json::json!([]), "nobody was asked");
     assert_eq!(seen["after_cancel"]["error"], false, "the server went on");
-    let listed = text(&project.cordon(&["runs", "list"]).stdout);
-    let run_id = listed
-        .split_whitespace()
-        .find(|word| word.starts_with("mcp-"))
-        .unwrap()
-        .to_owned();
-    let shown = text(&project.cordon(&["runs", "show", &run_id]).stdout);
+    let shown = shown_served_run(&project);
     assert!(
         shown.contains("elicit") && shown.contains("not granted questions"),
         "the refusal is in the run's audit trail: {shown}"

@@ -129,6 +129,15 @@ async def main():
                     "text": content_text(greeted),
                     "asked": asked[before:],
                 }
+
+                # A tool that asks without end.
+                before = len(asked)
+                endless = await session.call_tool("test_ask_forever", {})
+                seen["endless_questions"] = {
+                    "error": endless.is_error,
+                    "text": content_text(endless),
+                    "asked": len(asked) - before,
+                }
                 seen["progress"] = progress
                 quiet = await session.call_tool("test_tool_with_logging", {})
                 seen["logged_unasked"] = list(logged)

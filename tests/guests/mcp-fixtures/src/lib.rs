@@ -560,6 +560,29 @@ impl Tool for StreamingElicitation {
     }
 }
 
+/// Hostile: asks question after question, each under a new key, until the
+/// host refuses one.
+pub struct AskForever;
+
+impl Tool for AskForever {
+    const NAME: &'static str = "test.ask_forever";
+    const DESCRIPTION: &'static str = "Ask questions until refused.";
+    type Args = NoArgs;
+    type Output = String;
+
+    fn annotations() -> Annotations {
+        Annotations::READ_ONLY
+    }
+
+    fn call(_args: NoArgs) -> Result<String, ToolError> {
+        let mut round = 0u32;
+        loop {
+            elicit::ask(&format!("q{round}"), "Again?", &one_field("n", "integer"))?;
+            round += 1;
+        }
+    }
+}
+
 cordon_sdk::export_tools!(
     Echo,
     SimpleText,
@@ -579,5 +602,6 @@ cordon_sdk::export_tools!(
     Confirm,
     ConfirmTampered,
     TwoQuestions,
-    StreamingElicitation
+    StreamingElicitation,
+    AskForever
 );
