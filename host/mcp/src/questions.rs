@@ -107,3 +107,62 @@ impl Asker for NobodyToAsk {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn question(key: &str, schema: Value) -> Question {
+        Question {
+            key: key.into(),
+            message: "What is your name?".into(),
+            schema,
+        }
+    }
+
+    fn name_form() -> Value {
+        json!({"type": "object", "properties": {"name": {"type": "string"}}})
+    }
+
+    #[tokio::test]
+    async fn answers_come_from_the_request_and_the_rest_wait_for_the_next_round() {
+        let answered: ElicitResult =
+            serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                .unwrap();
+        let between = AskBetween(BTreeMap::from([("name".to_owned(), answered)]));
+        assert_eq!(
+            between.ask("t.ask", &question("name", name_form())).await,
+            Ok(Answer::Accept(json!({"name": "Ada"})))
+        );
+        assert_eq!(
+            between.ask("t.ask", &question("other", name_form())).await,
+            Err(Unasked::Deferred)
+        );
+        let asked =
+            serde_json::to_string(&request("t.ask", &question("name", name_form())).unwrap())
+                .unwrap();
+        assert!(
+            asked.contains("Cordon tool `t.ask` asks: What is your name?"),
+            "{asked}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_question_posing_as_an_approval_or_with_no_form_is_not_asked() {
+        let between = AskBetween(BTreeMap::new());
+        let Err(Unasked::Unable(reason)) =
+            between.ask("t.ask", &question(APPROVAL, name_form())).await
+        else {
+            panic!("the approval key is Cordon's own");
+        };
+        assert!(reason.contains("Cordon's own"), "{reason}");
+        let nested = json!({"type": "object", "properties": {"x": {"type": "object"}}});
+        let Err(Unasked::Unable(reason)) = between.ask("t.ask", &question("x", nested)).await
+        else {
+            panic!("a nested form is not one elicitation takes");
+        };
+        assert!(reason.contains("not one MCP elicitation takes"), "{reason}");
+    }
+}
