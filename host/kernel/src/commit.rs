@@ -175,6 +175,20 @@ pub struct Receipt {
     pub seq: u64,
 }
 
+/// How far a recorded intent must reach before its calls start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// On disk: a resume after any crash, a power loss included, finds it.
+    /// A run the loop resumes needs this, so that it never re-runs a call
+    /// that may have had its effect.
+    Disk,
+    /// Out of the process: the store holds it when Cordon dies, and the
+    /// step's own commit, which is always on disk, takes it there. An
+    /// intent that only records that an effect may have happened (a served
+    /// request, which is never resumed) needs no more.
+    Process,
+}
+
 /// Calls about to run in step `seq`, recorded before they start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Intent {
@@ -394,8 +408,8 @@ pub trait CommitStore: Send + Sync {
     /// Refuses a step number that is not the last plus one.
     fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError>;
 
-    /// Durably record calls about to start.
-    fn record_intent(&self, intent: &Intent) -> Result<(), CommitError>;
+    /// Record calls about to start, as far as `durability` says.
+    fn record_intent(&self, intent: &Intent, durability: Durability) -> Result<(), CommitError>;
 
     /// Everything committed for `run_id`.
     fn load(&self, run_id: &str) -> Result<RunRecord, CommitError>;
@@ -515,7 +529,7 @@ impl CommitStore for MemoryCommitStore {
         Ok(Receipt { seq: commit.seq })
     }
 
-    fn record_intent(&self, intent: &Intent) -> Result<(), CommitError> {
+    fn record_intent(&self, intent: &Intent, _durability: Durability) -> Result<(), CommitError> {
         let mut runs = self.lock();
         let record = runs
             .records

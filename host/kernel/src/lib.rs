@@ -37,7 +37,7 @@ pub use approval::{Approval, ApprovalFuture, Approver, DeferApprovals};
 pub use ask::{Answer, AskFuture, Asker, Deferred, Question, Unasked};
 pub use cancel::{Cancellation, Cancelled};
 pub use commit::{
-    CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, EndCause, Intent,
+    CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, Durability, EndCause, Intent,
     MemoryCommitStore, PendingCall, PendingReason, Receipt, RunHeader, RunRecord, RunSummary,
     StepCommit, ToolRecord,
 };

@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver, DeferApprovals};
 use crate::commit::{
-    CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, EndCause, Intent,
+    CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, Durability, EndCause, Intent,
     PendingCall, PendingReason, RunHeader, RunRecord, StepCommit, ToolRecord,
 };
 use crate::event::{Event, EventSink, LimitKind};
@@ -130,6 +130,17 @@ pub(crate) enum Intents {
     /// never resumed, so an intent only records that an effect may have
     /// happened; read-only and idempotent calls need none.
     ForEffects,
+}
+
+impl Intents {
+    /// How far each intent must reach: on disk for a run that resumes from
+    /// it, out of the process for one that only records it.
+    fn durability(self) -> Durability {
+        match self {
+            Self::Always => Durability::Disk,
+            Self::ForEffects => Durability::Process,
+        }
+    }
 }
 
 /// The state of a run the loop carries between commits.
@@ -864,12 +875,15 @@ impl Runtime {
             })
         };
         if self.intents == Intents::Always || effects() {
-            self.store.record_intent(&Intent {
-                run_id: cursor.run_id.clone(),
-                seq: cursor.seq + 1,
-                assistant: assistant.cloned(),
-                calls: records.to_vec(),
-            })?;
+            self.store.record_intent(
+                &Intent {
+                    run_id: cursor.run_id.clone(),
+                    seq: cursor.seq + 1,
+                    assistant: assistant.cloned(),
+                    calls: records.to_vec(),
+                },
+                self.intents.durability(),
+            )?;
         }
         let view = step.view();
         let nested = StepCalls::new(

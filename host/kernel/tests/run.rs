@@ -325,25 +325,28 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
         args: json!({}),
     };
     store
-        .record_intent(&Intent {
-            run_id: "r".into(),
-            seq: 2,
-            assistant: Some(Message::Assistant {
-                text: String::new(),
-                tool_calls: vec![call.clone()],
-            }),
-            calls: vec![cordon_kernel::ToolRecord {
-                children: Vec::new(),
-                blocks: Vec::new(),
-                call,
-                decision: cordon_kernel::Decision {
-                    verdict: Verdict::Allow,
-                    answered: None,
-                    rule: None,
-                },
-                result: None,
-            }],
-        })
+        .record_intent(
+            &Intent {
+                run_id: "r".into(),
+                seq: 2,
+                assistant: Some(Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![call.clone()],
+                }),
+                calls: vec![cordon_kernel::ToolRecord {
+                    children: Vec::new(),
+                    blocks: Vec::new(),
+                    call,
+                    decision: cordon_kernel::Decision {
+                        verdict: Verdict::Allow,
+                        answered: None,
+                        rule: None,
+                    },
+                    result: None,
+                }],
+            },
+            cordon_kernel::Durability::Disk,
+        )
         .unwrap();
 }
 

@@ -2,7 +2,10 @@
 //!
 //! [`SqliteCommitStore`] owns the file and everything in it. The file runs in
 //! WAL mode with `synchronous=FULL`, so a commit that returned is on disk and
-//! readers never block the writer. Any number of stores, in one process or
+//! readers never block the writer. An intent recorded with
+//! [`Durability::Process`] alone is written without the flush: it is in the
+//! file for any process that opens it, and the next commit's flush takes it
+//! to disk with the commit. Any number of stores, in one process or
 //! several, may open the same file; a writer waits up to five seconds for
 //! another to finish before giving up.
 //!
@@ -57,8 +60,8 @@ use std::time::{Duration, Instant};
 
 use cordon_kernel::commit::check_sequence;
 use cordon_kernel::{
-    CommitError, CommitStore, Disposition, Intent, Receipt, RunHeader, RunRecord, RunSummary,
-    StepCommit, StepFiles, apply_writes,
+    CommitError, CommitStore, Disposition, Durability, Intent, Receipt, RunHeader, RunRecord,
+    RunSummary, StepCommit, StepFiles, apply_writes,
 };
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use serde::de::DeserializeOwned;
@@ -458,6 +461,31 @@ impl SqliteCommitStore {
             })
     }
 
+    /// Record `body` as the intent of `run_id` for step `seq`, in one
+    /// transaction.
+    fn insert_intent(
+        &self,
+        connection: &mut Connection,
+        run_id: &str,
+        seq: i64,
+        body: &str,
+    ) -> Result<(), CommitError> {
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .context(&self.path, "starting an intent")?;
+        self.require_run(&transaction, run_id)?;
+        transaction
+            .prepare_cached(
+                "INSERT INTO intents (run_id, seq, body) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq, body = excluded.body",
+            )
+            .and_then(|mut statement| statement.execute(params![run_id, seq, body]))
+            .context(&self.path, "recording an intent")?;
+        transaction
+            .commit()
+            .context(&self.path, "recording an intent")
+    }
+
     /// The committed values of `keys` held by `owner`; absent keys are left out.
     fn values(
         &self,
@@ -565,7 +593,8 @@ impl CommitStore for SqliteCommitStore {
         files::insert(&transaction, run_id, seq, &commit.files)
             .context(&self.path, "recording file changes")?;
         transaction
-            .execute("DELETE FROM intents WHERE run_id = ?1", [run_id])
+            .prepare_cached("DELETE FROM intents WHERE run_id = ?1")
+            .and_then(|mut statement| statement.execute([run_id]))
             .context(&self.path, "clearing the intent")?;
         transaction
             .commit()
@@ -573,27 +602,27 @@ impl CommitStore for SqliteCommitStore {
         Ok(Receipt { seq: commit.seq })
     }
 
-    fn record_intent(&self, intent: &Intent) -> Result<(), CommitError> {
+    fn record_intent(&self, intent: &Intent, durability: Durability) -> Result<(), CommitError> {
         let run_id = intent.run_id.as_str();
         let seq = signed(intent.seq, "step number")?;
         let body = serde_json::to_string(intent).map_err(|error| {
             CommitError::Storage(format!("encoding the intent of run {run_id}: {error}"))
         })?;
         let mut connection = self.lock();
-        let transaction = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .context(&self.path, "starting an intent")?;
-        self.require_run(&transaction, run_id)?;
-        transaction
-            .execute(
-                "INSERT INTO intents (run_id, seq, body) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq, body = excluded.body",
-                params![run_id, seq, body],
-            )
-            .context(&self.path, "recording an intent")?;
-        transaction
-            .commit()
-            .context(&self.path, "recording an intent")
+        let unflushed = durability == Durability::Process;
+        if unflushed {
+            connection
+                .pragma_update(None, "synchronous", "NORMAL")
+                .context(&self.path, "recording an intent")?;
+        }
+        let recorded = self.insert_intent(&mut connection, run_id, seq, &body);
+        if unflushed {
+            // Every other write flushes again, whatever became of this one.
+            connection
+                .pragma_update(None, "synchronous", "FULL")
+                .context(&self.path, "enabling synchronous writes")?;
+        }
+        recorded
     }
 
     fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
@@ -1007,7 +1036,7 @@ mod tests {
         let commit = step("nope", 1, "x", Vec::new());
         assert_eq!(store.commit(&commit).unwrap_err(), unknown);
         assert_eq!(
-            store.record_intent(&intent("nope", 1)),
+            store.record_intent(&intent("nope", 1), Durability::Disk),
             Err(unknown.clone())
         );
         assert_eq!(store.state("nope").unwrap_err(), unknown);
@@ -1166,7 +1195,9 @@ mod tests {
         store.create_run(&header("r", 1)).unwrap();
         let name = write("name", StateOp::Set { value: json!("x") });
         store.commit(&step("r", 1, "x", vec![name])).unwrap();
-        store.record_intent(&intent("r", 2)).unwrap();
+        store
+            .record_intent(&intent("r", 2), Durability::Disk)
+            .unwrap();
         let bad = step(
             "r",
             2,
@@ -1194,16 +1225,41 @@ mod tests {
     fn an_intent_is_kept_until_the_next_commit() {
         let (_dir, _path, store) = fresh();
         store.create_run(&header("r", 1)).unwrap();
-        store.record_intent(&intent("r", 1)).unwrap();
+        store
+            .record_intent(&intent("r", 1), Durability::Disk)
+            .unwrap();
         let mut replaced = intent("r", 1);
         replaced.assistant = Some(Message::Assistant {
             text: "calling".into(),
             tool_calls: Vec::new(),
         });
-        store.record_intent(&replaced).unwrap();
+        store.record_intent(&replaced, Durability::Disk).unwrap();
         assert_eq!(store.load("r").unwrap().intent, Some(replaced));
         store.commit(&step("r", 1, "x", Vec::new())).unwrap();
         assert_eq!(store.load("r").unwrap().intent, None);
+    }
+
+    #[test]
+    fn an_intent_written_without_a_flush_is_seen_by_another_opener_and_later_writes_flush() {
+        let (_dir, path, store) = fresh();
+        store.create_run(&header("r", 1)).unwrap();
+        store
+            .record_intent(&intent("r", 1), Durability::Process)
+            .unwrap();
+        let other = SqliteCommitStore::open(&path).unwrap();
+        assert_eq!(other.load("r").unwrap().intent, Some(intent("r", 1)));
+        let synchronous: i64 = store
+            .lock()
+            .pragma_query_value(None, "synchronous", |row| row.get(0))
+            .unwrap();
+        assert_eq!(synchronous, 2, "FULL again after the unflushed intent");
+        let refused = store.record_intent(&intent("nope", 1), Durability::Process);
+        assert!(matches!(refused, Err(CommitError::UnknownRun(_))));
+        let synchronous: i64 = store
+            .lock()
+            .pragma_query_value(None, "synchronous", |row| row.get(0))
+            .unwrap();
+        assert_eq!(synchronous, 2, "FULL again after a refused intent");
     }
 
     #[test]
@@ -1217,7 +1273,9 @@ mod tests {
             vec![write("n", StateOp::Increment { delta: 3 })],
         );
         store.commit(&commit).unwrap();
-        store.record_intent(&intent("r", 2)).unwrap();
+        store
+            .record_intent(&intent("r", 2), Durability::Disk)
+            .unwrap();
         drop(store);
 
         let reopened = SqliteCommitStore::open(&path).unwrap();
