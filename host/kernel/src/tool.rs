@@ -45,7 +45,8 @@ impl ToolAnnotations {
     };
 }
 
-/// What a tool tells the model and the host about itself.
+/// What a tool tells the model and the host about itself. The schemas are
+/// shared, so that the listing each step and request takes stays cheap.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct ToolSpec {
@@ -54,10 +55,10 @@ pub struct ToolSpec {
     /// What the tool does, for the model.
     pub description: String,
     /// JSON Schema of the arguments.
-    pub input_schema: Value,
+    pub input_schema: Arc<Value>,
     /// JSON Schema of the output, when promised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Arc<Value>>,
     /// Effect hints.
     pub annotations: ToolAnnotations,
 }

@@ -285,7 +285,7 @@ impl cordon_kernel::ToolSet for Patient {
         vec![cordon_kernel::ToolSpec {
             name: "wait".into(),
             description: "waits".into(),
-            input_schema: json!({"type": "object"}),
+            input_schema: std::sync::Arc::new(json!({"type": "object"})),
             output_schema: None,
             annotations: READ_ONLY,
         }]
@@ -519,7 +519,7 @@ impl cordon_kernel::ToolSet for Curious {
         vec![cordon_kernel::ToolSpec {
             name: "greet".into(),
             description: "asks a name".into(),
-            input_schema: json!({"type": "object"}),
+            input_schema: std::sync::Arc::new(json!({"type": "object"})),
             output_schema: None,
             annotations: EFFECTFUL,
         }]

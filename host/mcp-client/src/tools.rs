@@ -203,11 +203,11 @@ fn spec(full: &str, tool: &Tool, trusted: bool) -> ToolSpec {
     ToolSpec {
         name: full.to_owned(),
         description,
-        input_schema: Value::Object((*tool.input_schema).clone()),
+        input_schema: Arc::new(Value::Object((*tool.input_schema).clone())),
         output_schema: tool
             .output_schema
             .as_ref()
-            .map(|schema| Value::Object((**schema).clone())),
+            .map(|schema| Arc::new(Value::Object((**schema).clone()))),
         annotations,
     }
 }

@@ -153,7 +153,7 @@ fn offered(spec: &ToolSpec, wraps: bool) -> Tool {
                 "required": ["result"],
             })
         } else {
-            schema.clone()
+            (**schema).clone()
         };
         tool = tool.with_raw_output_schema(Arc::new(object(&schema)));
     }
@@ -184,12 +184,12 @@ mod tests {
         ToolSpec {
             name: name.into(),
             description: format!("the {name} tool"),
-            input_schema: json!({
+            input_schema: Arc::new(json!({
                 "type": "object",
                 "properties": {"q": {"type": "string"}},
                 "required": ["q"],
-            }),
-            output_schema: Some(json!({"type": "object"})),
+            })),
+            output_schema: Some(Arc::new(json!({"type": "object"}))),
             annotations: Contract {
                 read_only,
                 destructive: !read_only,
@@ -217,7 +217,7 @@ mod tests {
     #[test]
     fn a_tool_whose_output_is_not_an_object_travels_wrapped() {
         let mut list = spec("list.all", true);
-        list.output_schema = Some(json!({"type": "array"}));
+        list.output_schema = Some(Arc::new(json!({"type": "array"})));
         let catalog = Catalog::new(vec![list]).unwrap();
         assert!(
             catalog

@@ -77,7 +77,7 @@ mod tests {
         ToolSpec {
             name: name.into(),
             description: String::new(),
-            input_schema: serde_json::json!({}),
+            input_schema: std::sync::Arc::new(serde_json::json!({})),
             output_schema: None,
             annotations: ToolAnnotations::default(),
         }

@@ -162,14 +162,14 @@ fn spec(catalog: &Catalog) -> ToolSpec {
     ToolSpec {
         name: SKILL_TOOL.to_owned(),
         description: description.trim_end().to_owned(),
-        input_schema: json!({
+        input_schema: Arc::new(json!({
             "type": "object",
             "properties": {
                 "name": {"type": "string", "enum": names, "description": "The skill to activate."}
             },
             "required": ["name"],
             "additionalProperties": false
-        }),
+        })),
         output_schema: None,
         annotations: ToolAnnotations {
             read_only: true,

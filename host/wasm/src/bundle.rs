@@ -739,8 +739,8 @@ fn validate_spec(
     let spec = ToolSpec {
         name: spec.name,
         description: spec.description,
-        input_schema,
-        output_schema,
+        input_schema: Arc::new(input_schema),
+        output_schema: output_schema.map(Arc::new),
         annotations: ToolAnnotations {
             read_only,
             destructive,

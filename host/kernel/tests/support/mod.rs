@@ -140,7 +140,7 @@ impl Functions {
             ToolSpec {
                 name: name.into(),
                 description: format!("the {name} tool"),
-                input_schema: json!({"type": "object"}),
+                input_schema: std::sync::Arc::new(json!({"type": "object"})),
                 output_schema: None,
                 annotations,
             },

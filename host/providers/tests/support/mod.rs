@@ -33,10 +33,10 @@ pub(crate) fn tool(name: &str) -> ToolSpec {
     ToolSpec {
         name: name.into(),
         description: format!("the {name} tool"),
-        input_schema: serde_json::json!({
+        input_schema: std::sync::Arc::new(serde_json::json!({
             "type": "object",
             "properties": {"path": {"type": "string"}},
-        }),
+        })),
         output_schema: None,
         annotations: ToolAnnotations::default(),
     }

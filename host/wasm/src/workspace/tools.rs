@@ -442,7 +442,7 @@ fn specs() -> Vec<ToolSpec> {
     let spec = |name: &str, description: &str, schema: Value, annotations| ToolSpec {
         name: name.to_owned(),
         description: description.to_owned(),
-        input_schema: schema,
+        input_schema: Arc::new(schema),
         output_schema: None,
         annotations,
     };
