@@ -246,6 +246,57 @@ fn adding_bundles_changes_the_listing_and_a_broken_one_is_left_out() {
 }
 
 #[test]
+fn a_client_activating_a_skill_is_told_the_tools_changed_and_is_offered_its_tools() {
+    let project = project();
+    let example = Path::new(artifacts::EXAMPLE_SKILLS_DIR).join("csv-report");
+    assert!(
+        example.join("tools/table/table.wasm").is_file(),
+        "build the example skill's tool with `cargo run -p cordon-cli -- build examples/skills/csv-report/tools`"
+    );
+    project.copy_folder(&example, "skills/csv-report");
+    project.write(
+        "permissions.toml",
+        &format!("{PERMISSIONS}\nallow = [\"jq.*\", \"skill\", \"csv-report/*\"]\n")
+            .replace("allow = [\"jq.*\"]\n", ""),
+    );
+    let seen = drive_with(
+        &project,
+        "yes",
+        &[("ACTIVATE_SKILL", "csv-report".to_owned())],
+        &["--skills", "skills"],
+    );
+    let before: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert!(before.contains(&"skill"), "{before:?}");
+    assert!(
+        !before.iter().any(|name| name.starts_with("csv-report")),
+        "a skill's tools wait for its activation: {before:?}"
+    );
+    let skill = &seen["skill"];
+    assert_eq!(skill["error"], false, "{skill}");
+    assert_eq!(skill["list_changed"], true, "the client was told: {skill}");
+    let after: Vec<&str> = skill["tools_after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap())
+        .collect();
+    assert!(
+        after.iter().any(|name| name.starts_with("csv-report")),
+        "the active skill's tool is offered: {after:?}"
+    );
+    let shown = shown_served_run(&project);
+    assert!(
+        shown.contains("skill csv-report activated"),
+        "the activation commits with its step: {shown}"
+    );
+}
+
+#[test]
 fn a_components_progress_and_logs_reach_the_client_that_asked() {
     let project = project();
     project.bundle(

@@ -82,8 +82,15 @@ pub enum Unanswered {
 /// How a request ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Served {
-    /// The step committed; each call's record, in request order.
-    Committed(Vec<ToolRecord>),
+    /// The step committed.
+    Committed {
+        /// Each call's record, in request order.
+        records: Vec<ToolRecord>,
+        /// Whether the step changed the tools the run offers (it activated
+        /// a skill that ships tools or narrows them), so that requesters
+        /// who listen are told.
+        offers_changed: bool,
+    },
     /// Nothing ran and nothing committed: these calls wait for an answer
     /// the requester will bring with the same request.
     Withdrawn(Vec<PendingCall>),
@@ -263,6 +270,9 @@ impl ServedRun {
             runtime.events().drain();
             return Ok(Served::Asking(deferred));
         }
+        // Held across the commit, so that a commit changing the active
+        // skills makes the cursor its own copy: a new `Arc` is a change.
+        let skills = Arc::clone(&cursor.skills);
         let records = match ran {
             Ok(()) => {
                 runtime
@@ -274,7 +284,13 @@ impl ServedRun {
         if records.is_err() {
             runtime.events().drain();
         }
-        Ok(Served::Committed(records?))
+        let records = records?;
+        let offers_changed =
+            !Arc::ptr_eq(&skills, &cursor.skills) && runtime.offered(&self.agent, &cursor) != specs;
+        Ok(Served::Committed {
+            records,
+            offers_changed,
+        })
     }
 
     /// End the run; a request after it is refused with [`RunError::Ended`].

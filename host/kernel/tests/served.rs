@@ -57,7 +57,7 @@ trait Committed {
 impl Committed for Served {
     fn committed(self) -> Vec<cordon_kernel::ToolRecord> {
         match self {
-            Served::Committed(records) => records,
+            Served::Committed { records, .. } => records,
             Served::Withdrawn(pending) => panic!("withdrawn: {pending:?}"),
             Served::Asking(deferred) => panic!("asking: {deferred:?}"),
         }

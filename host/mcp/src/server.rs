@@ -4,7 +4,9 @@
 //! with `isError: true` and its typed kind in the text; an unknown tool or
 //! arguments breaking the schema are protocol errors. A call the policy asks
 //! about becomes elicitation ([`crate::approvals`]); a client that cannot
-//! elicit gets a denial that says so.
+//! elicit gets a denial that says so. A call that changes the tools the run
+//! offers (a skill it activates) tells every listening client, as a bundle
+//! added on disk does.
 
 #![allow(deprecated)] // `logging/setLevel` is deprecated in 2026-07-28 and still served to 2025 clients.
 
@@ -256,7 +258,15 @@ impl CordonMcp {
         drop(turn);
         watcher.abort();
         match served {
-            Ok(Served::Committed(records)) => Ok(result(&records, resolved.wraps, elicits).into()),
+            Ok(Served::Committed {
+                records,
+                offers_changed,
+            }) => {
+                if offers_changed && let Err(error) = self.tools_changed().await {
+                    tracing::warn!(%error, "the tools a call changed are not offered");
+                }
+                Ok(result(&records, resolved.wraps, elicits).into())
+            }
             Ok(Served::Withdrawn(pending)) => {
                 Ok(self.ask_approval(&request, &args, &pending, &round)?.into())
             }

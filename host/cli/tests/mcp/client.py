@@ -6,6 +6,7 @@ usage: client.py CORDON_BINARY CWD ARG... (the arguments after `cordon`)
 The elicitation answer comes from the environment: APPROVE=yes|no|none
 (none: the client declares no elicitation at all). ADD_BUNDLES=FROM:TO;...
 moves bundle folders into the plugins folder before a last listing.
+ACTIVATE_SKILL=NAME calls the `skill` tool to activate NAME and lists again.
 """
 
 import asyncio
@@ -96,6 +97,22 @@ async def main():
 
             asking = await session.call_tool("notes_add", {"title": "Milk", "body": "buy milk"})
             seen["asking"] = {"error": asking.is_error, "text": content_text(asking), "asked": list(asked)}
+
+            if os.environ.get("ACTIVATE_SKILL"):
+                changed.clear()
+                activated = await session.call_tool("skill", {"name": os.environ["ACTIVATE_SKILL"]})
+                try:
+                    await asyncio.wait_for(changed.wait(), timeout=20)
+                    told = True
+                except asyncio.TimeoutError:
+                    told = False
+                relisted = await session.list_tools()
+                seen["skill"] = {
+                    "error": activated.is_error,
+                    "text": content_text(activated),
+                    "list_changed": told,
+                    "tools_after": sorted(tool.name for tool in relisted.tools),
+                }
 
             if os.environ.get("ADD_BUNDLES"):
                 for move in os.environ["ADD_BUNDLES"].split(";"):
