@@ -87,8 +87,8 @@ pub enum Served {
         /// Each call's record, in request order.
         records: Vec<ToolRecord>,
         /// Whether the step changed the tools the run offers (it activated
-        /// a skill that ships tools or narrows them), so that requesters
-        /// who listen are told.
+        /// a skill whose own tools are now offered), so that requesters who
+        /// listen are told.
         offers_changed: bool,
     },
     /// Nothing ran and nothing committed: these calls wait for an answer
@@ -270,8 +270,6 @@ impl ServedRun {
             runtime.events().drain();
             return Ok(Served::Asking(deferred));
         }
-        // Held across the commit, so that a commit changing the active
-        // skills makes the cursor its own copy: a new `Arc` is a change.
         let skills = Arc::clone(&cursor.skills);
         let records = match ran {
             Ok(()) => {
@@ -285,8 +283,10 @@ impl ServedRun {
             runtime.events().drain();
         }
         let records = records?;
-        let offers_changed =
-            !Arc::ptr_eq(&skills, &cursor.skills) && runtime.offered(&self.agent, &cursor) != specs;
+        // Only a change of the active skills changes what the run offers;
+        // the listing is taken again only then.
+        let offers_changed = !skills.activations().eq(cursor.skills.activations())
+            && runtime.offered(&self.agent, &cursor) != specs;
         Ok(Served::Committed {
             records,
             offers_changed,
