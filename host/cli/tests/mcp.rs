@@ -28,8 +28,6 @@ fn project() -> Project {
     project
 }
 
-/// What the Python client saw, with `approve` as its elicitation answer
-/// (`yes`, `no`, or `none` for a client without elicitation).
 /// What `cordon runs show` prints of the run the MCP server served.
 fn shown_served_run(project: &Project) -> String {
     let listed = text(&project.cordon(&["runs", "list"]).stdout);
@@ -41,6 +39,18 @@ fn shown_served_run(project: &Project) -> String {
     text(&project.cordon(&["runs", "show", &run_id]).stdout)
 }
 
+/// The names in `listed`, a JSON array of strings.
+fn names(listed: &Value) -> Vec<&str> {
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap())
+        .collect()
+}
+
+/// What the Python client saw, with `approve` as its elicitation answer
+/// (`yes`, `no`, or `none` for a client without elicitation).
 fn drive(project: &Project, approve: &str, extra: &[(&str, String)]) -> Value {
     drive_with(project, approve, extra, &[])
 }
@@ -225,12 +235,7 @@ fn adding_bundles_changes_the_listing_and_a_broken_one_is_left_out() {
     );
     let seen = drive(&project, "yes", &[("ADD_BUNDLES", moves)]);
     assert_eq!(seen["list_changed"], true, "the client was told: {seen}");
-    let after: Vec<&str> = seen["tools_after"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|name| name.as_str().unwrap())
-        .collect();
+    let after = names(&seen["tools_after"]);
     assert!(
         after.contains(&"http_fetch"),
         "the added bundle serves: {after:?}"
@@ -279,12 +284,7 @@ fn a_client_activating_a_skill_is_told_the_tools_changed_and_is_offered_its_tool
     let skill = &seen["skill"];
     assert_eq!(skill["error"], false, "{skill}");
     assert_eq!(skill["list_changed"], true, "the client was told: {skill}");
-    let after: Vec<&str> = skill["tools_after"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|name| name.as_str().unwrap())
-        .collect();
+    let after = names(&skill["tools_after"]);
     assert!(
         after.iter().any(|name| name.starts_with("csv-report")),
         "the active skill's tool is offered: {after:?}"

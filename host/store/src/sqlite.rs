@@ -1248,18 +1248,16 @@ mod tests {
             .unwrap();
         let other = SqliteCommitStore::open(&path).unwrap();
         assert_eq!(other.load("r").unwrap().intent, Some(intent("r", 1)));
-        let synchronous: i64 = store
-            .lock()
-            .pragma_query_value(None, "synchronous", |row| row.get(0))
-            .unwrap();
-        assert_eq!(synchronous, 2, "FULL again after the unflushed intent");
+        let synchronous = || -> i64 {
+            store
+                .lock()
+                .pragma_query_value(None, "synchronous", |row| row.get(0))
+                .unwrap()
+        };
+        assert_eq!(synchronous(), 2, "FULL again after the unflushed intent");
         let refused = store.record_intent(&intent("nope", 1), Durability::Process);
         assert!(matches!(refused, Err(CommitError::UnknownRun(_))));
-        let synchronous: i64 = store
-            .lock()
-            .pragma_query_value(None, "synchronous", |row| row.get(0))
-            .unwrap();
-        assert_eq!(synchronous, 2, "FULL again after a refused intent");
+        assert_eq!(synchronous(), 2, "FULL again after a refused intent");
     }
 
     #[test]
