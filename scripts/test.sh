@@ -5,8 +5,9 @@
 # tests/artifacts builds the Rust guest components once per run), builds the
 # bundled Python interpreter, the example skill's tool, the example tools and
 # the hostile fixtures in Python, JavaScript and C with `cordon build`, runs
-# the Python and JavaScript SDKs' own tests, then runs every test of every
-# crate.
+# the Python and JavaScript SDKs' own tests, starts a throwaway Postgres server
+# on loopback for the Postgres store's tests (installing Debian's package when
+# missing), then runs every test of every crate.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,5 +27,12 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s sdk/python/tests
 node --test sdk/js/tests/
+
+if postgres="$(scripts/postgres.sh start)"; then
+    eval "$postgres"
+    trap 'scripts/postgres.sh stop "$CORDON_TEST_POSTGRES_DIR"' EXIT
+else
+    echo "WARNING: no Postgres server could be started: the Postgres store's tests will be SKIPPED" >&2
+fi
 
 cargo test --workspace "$@"

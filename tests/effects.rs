@@ -7,6 +7,7 @@
 //! changes; and a tool's own calls see what its earlier calls changed, their
 //! changes committing only with it.
 
+use futures_util::FutureExt;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -69,11 +70,12 @@ impl Run {
     /// The paths every commit of the run changed, in order.
     fn committed(&self) -> Vec<String> {
         self.store
-            .load("r")
+            .files("r")
+            .now_or_never()
+            .expect("the test store answers at once")
             .unwrap()
-            .commits
-            .iter()
-            .flat_map(|commit| commit.files.iter().map(|change| change.path.clone()))
+            .into_iter()
+            .flat_map(|step| step.changes.into_iter().map(|change| change.path))
             .collect()
     }
 
@@ -81,6 +83,8 @@ impl Run {
     fn results(&self) -> BTreeMap<String, CallResult> {
         self.store
             .load("r")
+            .now_or_never()
+            .expect("the test store answers at once")
             .unwrap()
             .commits
             .iter()
@@ -236,7 +240,7 @@ async fn a_call_that_fails_traps_or_times_out_after_staging_contributes_no_chang
     for path in ["trapped.txt", "spun.txt", "failed.txt"] {
         assert_eq!(run.on_disk(path), None, "{path} reached the folder");
     }
-    let commits = run.store.load("r").unwrap().commits;
+    let commits = run.store.load("r").await.unwrap().commits;
     let timeouts = commits
         .iter()
         .flat_map(|commit| &commit.events)
@@ -349,7 +353,7 @@ async fn a_tools_own_calls_see_its_changes_which_commit_only_with_it() {
     for path in ["fails.txt", "traps.txt"] {
         assert_eq!(run.on_disk(path), None, "{path} reached the folder");
     }
-    let record = run.store.load("r").unwrap().commits;
+    let record = run.store.load("r").await.unwrap().commits;
     let children: Vec<&str> = record
         .iter()
         .flat_map(|commit| &commit.tools)

@@ -3,6 +3,7 @@
 //! reach for what they were not granted, all failing closed; hooks a manifest
 //! does not list, never called; and the merge policies under parallel calls.
 
+use futures_util::FutureExt;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -62,6 +63,8 @@ impl Run {
     fn events(&self) -> Vec<Event> {
         self.store
             .load("r")
+            .now_or_never()
+            .expect("the test store answers at once")
             .unwrap()
             .commits
             .iter()
@@ -72,6 +75,8 @@ impl Run {
     fn results(&self) -> Vec<CallResult> {
         self.store
             .load("r")
+            .now_or_never()
+            .expect("the test store answers at once")
             .unwrap()
             .messages()
             .into_iter()
@@ -83,7 +88,13 @@ impl Run {
     }
 
     fn state(&self) -> BTreeMap<String, Value> {
-        self.store.load("r").unwrap().state().unwrap()
+        self.store
+            .load("r")
+            .now_or_never()
+            .expect("the test store answers at once")
+            .unwrap()
+            .state()
+            .unwrap()
     }
 
     /// The capability and target of every refusal recorded for `bundle`.
@@ -364,7 +375,7 @@ async fn the_redactor_hides_secrets_from_the_models_next_request() {
         assert!(!next.contains(secret), "{secret} reached the model: {next}");
     }
     assert!(next.contains("[REDACTED:aws-access-key]"), "{next}");
-    let stored = format!("{:?}", run.store.load("r").unwrap().commits);
+    let stored = format!("{:?}", run.store.load("r").await.unwrap().commits);
     assert!(!stored.contains("AKIAIOSFODNN7EXAMPLE"), "{stored}");
 }
 
@@ -512,7 +523,7 @@ async fn parallel_component_writes_merge_by_policy() {
     };
     assert_eq!(conflict.key, "owner");
     assert_eq!(conflict.writers.len(), 2);
-    let record = run.store.load("r").unwrap();
+    let record = run.store.load("r").await.unwrap();
     assert_eq!(record.last_seq(), 1, "the failed step committed nothing");
     assert!(record.state().unwrap().is_empty());
 }
@@ -563,6 +574,8 @@ async fn undeclared_state_reads_and_writes_by_a_tool_are_refused() {
 fn records(run: &Run) -> Vec<cordon_kernel::ToolRecord> {
     run.store
         .load("r")
+        .now_or_never()
+        .expect("the test store answers at once")
         .unwrap()
         .commits
         .iter()

@@ -36,8 +36,8 @@ fn main() {
         let (_dir, plugins) = load(&host, &events, &[]).await;
         loop_overhead(&plugins, &events).await;
         hook_overhead(&host, &events).await;
+        commit_throughput().await;
     });
-    commit_throughput();
 }
 
 /// The hostile tool bundle plus `extra` bundles (folder, manifest, component),
@@ -198,7 +198,7 @@ async fn loop_overhead(plugins: &Arc<Plugins>, events: &Arc<EventLog>) {
     );
 }
 
-fn commit_throughput() {
+async fn commit_throughput() {
     let dir = tempfile::tempdir().expect("dir");
     let store = SqliteCommitStore::open(dir.path().join("bench.db")).expect("store");
     store
@@ -209,6 +209,7 @@ fn commit_throughput() {
             thread: cordon_kernel::DEFAULT_THREAD.into(),
             metadata: Default::default(),
         })
+        .await
         .expect("run");
     let commits: Vec<StepCommit> = (1..=300)
         .map(|seq| StepCommit {
@@ -229,7 +230,7 @@ fn commit_throughput() {
         .collect();
     let started = Instant::now();
     for commit in &commits {
-        store.commit(commit).expect("commit");
+        store.commit(commit).await.expect("commit");
     }
     let store_rate = commits.len() as f64 / started.elapsed().as_secs_f64();
 

@@ -8,6 +8,7 @@ use crate::operator::Operator;
 use clap::{Args, Parser, Subcommand};
 use cordon_kernel::DEFAULT_THREAD;
 use cordon_session::plugin_path::{Folder, PLUGINS_ENV, PluginPath};
+use cordon_session::store::StoreLocation;
 
 /// Run agents whose tools run as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -373,22 +374,25 @@ pub(crate) struct SandboxArgs {
 /// Where committed runs live.
 #[derive(Debug, Args)]
 pub(crate) struct StoreArg {
-    /// The run store (SQLite) [default: .cordon/cordon.db of the workspace].
+    /// The run store: a SQLite file, or a `postgres://user@host/db` URL that
+    /// several Cordon processes share [default: .cordon/cordon.db of the
+    /// workspace].
     #[arg(
         id = "store",
         long = "store",
         env = "CORDON_STORE",
-        value_name = "PATH"
+        value_name = "PATH|URL"
     )]
     given: Option<PathBuf>,
 }
 
 impl StoreArg {
     /// The store named, else the one of the workspace `global` names.
-    pub(crate) fn path(&self, global: &GlobalArgs) -> PathBuf {
-        self.given
-            .clone()
-            .unwrap_or_else(|| cordon_session::store::default_path(&global.workspace))
+    pub(crate) fn location(&self, global: &GlobalArgs) -> StoreLocation {
+        match &self.given {
+            Some(given) => StoreLocation::named(given),
+            None => StoreLocation::File(cordon_session::store::default_path(&global.workspace)),
+        }
     }
 }
 

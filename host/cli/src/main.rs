@@ -49,10 +49,12 @@ fn main() -> ExitCode {
             Command::Runs(RunsCommand::Resume(args)) => {
                 commands::run::resume(&cli.global, *args).await
             }
-            Command::Runs(RunsCommand::List(args)) => commands::runs::list(&cli.global, args),
-            Command::Runs(RunsCommand::Show(args)) => commands::runs::show(&cli.global, args),
-            Command::Runs(RunsCommand::Delete(args)) => commands::runs::delete(&cli.global, args),
-            Command::Runs(RunsCommand::Diff(args)) => commands::diff::diff(&cli.global, args),
+            Command::Runs(RunsCommand::List(args)) => commands::runs::list(&cli.global, args).await,
+            Command::Runs(RunsCommand::Show(args)) => commands::runs::show(&cli.global, args).await,
+            Command::Runs(RunsCommand::Delete(args)) => {
+                commands::runs::delete(&cli.global, args).await
+            }
+            Command::Runs(RunsCommand::Diff(args)) => commands::diff::diff(&cli.global, args).await,
             Command::Plugins(PluginsCommand::Check(args)) => {
                 commands::check::run(&cli.global, args).await
             }

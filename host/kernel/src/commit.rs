@@ -400,42 +400,47 @@ pub enum CommitError {
 }
 
 /// The port that makes a run's facts durable.
+#[async_trait::async_trait]
 pub trait CommitStore: Send + Sync {
     /// Register a new run.
-    fn create_run(&self, header: &RunHeader) -> Result<(), CommitError>;
+    async fn create_run(&self, header: &RunHeader) -> Result<(), CommitError>;
 
     /// Durably record `commit`, all or nothing, clearing the run's intent.
     /// Refuses a step number that is not the last plus one.
-    fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError>;
+    async fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError>;
 
     /// Record calls about to start, as far as `durability` says.
-    fn record_intent(&self, intent: &Intent, durability: Durability) -> Result<(), CommitError>;
+    async fn record_intent(
+        &self,
+        intent: &Intent,
+        durability: Durability,
+    ) -> Result<(), CommitError>;
 
     /// Everything committed for `run_id`.
-    fn load(&self, run_id: &str) -> Result<RunRecord, CommitError>;
+    async fn load(&self, run_id: &str) -> Result<RunRecord, CommitError>;
 
     /// The committed thread-scoped state of `thread`; empty for a thread no
     /// run has written.
-    fn thread_state(&self, thread: &str) -> Result<BTreeMap<String, Value>, CommitError>;
+    async fn thread_state(&self, thread: &str) -> Result<BTreeMap<String, Value>, CommitError>;
 
     /// Every run, oldest first.
-    fn runs(&self) -> Result<Vec<RunSummary>, CommitError>;
+    async fn runs(&self) -> Result<Vec<RunSummary>, CommitError>;
 
     /// Forget run `run_id` whole: its header, commits, intent, state and
     /// file changes, in one transaction. Its thread's state stays: it
     /// belongs to the thread's other runs too.
-    fn delete_run(&self, run_id: &str) -> Result<(), CommitError>;
+    async fn delete_run(&self, run_id: &str) -> Result<(), CommitError>;
 
     /// The file changes of each step of `run_id` that made any, in step order.
-    fn files(&self, run_id: &str) -> Result<Vec<StepFiles>, CommitError>;
+    async fn files(&self, run_id: &str) -> Result<Vec<StepFiles>, CommitError>;
 
     /// The last step of `run_id` whose file changes are in the real folder; 0
     /// when none are.
-    fn published(&self, run_id: &str) -> Result<u64, CommitError>;
+    async fn published(&self, run_id: &str) -> Result<u64, CommitError>;
 
     /// Record that the file changes of `run_id` up to step `seq` are in the
     /// real folder.
-    fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError>;
+    async fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError>;
 }
 
 /// Checks a store applies before accepting `commit` after `last_seq`.
@@ -469,6 +474,7 @@ struct Runs {
     records: BTreeMap<String, RunRecord>,
     states: BTreeMap<String, BTreeMap<String, Value>>,
     threads: BTreeMap<String, BTreeMap<String, Value>>,
+    files: BTreeMap<String, Vec<StepFiles>>,
     published: BTreeMap<String, u64>,
 }
 
@@ -485,8 +491,9 @@ impl MemoryCommitStore {
     }
 }
 
+#[async_trait::async_trait]
 impl CommitStore for MemoryCommitStore {
-    fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
+    async fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
         let mut runs = self.lock();
         if runs.records.contains_key(&header.run_id) {
             return Err(CommitError::DuplicateRun(header.run_id.clone()));
@@ -502,12 +509,13 @@ impl CommitStore for MemoryCommitStore {
         Ok(())
     }
 
-    fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
+    async fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
         let mut runs = self.lock();
         let Runs {
             records,
             states,
             threads,
+            files,
             ..
         } = &mut *runs;
         let record = records
@@ -524,12 +532,31 @@ impl CommitStore for MemoryCommitStore {
             .map_err(|error| CommitError::Storage(error.to_string()))?;
         *state = next;
         *thread = next_thread;
-        record.commits.push(commit.clone());
+        // File changes are kept apart from their step, as a durable store
+        // keeps them, in path order.
+        let mut commit = commit.clone();
+        if !commit.files.is_empty() {
+            let mut changes = std::mem::take(&mut commit.files);
+            changes.sort_by(|a, b| a.path.cmp(&b.path));
+            files
+                .entry(commit.run_id.clone())
+                .or_default()
+                .push(StepFiles {
+                    seq: commit.seq,
+                    changes,
+                });
+        }
+        let seq = commit.seq;
+        record.commits.push(commit);
         record.intent = None;
-        Ok(Receipt { seq: commit.seq })
+        Ok(Receipt { seq })
     }
 
-    fn record_intent(&self, intent: &Intent, _durability: Durability) -> Result<(), CommitError> {
+    async fn record_intent(
+        &self,
+        intent: &Intent,
+        _durability: Durability,
+    ) -> Result<(), CommitError> {
         let mut runs = self.lock();
         let record = runs
             .records
@@ -539,11 +566,11 @@ impl CommitStore for MemoryCommitStore {
         Ok(())
     }
 
-    fn thread_state(&self, thread: &str) -> Result<BTreeMap<String, Value>, CommitError> {
+    async fn thread_state(&self, thread: &str) -> Result<BTreeMap<String, Value>, CommitError> {
         Ok(self.lock().threads.get(thread).cloned().unwrap_or_default())
     }
 
-    fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
+    async fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
         self.lock()
             .records
             .get(run_id)
@@ -551,17 +578,18 @@ impl CommitStore for MemoryCommitStore {
             .ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))
     }
 
-    fn delete_run(&self, run_id: &str) -> Result<(), CommitError> {
+    async fn delete_run(&self, run_id: &str) -> Result<(), CommitError> {
         let mut runs = self.lock();
         if runs.records.remove(run_id).is_none() {
             return Err(CommitError::UnknownRun(run_id.to_owned()));
         }
         runs.states.remove(run_id);
+        runs.files.remove(run_id);
         runs.published.remove(run_id);
         Ok(())
     }
 
-    fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {
+    async fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {
         let mut runs: Vec<RunSummary> = self
             .lock()
             .records
@@ -576,24 +604,15 @@ impl CommitStore for MemoryCommitStore {
         Ok(runs)
     }
 
-    fn files(&self, run_id: &str) -> Result<Vec<StepFiles>, CommitError> {
+    async fn files(&self, run_id: &str) -> Result<Vec<StepFiles>, CommitError> {
         let runs = self.lock();
-        let record = runs
-            .records
-            .get(run_id)
-            .ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))?;
-        Ok(record
-            .commits
-            .iter()
-            .filter(|commit| !commit.files.is_empty())
-            .map(|commit| StepFiles {
-                seq: commit.seq,
-                changes: commit.files.clone(),
-            })
-            .collect())
+        if !runs.records.contains_key(run_id) {
+            return Err(CommitError::UnknownRun(run_id.to_owned()));
+        }
+        Ok(runs.files.get(run_id).cloned().unwrap_or_default())
     }
 
-    fn published(&self, run_id: &str) -> Result<u64, CommitError> {
+    async fn published(&self, run_id: &str) -> Result<u64, CommitError> {
         let runs = self.lock();
         if !runs.records.contains_key(run_id) {
             return Err(CommitError::UnknownRun(run_id.to_owned()));
@@ -601,12 +620,13 @@ impl CommitStore for MemoryCommitStore {
         Ok(runs.published.get(run_id).copied().unwrap_or(0))
     }
 
-    fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError> {
+    async fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError> {
         let mut runs = self.lock();
         if !runs.records.contains_key(run_id) {
             return Err(CommitError::UnknownRun(run_id.to_owned()));
         }
-        runs.published.insert(run_id.to_owned(), seq);
+        let published = runs.published.entry(run_id.to_owned()).or_default();
+        *published = (*published).max(seq);
         Ok(())
     }
 }

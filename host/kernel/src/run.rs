@@ -168,8 +168,8 @@ pub(crate) struct Cursor {
 }
 
 impl Cursor {
-    fn from_record(store: &dyn CommitStore, record: &RunRecord) -> Result<Self, CommitError> {
-        let mut state = store.thread_state(&record.header.thread)?;
+    async fn from_record(store: &dyn CommitStore, record: &RunRecord) -> Result<Self, CommitError> {
+        let mut state = store.thread_state(&record.header.thread).await?;
         state.extend(record.state()?);
         Ok(Self {
             run_id: record.header.run_id.clone(),
@@ -379,18 +379,20 @@ impl Runtime {
             text: input.to_owned(),
         });
         let outcome = async {
-            self.store.create_run(&RunHeader {
-                run_id: run_id.to_owned(),
-                agent: agent.name.clone(),
-                created,
-                thread: thread.to_owned(),
-                metadata: self.metadata.clone(),
-            })?;
+            self.store
+                .create_run(&RunHeader {
+                    run_id: run_id.to_owned(),
+                    agent: agent.name.clone(),
+                    created,
+                    thread: thread.to_owned(),
+                    metadata: self.metadata.clone(),
+                })
+                .await?;
             let mut cursor = Cursor {
                 run_id: run_id.to_owned(),
                 seq: 0,
                 messages: Vec::new(),
-                state: Arc::new(self.store.thread_state(thread)?),
+                state: Arc::new(self.store.thread_state(thread).await?),
                 unpublished: false,
                 skills: ActiveSkills::none(),
                 dropped: Vec::new(),
@@ -404,7 +406,8 @@ impl Runtime {
                 Vec::new(),
                 StepEffects::default(),
                 Disposition::Running,
-            )?;
+            )
+            .await?;
             self.drive(&Arc::new(agent.clone()), cursor).await
         }
         .await;
@@ -442,12 +445,12 @@ impl Runtime {
         run_id: &str,
         decisions: &BTreeMap<String, Approval>,
     ) -> Result<RunOutcome, RunError> {
-        let mut record = self.store.load(run_id)?;
-        let unpublished = self.restore_files(&record)?;
+        let mut record = self.store.load(run_id).await?;
+        let unpublished = self.restore_files(&record).await?;
         if let Some(intent) = record.intent.take()
             && intent.seq == record.last_seq() + 1
         {
-            let mut cursor = Cursor::from_record(self.store.as_ref(), &record)?;
+            let mut cursor = Cursor::from_record(self.store.as_ref(), &record).await?;
             cursor.unpublished = unpublished;
             self.check_skills(&mut cursor);
             if let Some(waiting) = self
@@ -456,9 +459,9 @@ impl Runtime {
             {
                 return Ok(waiting);
             }
-            record = self.store.load(run_id)?;
+            record = self.store.load(run_id).await?;
         }
-        let mut cursor = Cursor::from_record(self.store.as_ref(), &record)?;
+        let mut cursor = Cursor::from_record(self.store.as_ref(), &record).await?;
         cursor.unpublished = unpublished;
         self.check_skills(&mut cursor);
         match record.disposition() {
@@ -517,10 +520,10 @@ impl Runtime {
 
     /// Reload the run's committed file changes, and publish those a crash left
     /// unpublished unless the run waits. Returns whether some stay unpublished.
-    fn restore_files(&self, record: &RunRecord) -> Result<bool, RunError> {
+    async fn restore_files(&self, record: &RunRecord) -> Result<bool, RunError> {
         let run_id = &record.header.run_id;
-        let steps = self.store.files(run_id)?;
-        let published = self.store.published(run_id)?;
+        let steps = self.store.files(run_id).await?;
+        let published = self.store.published(run_id).await?;
         self.files.restore(&steps, published);
         let Some(last) = steps
             .last()
@@ -533,7 +536,7 @@ impl Runtime {
             return Ok(true);
         }
         self.files.publish()?;
-        self.store.mark_published(run_id, last)?;
+        self.store.mark_published(run_id, last).await?;
         Ok(false)
     }
 
@@ -545,23 +548,27 @@ impl Runtime {
     ) -> Result<RunOutcome, RunError> {
         loop {
             if self.cancelled.load(Ordering::SeqCst) {
-                return self.end(
-                    &mut cursor,
-                    Vec::new(),
-                    StepEffects::default(),
-                    EndCause::Cancelled,
-                    None,
-                );
+                return self
+                    .end(
+                        &mut cursor,
+                        Vec::new(),
+                        StepEffects::default(),
+                        EndCause::Cancelled,
+                        None,
+                    )
+                    .await;
             }
             let taken = cursor.model_steps();
             if taken >= agent.max_steps {
-                return self.end(
-                    &mut cursor,
-                    Vec::new(),
-                    StepEffects::default(),
-                    EndCause::MaxSteps,
-                    None,
-                );
+                return self
+                    .end(
+                        &mut cursor,
+                        Vec::new(),
+                        StepEffects::default(),
+                        EndCause::MaxSteps,
+                        None,
+                    )
+                    .await;
             }
             let last_step = taken + 1 == agent.max_steps;
             let tools: Vec<ToolSpec> = if last_step {
@@ -574,7 +581,9 @@ impl Runtime {
                 Inference::Proceed { context } => context,
                 Inference::Refused { hook, reason } => {
                     let cause = EndCause::Refused { hook, reason };
-                    return self.end(&mut cursor, Vec::new(), StepEffects::default(), cause, None);
+                    return self
+                        .end(&mut cursor, Vec::new(), StepEffects::default(), cause, None)
+                        .await;
                 }
             };
             let instructions = if context.is_empty() {
@@ -598,13 +607,15 @@ impl Runtime {
             let response = match self.model.complete(request, &deltas).await {
                 Ok(response) => response,
                 Err(error) => {
-                    return self.end(
-                        &mut cursor,
-                        Vec::new(),
-                        StepEffects::default(),
-                        EndCause::Error(error.to_string()),
-                        None,
-                    );
+                    return self
+                        .end(
+                            &mut cursor,
+                            Vec::new(),
+                            StepEffects::default(),
+                            EndCause::Error(error.to_string()),
+                            None,
+                        )
+                        .await;
                 }
             };
             let calls = if last_step {
@@ -635,13 +646,15 @@ impl Runtime {
                 )
                 .await?;
                 let effects = step.into_effects();
-                return self.end(
-                    &mut cursor,
-                    vec![assistant],
-                    effects,
-                    cause,
-                    Some(response.text),
-                );
+                return self
+                    .end(
+                        &mut cursor,
+                        vec![assistant],
+                        effects,
+                        cause,
+                        Some(response.text),
+                    )
+                    .await;
             }
             let mut records = Vec::with_capacity(calls.len());
             for call in calls {
@@ -717,7 +730,8 @@ impl Runtime {
                             Disposition::Waiting {
                                 pending: pending.clone(),
                             },
-                        )?;
+                        )
+                        .await?;
                         return Ok(RunOutcome::Waiting {
                             run_id: cursor.run_id.clone(),
                             pending,
@@ -836,7 +850,8 @@ impl Runtime {
             records.iter().map(ToolRecord::committed).collect(),
             step.into_effects(),
             Disposition::Running,
-        )?;
+        )
+        .await?;
         Ok(records)
     }
 
@@ -875,15 +890,17 @@ impl Runtime {
             })
         };
         if self.intents == Intents::Always || effects() {
-            self.store.record_intent(
-                &Intent {
-                    run_id: cursor.run_id.clone(),
-                    seq: cursor.seq + 1,
-                    assistant: assistant.cloned(),
-                    calls: records.to_vec(),
-                },
-                self.intents.durability(),
-            )?;
+            self.store
+                .record_intent(
+                    &Intent {
+                        run_id: cursor.run_id.clone(),
+                        seq: cursor.seq + 1,
+                        assistant: assistant.cloned(),
+                        calls: records.to_vec(),
+                    },
+                    self.intents.durability(),
+                )
+                .await?;
         }
         let view = step.view();
         let nested = StepCalls::new(
@@ -1091,14 +1108,15 @@ impl Runtime {
             Disposition::Waiting {
                 pending: pending.clone(),
             },
-        )?;
+        )
+        .await?;
         Ok(Some(RunOutcome::Waiting {
             run_id: cursor.run_id.clone(),
             pending,
         }))
     }
 
-    pub(crate) fn end(
+    pub(crate) async fn end(
         &self,
         cursor: &mut Cursor,
         messages: Vec<Message>,
@@ -1115,7 +1133,8 @@ impl Runtime {
                 cause: cause.clone(),
                 answer: answer.clone(),
             },
-        )?;
+        )
+        .await?;
         Ok(RunOutcome::Ended {
             run_id: cursor.run_id.clone(),
             cause,
@@ -1123,7 +1142,7 @@ impl Runtime {
         })
     }
 
-    fn commit(
+    async fn commit(
         &self,
         cursor: &mut Cursor,
         messages: Vec<Message>,
@@ -1146,12 +1165,14 @@ impl Runtime {
             continues: cursor.continues.take(),
             files: self.files.changes(&effects.files),
         };
-        let receipt = self.store.commit(&commit)?;
+        let receipt = self.store.commit(&commit).await?;
         self.files.confirm(&commit.files);
         cursor.unpublished |= !commit.files.is_empty();
         if cursor.unpublished && !matches!(commit.disposition, Disposition::Waiting { .. }) {
             self.files.publish()?;
-            self.store.mark_published(&commit.run_id, receipt.seq)?;
+            self.store
+                .mark_published(&commit.run_id, receipt.seq)
+                .await?;
             cursor.unpublished = false;
         }
         for writes in [&commit.state, &commit.thread_state]

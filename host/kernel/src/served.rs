@@ -112,25 +112,28 @@ impl ServedRun {
     /// Start run `run_id` of `agent` in `thread` on `runtime`, created at
     /// `created` (seconds since the Unix epoch). Nothing commits until the
     /// first request.
-    pub fn open(
+    pub async fn open(
         runtime: Runtime,
         agent: &AgentDef,
         thread: &str,
         run_id: &str,
         created: u64,
     ) -> Result<Self, RunError> {
-        runtime.store().create_run(&RunHeader {
-            run_id: run_id.to_owned(),
-            agent: agent.name.clone(),
-            created,
-            thread: thread.to_owned(),
-            metadata: runtime.metadata().clone(),
-        })?;
+        runtime
+            .store()
+            .create_run(&RunHeader {
+                run_id: run_id.to_owned(),
+                agent: agent.name.clone(),
+                created,
+                thread: thread.to_owned(),
+                metadata: runtime.metadata().clone(),
+            })
+            .await?;
         let cursor = Cursor {
             run_id: run_id.to_owned(),
             seq: 0,
             messages: Vec::new(),
-            state: Arc::new(runtime.store().thread_state(thread)?),
+            state: Arc::new(runtime.store().thread_state(thread).await?),
             unpublished: false,
             skills: ActiveSkills::none(),
             dropped: Vec::new(),
@@ -296,13 +299,15 @@ impl ServedRun {
     /// End the run; a request after it is refused with [`RunError::Ended`].
     pub async fn close(&self) -> Result<(), RunError> {
         let mut cursor = self.cursor.lock().await;
-        self.runtime.end(
-            &mut cursor,
-            Vec::new(),
-            StepEffects::default(),
-            EndCause::FinalAnswer,
-            None,
-        )?;
+        self.runtime
+            .end(
+                &mut cursor,
+                Vec::new(),
+                StepEffects::default(),
+                EndCause::FinalAnswer,
+                None,
+            )
+            .await?;
         cursor.ended = true;
         Ok(())
     }

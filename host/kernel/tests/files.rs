@@ -6,6 +6,7 @@
 //! them; a crash between the commit and the folder write is repaired on
 //! resume.
 
+use futures_util::FutureExt;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -98,6 +99,8 @@ impl FileLedger for FakeFolder {
         if let Some((store, run_id)) = self.store.lock().unwrap().as_ref() {
             let committed: Vec<String> = store
                 .files(run_id)
+                .now_or_never()
+                .expect("the test store answers at once")
                 .unwrap()
                 .into_iter()
                 .flat_map(|step| step.changes.into_iter().map(|change| change.path))
@@ -173,6 +176,8 @@ fn write(
 fn committed_paths(rig: &Rig, run: &str) -> Vec<String> {
     rig.store
         .files(run)
+        .now_or_never()
+        .expect("the test store answers at once")
         .unwrap()
         .into_iter()
         .flat_map(|step| step.changes.into_iter().map(|change| change.path))
@@ -189,12 +194,12 @@ async fn a_steps_changes_commit_with_it_and_reach_the_folder_after_the_receipt()
     let outcome = rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
     assert!(matches!(outcome, RunOutcome::Ended { .. }));
 
-    let files = rig.store.files("r").unwrap();
+    let files = rig.store.files("r").await.unwrap();
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].seq, 2, "the tool's step carries the change");
     assert_eq!(files[0].changes[0].before, FileState::Absent);
     assert_eq!(folder.folder()["a.txt"][..], b"one"[..]);
-    assert_eq!(rig.store.published("r").unwrap(), 2);
+    assert_eq!(rig.store.published("r").await.unwrap(), 2);
 }
 
 #[tokio::test]
@@ -216,7 +221,10 @@ async fn two_calls_changing_one_path_fail_the_step_naming_both() {
     assert_eq!(conflict.path, "a.txt");
     let text = conflict.to_string();
     assert!(text.contains("call c1 (write), call c2 (write)"), "{text}");
-    assert!(rig.store.files("r").unwrap().is_empty(), "nothing commits");
+    assert!(
+        rig.store.files("r").await.unwrap().is_empty(),
+        "nothing commits"
+    );
     assert!(folder.folder().is_empty());
 }
 
@@ -263,7 +271,7 @@ async fn a_call_past_the_workspaces_quota_fails_as_a_limit_and_the_step_goes_on(
         .await
         .unwrap();
     assert_eq!(committed_paths(&rig, "r"), ["a.txt"]);
-    let record = rig.store.load("r").unwrap();
+    let record = rig.store.load("r").await.unwrap();
     let results: Vec<CallResult> = record
         .messages()
         .iter()
@@ -309,19 +317,19 @@ async fn an_approval_wait_holds_the_changes_its_step_staged() {
     assert_eq!(pending[0].call.id, "c2");
     assert_eq!(rig.tools.calls(), 1, "the allowed call ran before the wait");
     assert_eq!(
-        rig.store.files("r").unwrap()[0].seq,
+        rig.store.files("r").await.unwrap()[0].seq,
         2,
         "committed while waiting"
     );
     assert!(folder.folder().is_empty(), "the wait holds the change");
-    assert_eq!(rig.store.published("r").unwrap(), 0);
+    assert_eq!(rig.store.published("r").await.unwrap(), 0);
 
     let decisions = BTreeMap::from([("c2".to_owned(), Approval::Approve)]);
     let outcome = rig.runtime.resume(&agent, "r", &decisions).await.unwrap();
     assert!(matches!(outcome, RunOutcome::Ended { .. }));
     assert_eq!(rig.tools.calls(), 2, "the write did not run again");
     assert_eq!(folder.folder()["a.txt"][..], b"one"[..]);
-    assert!(rig.store.published("r").unwrap() >= 2);
+    assert!(rig.store.published("r").await.unwrap() >= 2);
 }
 
 #[tokio::test]
@@ -360,7 +368,7 @@ async fn a_step_that_fails_commits_none_of_its_changes() {
         matches!(failed, Err(RunError::StateConflict(_))),
         "{failed:?}"
     );
-    assert!(rig.store.files("r").unwrap().is_empty());
+    assert!(rig.store.files("r").await.unwrap().is_empty());
     assert!(folder.committed.lock().unwrap().is_empty());
     assert!(folder.folder().is_empty());
 }
@@ -376,7 +384,7 @@ async fn changes_committed_but_not_published_reach_the_folder_on_resume() {
     let failed = rig.runtime.start(&agent, "r", 1, "go").await;
     assert!(matches!(failed, Err(RunError::Publish(_))), "{failed:?}");
     assert!(folder.folder().is_empty());
-    assert_eq!(rig.store.published("r").unwrap(), 0);
+    assert_eq!(rig.store.published("r").await.unwrap(), 0);
 
     // A new process: its ledger knows nothing until the run is restored.
     let fresh = Arc::new(FakeFolder::default());
@@ -398,5 +406,5 @@ async fn changes_committed_but_not_published_reach_the_folder_on_resume() {
         0,
         "the committed write did not run again"
     );
-    assert_eq!(rig.store.published("r").unwrap(), 2);
+    assert_eq!(rig.store.published("r").await.unwrap(), 2);
 }

@@ -4,6 +4,7 @@
 
 mod support;
 
+use futures_util::FutureExt;
 use std::sync::{Arc, Mutex};
 
 use cordon_kernel::{
@@ -156,6 +157,8 @@ fn allow_all() -> AgentDef {
 fn results(rig: &Rig, run: &str) -> Vec<CallResult> {
     rig.store
         .load(run)
+        .now_or_never()
+        .expect("the test store answers at once")
         .unwrap()
         .messages()
         .iter()
@@ -166,6 +169,8 @@ fn results(rig: &Rig, run: &str) -> Vec<CallResult> {
 fn events(rig: &Rig, run: &str) -> Vec<Event> {
     rig.store
         .load(run)
+        .now_or_never()
+        .expect("the test store answers at once")
         .unwrap()
         .commits
         .iter()
@@ -405,10 +410,11 @@ async fn a_replaced_observation_is_all_the_model_and_the_store_ever_see() {
         observed,
         vec![&CallResult::Output(json!({"text": "[REDACTED]"}))]
     );
-    let stored = format!("{:?}", rig.store.load("r").unwrap().commits);
+    let stored = format!("{:?}", rig.store.load("r").await.unwrap().commits);
     let tool_records: Vec<_> = rig
         .store
         .load("r")
+        .await
         .unwrap()
         .commits
         .iter()
@@ -545,7 +551,7 @@ async fn step_end_hooks_see_the_step_and_their_writes_commit_with_it() {
     );
     rig.runtime.start(&allow_all(), "r", 1, "go").await.unwrap();
     assert_eq!(
-        rig.store.load("r").unwrap().state().unwrap()["steps"],
+        rig.store.load("r").await.unwrap().state().unwrap()["steps"],
         json!([2, 0])
     );
 }
@@ -587,7 +593,7 @@ async fn commutative_writes_of_parallel_calls_and_gate_hooks_add_up() {
         &hooks,
     );
     rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
-    let state = rig.store.load("r").unwrap().state().unwrap();
+    let state = rig.store.load("r").await.unwrap().state().unwrap();
     assert_eq!(state["hits"], json!(15));
     assert_eq!(state["calls"], json!(3));
     // Each gate saw the calls the gates before it in the step had counted.
@@ -646,7 +652,7 @@ async fn two_parallel_writers_of_an_exclusive_key_fail_the_step_and_commit_nothi
             .contains("call c1 (claim), call c2 (claim)"),
         "{error}"
     );
-    let record = rig.store.load("r").unwrap();
+    let record = rig.store.load("r").await.unwrap();
     assert_eq!(record.last_seq(), 1, "only the user's message is committed");
     assert!(record.state().unwrap().is_empty());
 }
@@ -683,7 +689,7 @@ async fn disjoint_writers_merge_field_by_field_and_collide_on_one_field() {
     );
     let error = rig.runtime.start(&agent, "r", 1, "go").await.unwrap_err();
     assert!(error.to_string().contains("field `c`"), "{error}");
-    let state = rig.store.load("r").unwrap().state().unwrap();
+    let state = rig.store.load("r").await.unwrap().state().unwrap();
     assert_eq!(state["owners"], json!({"a": true, "b": true}));
 }
 
@@ -738,11 +744,11 @@ async fn thread_scoped_state_carries_over_to_the_next_run_of_the_thread_only() {
     assert_eq!(seen[0].state.get("memory"), Some(&json!(["x"])));
     assert_eq!(seen[0].state.get("scratch"), None);
     assert_eq!(
-        store.thread_state("t1").unwrap()["memory"],
+        store.thread_state("t1").await.unwrap()["memory"],
         json!(["x", "x"])
     );
-    assert!(store.thread_state("t2").unwrap().is_empty());
-    let run_state = store.load("r2").unwrap().state().unwrap();
+    assert!(store.thread_state("t2").await.unwrap().is_empty());
+    let run_state = store.load("r2").await.unwrap().state().unwrap();
     assert_eq!(run_state["scratch"], json!(["y"]));
     assert!(!run_state.contains_key("memory"));
 }
@@ -775,6 +781,7 @@ async fn a_hook_whose_writes_are_refused_fails_closed() {
     assert!(
         !rig.store
             .load("r")
+            .await
             .unwrap()
             .state()
             .unwrap()
@@ -786,6 +793,8 @@ async fn a_hook_whose_writes_are_refused_fails_closed() {
 fn records(rig: &Rig, run: &str) -> Vec<cordon_kernel::ToolRecord> {
     rig.store
         .load(run)
+        .now_or_never()
+        .expect("the test store answers at once")
         .unwrap()
         .commits
         .iter()
@@ -894,7 +903,7 @@ async fn nested_calls_pass_the_hooks_count_against_the_budget_and_are_recorded_a
     let reason = denied_reason(&results[1]);
     assert!(reason.contains("budget spent before c2"), "{reason}");
     assert_eq!(
-        rig.store.load("r").unwrap().state().unwrap()["calls"],
+        rig.store.load("r").await.unwrap().state().unwrap()["calls"],
         json!(2)
     );
     let records = records(&rig, "r");

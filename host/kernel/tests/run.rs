@@ -1,6 +1,7 @@
 //! The agent loop against in-memory ports: a model that replays turns, a tool
 //! set of plain functions, and the in-memory commit store.
 
+use futures_util::FutureExt;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -33,7 +34,7 @@ async fn a_final_answer_ends_the_run_with_two_commits() {
             answer: Some("done".into())
         }
     );
-    let record = rig.store.load("r1").unwrap();
+    let record = rig.store.load("r1").await.unwrap();
     assert_eq!(record.commits.len(), 2, "the input, then the answer");
     assert_eq!(record.messages().len(), 2);
 }
@@ -56,7 +57,7 @@ async fn allowed_calls_run_and_their_results_reach_the_model() {
         tool_result(last),
         Some(&CallResult::Output(json!({"x": 1})))
     );
-    let record = rig.store.load("r").unwrap();
+    let record = rig.store.load("r").await.unwrap();
     assert_eq!(record.commits[1].tools[0].decision.verdict, Verdict::Allow);
 }
 
@@ -98,7 +99,7 @@ async fn an_ask_commits_a_waiting_outcome_and_resumes_on_approval() {
     assert!(matches!(pending[0].reason, PendingReason::Approval { .. }));
     assert_eq!(rig.tools.calls(), 0, "nothing runs before approval");
     assert!(matches!(
-        rig.store.load("r").unwrap().disposition(),
+        rig.store.load("r").await.unwrap().disposition(),
         Disposition::Waiting { .. }
     ));
 
@@ -203,7 +204,7 @@ async fn state_writes_commit_with_their_step_and_reach_the_next_request() {
     let seen = rig.model.seen();
     assert_eq!(seen[1].state.get("count"), Some(&json!(1)));
     assert_eq!(seen[2].state.get("count"), Some(&json!(2)));
-    let record = rig.store.load("r").unwrap();
+    let record = rig.store.load("r").await.unwrap();
     assert_eq!(record.state().unwrap().get("count"), Some(&json!(2)));
 }
 
@@ -215,7 +216,11 @@ async fn nothing_a_step_does_is_visible_before_its_commit() {
     let observed = Arc::new(Mutex::new(None));
     let observed_in_call = observed.clone();
     *rig.tools.during.lock().unwrap() = Some(Box::new(move || {
-        let record = store.load("r").unwrap();
+        let record = store
+            .load("r")
+            .now_or_never()
+            .expect("the test store answers at once")
+            .unwrap();
         *observed_in_call.lock().unwrap() = Some((record.last_seq(), record.state().unwrap()));
     }));
     rig.runtime
@@ -263,6 +268,7 @@ async fn two_writers_cannot_both_commit_one_step() {
             thread: DEFAULT_THREAD.into(),
             metadata: BTreeMap::new(),
         })
+        .await
         .unwrap();
     let commit = |text: &str| StepCommit {
         run_id: "r".into(),
@@ -277,16 +283,16 @@ async fn two_writers_cannot_both_commit_one_step() {
         continues: None,
         files: Vec::new(),
     };
-    store.commit(&commit("first")).unwrap();
+    store.commit(&commit("first")).await.unwrap();
     assert_eq!(
-        store.commit(&commit("second")),
+        store.commit(&commit("second")).await,
         Err(CommitError::Conflict {
             run_id: "r".into(),
             seq: 1
         })
     );
     assert_eq!(
-        store.load("r").unwrap().messages(),
+        store.load("r").await.unwrap().messages(),
         vec![Message::User {
             text: "first".into()
         }]
@@ -294,7 +300,7 @@ async fn two_writers_cannot_both_commit_one_step() {
 }
 
 /// A run interrupted after recording an intent for `tool`, before committing.
-fn interrupted(store: &MemoryCommitStore, tool: &str) {
+async fn interrupted(store: &MemoryCommitStore, tool: &str) {
     store
         .create_run(&RunHeader {
             run_id: "r".into(),
@@ -303,6 +309,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
             thread: DEFAULT_THREAD.into(),
             metadata: BTreeMap::new(),
         })
+        .await
         .unwrap();
     store
         .commit(&StepCommit {
@@ -318,6 +325,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
             continues: None,
             files: Vec::new(),
         })
+        .await
         .unwrap();
     let call = ToolCall {
         id: "c1".into(),
@@ -347,6 +355,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
             },
             cordon_kernel::Durability::Disk,
         )
+        .await
         .unwrap();
 }
 
@@ -354,7 +363,7 @@ fn interrupted(store: &MemoryCommitStore, tool: &str) {
 async fn an_interrupted_read_only_call_runs_again_on_resume() {
     let tools = Functions::new().with("echo", READ_ONLY, echo());
     let rig = rig(vec![say("ok")], tools);
-    interrupted(&rig.store, "echo");
+    interrupted(&rig.store, "echo").await;
     let agent = agent(Verdict::Allow, &[], 5);
     let outcome = rig
         .runtime
@@ -375,7 +384,7 @@ async fn an_interrupted_read_only_call_runs_again_on_resume() {
 async fn an_interrupted_effectful_call_is_indeterminate_until_decided() {
     let tools = Functions::new().with("count", EFFECTFUL, counter());
     let rig = rig(vec![say("ok")], tools);
-    interrupted(&rig.store, "count");
+    interrupted(&rig.store, "count").await;
     let agent = agent(Verdict::Allow, &[], 5);
     let outcome = rig
         .runtime
@@ -445,7 +454,7 @@ async fn cancelling_ends_the_run_at_the_next_step_boundary() {
         "{outcome:?}"
     );
     assert_eq!(rig.model.seen().len(), 1, "no model step after the cancel");
-    let record = rig.store.load("r").unwrap();
+    let record = rig.store.load("r").await.unwrap();
     assert_eq!(
         record.commits.len(),
         3,
@@ -480,7 +489,7 @@ async fn declared_state_is_validated_and_undeclared_state_refused() {
         .unwrap();
     rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
 
-    let state = rig.store.load("r").unwrap().state().unwrap();
+    let state = rig.store.load("r").await.unwrap().state().unwrap();
     assert_eq!(
         state.get("count"),
         Some(&json!(1)),
@@ -557,7 +566,7 @@ async fn a_run_goes_on_with_an_earlier_runs_conversation_in_its_thread() {
         .start_in(&three_steps, "errands", "r1", 1, "go")
         .await
         .unwrap();
-    let earlier = store.load("r1").unwrap();
+    let earlier = store.load("r1").await.unwrap();
 
     // The model gives the new run's call the id it gave the earlier one.
     let second = rig_on(
@@ -597,7 +606,7 @@ async fn a_run_goes_on_with_an_earlier_runs_conversation_in_its_thread() {
         })
     );
     assert_eq!(seen[0].messages.len(), 5, "{:?}", seen[0].messages);
-    let record = store.load("r2").unwrap();
+    let record = store.load("r2").await.unwrap();
     assert_eq!(record.header.thread, "errands");
     assert_eq!(
         record.commits[0].continues,
@@ -613,7 +622,7 @@ async fn a_run_goes_on_with_an_earlier_runs_conversation_in_its_thread() {
     );
     assert_eq!(earlier.steps(), [0, 1, 2]);
     assert_eq!(
-        store.load("r1").unwrap(),
+        store.load("r1").await.unwrap(),
         earlier,
         "the earlier run is kept as it was"
     );
@@ -629,7 +638,7 @@ async fn a_run_goes_on_with_an_earlier_runs_conversation_in_its_thread() {
         .start(&agent(Verdict::Ask, &[], 2), "r3", 3, "ask")
         .await
         .unwrap();
-    let waiting = store.load("r3").unwrap();
+    let waiting = store.load("r3").await.unwrap();
     let error = asking
         .runtime
         .start_after(&three_steps, &waiting, "r4", 4, "more")
@@ -640,7 +649,7 @@ async fn a_run_goes_on_with_an_earlier_runs_conversation_in_its_thread() {
         "{error}"
     );
     assert!(
-        store.load("r4").is_err(),
+        store.load("r4").await.is_err(),
         "nothing of the refused run is kept"
     );
 }

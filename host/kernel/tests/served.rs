@@ -5,6 +5,7 @@
 
 mod support;
 
+use futures_util::FutureExt;
 use std::sync::Arc;
 
 use cordon_kernel::{Answer as Answered, AskFuture, Asker, Question, Unasked};
@@ -24,7 +25,7 @@ fn call(id: &str, name: &str, args: Value) -> ToolCall {
     }
 }
 
-fn served(
+async fn served(
     tools: Functions,
     default: Verdict,
     rules: &[(Verdict, &str)],
@@ -32,7 +33,9 @@ fn served(
     let store = Arc::new(MemoryCommitStore::new());
     let tools = Arc::new(tools);
     let runtime = Runtime::for_requests(tools.clone(), store.clone(), Arc::new(EventLog::new()));
-    let run = ServedRun::open(runtime, &agent(default, rules, 4), "main", "served-1", 7).unwrap();
+    let run = ServedRun::open(runtime, &agent(default, rules, 4), "main", "served-1", 7)
+        .await
+        .unwrap();
     (run, store, tools)
 }
 
@@ -81,7 +84,7 @@ fn error_kind(record: &cordon_kernel::ToolRecord) -> (ToolErrorKind, String) {
 #[tokio::test]
 async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
     let tools = Functions::new().with("count", EFFECTFUL, counter());
-    let (run, store, _) = served(tools, Verdict::Allow, &[]);
+    let (run, store, _) = served(tools, Verdict::Allow, &[]).await;
     let first = run
         .call(
             vec![call("c1", "count", json!({}))],
@@ -109,12 +112,12 @@ async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
         "the first step's write committed"
     );
 
-    let record = store.load("served-1").unwrap();
+    let record = store.load("served-1").await.unwrap();
     assert_eq!(record.commits.len(), 2, "one commit per request");
     assert_eq!(record.commits[1].tools[0].call.id, "c2");
     assert_eq!(record.state().unwrap()["count"], json!(2));
     run.close().await.unwrap();
-    let record = store.load("served-1").unwrap();
+    let record = store.load("served-1").await.unwrap();
     assert!(matches!(record.disposition(), Disposition::Ended { .. }));
     let late = run
         .call(
@@ -135,7 +138,7 @@ async fn the_policy_judges_requested_calls_and_unoffered_tools_never_run() {
     let tools = Functions::new()
         .with("echo", READ_ONLY, echo())
         .with("wipe", EFFECTFUL, echo());
-    let (run, store, tools) = served(tools, Verdict::Allow, &[(Verdict::Deny, "wipe")]);
+    let (run, store, tools) = served(tools, Verdict::Allow, &[(Verdict::Deny, "wipe")]).await;
     let records = run
         .call(
             vec![
@@ -163,14 +166,14 @@ async fn the_policy_judges_requested_calls_and_unoffered_tools_never_run() {
         1,
         "only the allowed, offered, well-formed call ran"
     );
-    let committed = &store.load("served-1").unwrap().commits[0];
+    let committed = &store.load("served-1").await.unwrap().commits[0];
     assert_eq!(committed.tools.len(), 4, "every verdict is committed");
 }
 
 #[tokio::test]
 async fn a_call_needing_approval_goes_to_the_requesters_approver_or_is_denied_saying_why() {
     let tools = Functions::new().with("send", EFFECTFUL, echo());
-    let (run, _, tools) = served(tools, Verdict::Ask, &[]);
+    let (run, _, tools) = served(tools, Verdict::Ask, &[]).await;
 
     let unasked = run
         .call(
@@ -241,7 +244,7 @@ async fn a_withdrawn_request_commits_nothing_and_runs_nothing() {
     let tools = Functions::new()
         .with("send", EFFECTFUL, echo())
         .with("look", READ_ONLY, echo());
-    let (run, store, tools) = served(tools, Verdict::Ask, &[(Verdict::Allow, "look")]);
+    let (run, store, tools) = served(tools, Verdict::Ask, &[(Verdict::Allow, "look")]).await;
     let outcome = run
         .call(
             vec![call("c1", "look", json!({})), call("c2", "send", json!({}))],
@@ -261,7 +264,7 @@ async fn a_withdrawn_request_commits_nothing_and_runs_nothing() {
         0,
         "not even the allowed call of the request ran"
     );
-    assert!(store.load("served-1").unwrap().commits.is_empty());
+    assert!(store.load("served-1").await.unwrap().commits.is_empty());
     let yes = Answer(Approval::Approve, Default::default());
     let again = run
         .call(
@@ -274,7 +277,7 @@ async fn a_withdrawn_request_commits_nothing_and_runs_nothing() {
         .unwrap()
         .committed();
     assert_eq!(output(&again[0]), &json!({"n": 1}));
-    assert_eq!(store.load("served-1").unwrap().commits.len(), 1);
+    assert_eq!(store.load("served-1").await.unwrap().commits.len(), 1);
 }
 
 /// A tool that runs until its call is cancelled.
@@ -319,6 +322,7 @@ async fn cancelling_a_request_stops_its_call_and_the_step_still_commits() {
         "served-1",
         7,
     )
+    .await
     .unwrap();
     let cancel = Cancellation::new();
     let later = cancel.clone();
@@ -340,7 +344,7 @@ async fn cancelling_a_request_stops_its_call_and_the_step_still_commits() {
         .unwrap()
         .committed();
     assert_eq!(error_kind(&records[0]).0, ToolErrorKind::Cancelled);
-    assert_eq!(store.load("served-1").unwrap().commits.len(), 1);
+    assert_eq!(store.load("served-1").await.unwrap().commits.len(), 1);
 }
 
 #[tokio::test]
@@ -355,7 +359,13 @@ async fn only_a_request_that_may_have_effects_records_an_intent() {
     {
         let (store, seen) = (store.clone(), seen.clone());
         *tools.during.lock().unwrap() = Some(Box::new(move || {
-            let intent = store.load("served-1").unwrap().intent.is_some();
+            let intent = store
+                .load("served-1")
+                .now_or_never()
+                .expect("the test store answers at once")
+                .unwrap()
+                .intent
+                .is_some();
             seen.lock().unwrap().push(intent);
         }));
     }
@@ -367,6 +377,7 @@ async fn only_a_request_that_may_have_effects_records_an_intent() {
         "served-1",
         7,
     )
+    .await
     .unwrap();
     for (id, tool) in [("c1", "look"), ("c2", "send")] {
         run.call(
@@ -385,7 +396,7 @@ async fn only_a_request_that_may_have_effects_records_an_intent() {
         "a read-only call runs without an intent, an effectful one with"
     );
     assert!(
-        store.load("served-1").unwrap().intent.is_none(),
+        store.load("served-1").await.unwrap().intent.is_none(),
         "the commit clears it"
     );
 }
@@ -474,6 +485,7 @@ async fn content_blocks_travel_with_the_record_unless_a_hook_judged_the_result()
             "served-1",
             7,
         )
+        .await
         .unwrap();
         let records = run
             .call(
@@ -486,7 +498,7 @@ async fn content_blocks_travel_with_the_record_unless_a_hook_judged_the_result()
             .unwrap()
             .committed();
         assert_eq!(output(&records[0]), &json!({"caption": "a pixel"}));
-        let loaded = store.load("served-1").unwrap();
+        let loaded = store.load("served-1").await.unwrap();
         let committed = &loaded.commits[0].tools[0];
         let told = loaded.commits[0]
             .messages
@@ -577,6 +589,7 @@ async fn a_deferred_question_withdraws_the_step_and_the_answer_brought_back_comm
         "served-1",
         7,
     )
+    .await
     .unwrap();
     let asking = |answer: Option<Value>| Requester {
         cancel: Cancellation::new(),
@@ -598,7 +611,7 @@ async fn a_deferred_question_withdraws_the_step_and_the_answer_brought_back_comm
     assert_eq!(deferred[0].tool, "greet");
     assert_eq!(deferred[0].question.key, "name");
     assert!(
-        store.load("served-1").unwrap().commits.is_empty(),
+        store.load("served-1").await.unwrap().commits.is_empty(),
         "nothing commits while a question waits"
     );
 
@@ -613,7 +626,7 @@ async fn a_deferred_question_withdraws_the_step_and_the_answer_brought_back_comm
         .unwrap()
         .committed();
     assert_eq!(output(&records[0]), &json!({"name": "Ada"}));
-    let record = store.load("served-1").unwrap();
+    let record = store.load("served-1").await.unwrap();
     assert_eq!(record.commits.len(), 1, "one step, committed once");
     assert!(record.intent.is_none());
 

@@ -3,6 +3,7 @@
 //! it is active, and a resumed run keeps its activations unless the skill
 //! changed.
 
+use futures_util::FutureExt;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -61,7 +62,12 @@ fn error_of(result: Option<&CallResult>) -> (ToolErrorKind, String) {
 }
 
 fn results(rig: &Rig, run: &str, seq: usize) -> Vec<CallResult> {
-    let record = rig.store.load(run).unwrap();
+    let record = rig
+        .store
+        .load(run)
+        .now_or_never()
+        .expect("the test store answers at once")
+        .unwrap();
     record.commits[seq]
         .tools
         .iter()
@@ -90,7 +96,7 @@ async fn an_activation_commits_with_its_step_and_narrows_the_steps_after_it() {
         .start(&agent(Verdict::Allow, &[], 6), "r", 1, "go")
         .await
         .unwrap();
-    let record = rig.store.load("r").unwrap();
+    let record = rig.store.load("r").await.unwrap();
     assert!(
         matches!(&record.commits[1].skills[..], [SkillChange::Activated { call_id, activation }]
             if call_id == "c1" && activation.skill == "report"),
@@ -179,7 +185,7 @@ async fn a_policy_deny_or_ask_stays_so_under_a_skill_that_lists_the_tool() {
         panic!("the ask still asks: {outcome:?}");
     };
     assert_eq!(pending[0].call.id, "c3");
-    let record = rig.store.load("r").unwrap();
+    let record = rig.store.load("r").await.unwrap();
     let tools = &record.commits[2].tools;
     assert_eq!(tools[0].decision.verdict, Verdict::Deny);
     assert_eq!(tools[0].decision.rule.as_deref(), Some("notes.add"));
@@ -239,7 +245,7 @@ async fn two_activations_of_one_skill_in_a_step_inject_it_once() {
         .start(&agent(Verdict::Allow, &[], 6), "r", 1, "go")
         .await
         .unwrap();
-    let record = rig.store.load("r").unwrap();
+    let record = rig.store.load("r").await.unwrap();
     assert_eq!(record.commits[1].skills.len(), 1);
     let step = results(&rig, "r", 1);
     assert_eq!(step[0], CallResult::Output(json!("instructions of report")));
@@ -265,7 +271,7 @@ async fn a_tool_cannot_activate_a_skill_for_the_model() {
         .start(&agent(Verdict::Allow, &[], 6), "r", 1, "go")
         .await
         .unwrap();
-    let record = rig.store.load("r").unwrap();
+    let record = rig.store.load("r").await.unwrap();
     assert!(record.commits[1].skills.is_empty());
     let child = &record.commits[1].tools[0].children[0];
     assert_eq!(child.decision.verdict, Verdict::Deny);
@@ -325,7 +331,11 @@ async fn resume_with(
 
 /// The result of the call `id` wherever the run committed it.
 fn result_of(store: &cordon_kernel::MemoryCommitStore, id: &str) -> CallResult {
-    let record = store.load("r").unwrap();
+    let record = store
+        .load("r")
+        .now_or_never()
+        .expect("the test store answers at once")
+        .unwrap();
     record
         .commits
         .iter()
@@ -339,7 +349,7 @@ fn result_of(store: &cordon_kernel::MemoryCommitStore, id: &str) -> CallResult {
 async fn a_resumed_run_keeps_its_activation() {
     let store = waiting_with_an_active_skill().await;
     let live = resume_with(&store, &[("report", "v1")]).await;
-    assert!(store.load("r").unwrap().skills().is_active("report"));
+    assert!(store.load("r").await.unwrap().skills().is_active("report"));
     let (kind, message) = error_of(Some(&result_of(&store, "c4")));
     assert_eq!(
         kind,
@@ -363,7 +373,7 @@ async fn a_resumed_run_drops_an_activation_whose_skill_changed_or_went() {
     ] {
         let store = waiting_with_an_active_skill().await;
         let live = resume_with(&store, catalog).await;
-        let record = store.load("r").unwrap();
+        let record = store.load("r").await.unwrap();
         assert!(!record.skills().is_active("report"));
         let dropped: Vec<&SkillChange> = record
             .commits

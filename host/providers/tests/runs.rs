@@ -132,7 +132,7 @@ async fn an_openai_run_calls_tools_answers_malformed_arguments_and_retries_befor
     let refused = messages[4]["content"].as_str().unwrap();
     assert!(refused.starts_with("error (invalid-input)"), "{refused}");
 
-    let record = store.load("r").unwrap();
+    let record = store.load("r").await.unwrap();
     let results: Vec<CallResult> = record
         .messages()
         .into_iter()
@@ -208,6 +208,6 @@ async fn an_anthropic_run_groups_tool_results_into_one_user_turn() {
     assert_eq!(results[0]["tool_use_id"], "toolu_a");
     assert_eq!(results[1]["content"], "{\"read\":\"b\"}");
     assert_eq!(results[1]["is_error"], false);
-    let stored = serde_json::to_string(&store.load("r").unwrap().commits).unwrap();
+    let stored = serde_json::to_string(&store.load("r").await.unwrap().commits).unwrap();
     assert!(!stored.contains(KEY));
 }

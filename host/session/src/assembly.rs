@@ -13,7 +13,6 @@ use cordon_kernel::{
     AgentDef, ChosenHooks, EventSink, HookPhase, HookSet, ModelProvider, PermissionPolicy, Runtime,
     ToolSet, ToolSets, Verdict, nearest_name,
 };
-use cordon_store::SqliteCommitStore;
 use cordon_wasm::manifest::MANIFEST_FILE;
 use cordon_wasm::{
     BundleKind, LoadedBundle, Manifest, PluginHost, Plugins, Safeguards, Workspace,
@@ -204,7 +203,7 @@ pub struct Assembly {
     /// The skills offered.
     pub skills: Skillset,
     /// The run store.
-    pub store: Arc<SqliteCommitStore>,
+    pub store: store::RunStore,
     /// What a person starting the run should read: the workspace, the
     /// skills and the MCP servers, one line each.
     pub notices: Vec<String>,
@@ -234,7 +233,7 @@ pub struct Reloaded {
 }
 
 impl Assembly {
-    /// Assemble `agent`'s run from `launch`, with the store at `store_path`
+    /// Assemble `agent`'s run from `launch`, with the store at `store_at`
     /// (created when missing) and `live` seeing the components' events as
     /// they happen. A bundle that does not load is left out with a loud
     /// error, unless `strict`.
@@ -242,7 +241,7 @@ impl Assembly {
         settings: &HostSettings,
         launch: Launch,
         mut agent: AgentDef,
-        store_path: &Path,
+        store_at: &store::StoreLocation,
         strict: bool,
         live: Arc<dyn EventSink>,
     ) -> anyhow::Result<Self> {
@@ -268,11 +267,11 @@ impl Assembly {
             &launch.workspace,
         );
         let mut skills = skillset::assemble(&host, &roots, &launch.workspace).await;
-        let store = store::create(store_path)?;
+        let store = store::create(store_at).await?;
         let mut safeguards = context::safeguards(
             &operator,
             agent.permissions.files(),
-            store_path,
+            store_at.file(),
             &launch.workspace,
         );
         safeguards.skills = skills.folders().into_values().collect();
@@ -326,7 +325,7 @@ impl Assembly {
             launch,
             workspace,
             skills,
-            store: Arc::new(store),
+            store,
             notices,
             unsandboxed,
             set: Arc::new(LiveSet::new(current)),
@@ -390,7 +389,7 @@ impl Assembly {
         self.wire(Runtime::new(
             model,
             self.set.clone(),
-            self.store.clone(),
+            self.store.commits(),
             live,
         ))
     }
@@ -400,7 +399,7 @@ impl Assembly {
     pub fn runtime_for_requests(&self, live: Arc<dyn EventSink>) -> Runtime {
         self.wire(Runtime::for_requests(
             self.set.clone(),
-            self.store.clone(),
+            self.store.commits(),
             live,
         ))
     }

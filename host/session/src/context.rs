@@ -39,12 +39,12 @@ pub fn host(settings: &HostSettings, operator: &Operator) -> anyhow::Result<Plug
 pub fn safeguards(
     operator: &Operator,
     files: &FileRules,
-    store: &Path,
+    store: Option<&Path>,
     workspace: &Path,
 ) -> Safeguards {
     Safeguards {
         files: files.clone().union(&operator.files),
-        reserved: store_reach(store, workspace),
+        reserved: store.map_or_else(Vec::new, |store| store_reach(store, workspace)),
         trust: operator.trust.clone(),
         skills: Vec::new(),
     }

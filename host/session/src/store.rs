@@ -1,14 +1,19 @@
-//! How each command opens the run store. `cordon run` and `tool call` create
-//! it when missing, and a `.cordon/` folder they create it in gets a
+//! How each command opens the run store: a SQLite file (the default, one per
+//! workspace) or, when `--store` is a `postgres://` URL, a Postgres database
+//! that several Cordon processes share. `cordon run` and `tool call` create a
+//! file store when missing, and a `.cordon/` folder they create it in gets a
 //! `.gitignore` that keeps the store's files out of the project's history;
 //! the commands that only read runs (`runs list`, `show`, `diff`, `resume`)
-//! open a store that exists, and never make an empty one in its place.
+//! open a file store that exists, and never make an empty one in its place.
 
+use std::fmt;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use cordon_kernel::CommitStore;
-use cordon_store::SqliteCommitStore;
+use cordon_store::{PostgresCommitStore, SqliteCommitStore};
 
 /// The folder of the default store, where a `.gitignore` is kept.
 const PROJECT_FOLDER: &str = ".cordon";
@@ -26,21 +31,103 @@ pub fn default_path(workspace: &Path) -> PathBuf {
     }
 }
 
-/// The store at `path`, created (with its folder) when missing.
-pub fn create(path: &Path) -> anyhow::Result<SqliteCommitStore> {
-    let store = SqliteCommitStore::open(path)
-        .with_context(|| format!("opening the run store {}", path.display()))?;
-    ignore_in_git(path);
-    Ok(store)
+/// Where a command keeps its runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    /// A SQLite file.
+    File(PathBuf),
+    /// A Postgres database, by its URL.
+    Postgres(String),
+}
+
+impl StoreLocation {
+    /// The location `given` names: a `postgres://` or `postgresql://` URL is a
+    /// database, anything else a file path.
+    pub fn named(given: &Path) -> Self {
+        match given.to_str() {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Self::Postgres(url.to_owned())
+            }
+            _ => Self::File(given.to_owned()),
+        }
+    }
+
+    /// The store's file, for a file store.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Self::File(path) => Some(path),
+            Self::Postgres(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for StoreLocation {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::File(path) => write!(formatter, "{}", path.display()),
+            Self::Postgres(url) => formatter.write_str(&cordon_store::without_password(url)),
+        }
+    }
+}
+
+/// An open run store.
+#[derive(Debug, Clone)]
+pub enum RunStore {
+    /// A SQLite file.
+    Sqlite(Arc<SqliteCommitStore>),
+    /// A Postgres database.
+    Postgres(Arc<PostgresCommitStore>),
+}
+
+impl RunStore {
+    /// The store as the kernel's commit port.
+    pub fn commits(&self) -> Arc<dyn CommitStore> {
+        match self {
+            Self::Sqlite(store) => store.clone(),
+            Self::Postgres(store) => store.clone(),
+        }
+    }
+}
+
+impl Deref for RunStore {
+    type Target = dyn CommitStore;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Self::Sqlite(store) => store.as_ref(),
+            Self::Postgres(store) => store.as_ref(),
+        }
+    }
+}
+
+/// The store at `location`, created (a file with its folder; a database's
+/// tables) when missing.
+pub async fn create(location: &StoreLocation) -> anyhow::Result<RunStore> {
+    match location {
+        StoreLocation::File(path) => {
+            let store = SqliteCommitStore::open(path)
+                .with_context(|| format!("opening the run store {}", path.display()))?;
+            ignore_in_git(path);
+            Ok(RunStore::Sqlite(Arc::new(store)))
+        }
+        StoreLocation::Postgres(url) => connect(url, location).await,
+    }
+}
+
+async fn connect(url: &str, location: &StoreLocation) -> anyhow::Result<RunStore> {
+    let store = PostgresCommitStore::connect(url)
+        .await
+        .with_context(|| format!("opening the run store {location}"))?;
+    Ok(RunStore::Postgres(Arc::new(store)))
 }
 
 /// The name a command gives a run: `last` is the newest run of the store
 /// (unless a run is named so); any other name is the run's id.
-pub fn run_named(store: &SqliteCommitStore, name: &str) -> anyhow::Result<String> {
+pub async fn run_named(store: &dyn CommitStore, name: &str) -> anyhow::Result<String> {
     if name != LAST {
         return Ok(name.to_owned());
     }
-    let runs = store.runs()?;
+    let runs = store.runs().await?;
     if runs.iter().any(|run| run.header.run_id == LAST) {
         return Ok(LAST.to_owned());
     }
@@ -55,17 +142,24 @@ pub fn run_named(store: &SqliteCommitStore, name: &str) -> anyhow::Result<String
 /// The name that stands for the newest run.
 pub const LAST: &str = "last";
 
-/// The store at `path`, which must exist.
-pub fn existing(path: &Path) -> anyhow::Result<SqliteCommitStore> {
-    if !path.is_file() {
-        bail!(
-            "no run store at {}: no run was made with it yet (`cordon run` creates it; \
-             `--store` or CORDON_STORE names another)",
-            path.display()
-        );
+/// The store at `location`, which must exist (a database's tables are
+/// created if it has none).
+pub async fn existing(location: &StoreLocation) -> anyhow::Result<RunStore> {
+    match location {
+        StoreLocation::File(path) => {
+            if !path.is_file() {
+                bail!(
+                    "no run store at {}: no run was made with it yet (`cordon run` creates it; \
+                     `--store` or CORDON_STORE names another)",
+                    path.display()
+                );
+            }
+            let store = SqliteCommitStore::open(path)
+                .with_context(|| format!("opening the run store {}", path.display()))?;
+            Ok(RunStore::Sqlite(Arc::new(store)))
+        }
+        StoreLocation::Postgres(url) => connect(url, location).await,
     }
-    SqliteCommitStore::open(path)
-        .with_context(|| format!("opening the run store {}", path.display()))
 }
 
 /// Give the `.cordon/` folder holding the store at `path` a `.gitignore`

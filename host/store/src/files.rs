@@ -1,5 +1,6 @@
 //! The `file_changes` table: each step's staged file changes, one row per path,
-//! contents as BLOBs so that loading a run's steps never loads its files.
+//! contents as BLOBs so that loading a run's steps never loads its files. The
+//! row encoding is shared with the Postgres store's table of the same shape.
 
 use cordon_kernel::{FileChange, FileState, StepFiles};
 use rusqlite::{Connection, params};
@@ -60,18 +61,24 @@ pub(crate) fn load(
             before,
             after,
         };
-        match steps.last_mut() {
-            Some(step) if step.seq == seq => step.changes.push(change),
-            _ => steps.push(StepFiles {
-                seq,
-                changes: vec![change],
-            }),
-        }
+        push(&mut steps, seq, change);
     }
     Ok(Ok(steps))
 }
 
-fn encode(state: &FileState) -> (&'static str, Option<&[u8]>) {
+/// Add `change` of step `seq` to `steps`, read in step order.
+pub(crate) fn push(steps: &mut Vec<StepFiles>, seq: u64, change: FileChange) {
+    match steps.last_mut() {
+        Some(step) if step.seq == seq => step.changes.push(change),
+        _ => steps.push(StepFiles {
+            seq,
+            changes: vec![change],
+        }),
+    }
+}
+
+/// A file state as a row's kind and contents.
+pub(crate) fn encode(state: &FileState) -> (&'static str, Option<&[u8]>) {
     match state {
         FileState::Absent => ("absent", None),
         FileState::Directory => ("directory", None),
@@ -79,7 +86,9 @@ fn encode(state: &FileState) -> (&'static str, Option<&[u8]>) {
     }
 }
 
-fn decode(kind: &str, contents: Option<Vec<u8>>) -> Option<FileState> {
+/// The file state a row's kind and contents stand for; `None` when they do
+/// not fit together.
+pub(crate) fn decode(kind: &str, contents: Option<Vec<u8>>) -> Option<FileState> {
     match (kind, contents) {
         ("absent", None) => Some(FileState::Absent),
         ("directory", None) => Some(FileState::Directory),

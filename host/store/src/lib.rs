@@ -1,10 +1,15 @@
 //! Durable implementations of the kernel's ports: [`SqliteCommitStore`], run
-//! commits and state kept in one SQLite file, and [`ThreadState`], one thread's
-//! state in that file for tool calls made outside a run.
+//! commits and state kept in one SQLite file; [`PostgresCommitStore`], the
+//! same in a Postgres database that several processes share; [`ThreadState`],
+//! one thread's state in a SQLite file for tool calls made outside a run; and
+//! the [`conformance`] suite every commit store passes.
 
+pub mod conformance;
 mod files;
+mod postgres;
 mod sqlite;
 mod thread_state;
 
+pub use postgres::{PostgresCommitStore, without_password};
 pub use sqlite::SqliteCommitStore;
 pub use thread_state::ThreadState;

@@ -7,7 +7,9 @@
 //! file for any process that opens it, and the next commit's flush takes it
 //! to disk with the commit. Any number of stores, in one process or
 //! several, may open the same file; a writer waits up to five seconds for
-//! another to finish before giving up.
+//! another to finish before giving up. Its [`CommitStore`] futures do their
+//! work on the polling thread and are ready when first polled: a local file's
+//! commit is shorter than a hop to another thread.
 //!
 //! # Schema (version 3)
 //!
@@ -540,8 +542,9 @@ impl SqliteCommitStore {
     }
 }
 
+#[async_trait::async_trait]
 impl CommitStore for SqliteCommitStore {
-    fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
+    async fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
         let created = signed(header.created, "creation time")?;
         let metadata = serde_json::to_string(&header.metadata)
             .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
@@ -566,7 +569,7 @@ impl CommitStore for SqliteCommitStore {
         Ok(())
     }
 
-    fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
+    async fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
         let run_id = commit.run_id.as_str();
         let body = serde_json::to_string(commit).map_err(|error| {
             CommitError::Storage(format!(
@@ -602,7 +605,11 @@ impl CommitStore for SqliteCommitStore {
         Ok(Receipt { seq: commit.seq })
     }
 
-    fn record_intent(&self, intent: &Intent, durability: Durability) -> Result<(), CommitError> {
+    async fn record_intent(
+        &self,
+        intent: &Intent,
+        durability: Durability,
+    ) -> Result<(), CommitError> {
         let run_id = intent.run_id.as_str();
         let seq = signed(intent.seq, "step number")?;
         let body = serde_json::to_string(intent).map_err(|error| {
@@ -625,7 +632,7 @@ impl CommitStore for SqliteCommitStore {
         recorded
     }
 
-    fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
+    async fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
         let mut connection = self.lock();
         // One read transaction, so the record is a single consistent snapshot.
         let transaction = connection
@@ -665,7 +672,7 @@ impl CommitStore for SqliteCommitStore {
         })
     }
 
-    fn thread_state(&self, thread: &str) -> Result<BTreeMap<String, Value>, CommitError> {
+    async fn thread_state(&self, thread: &str) -> Result<BTreeMap<String, Value>, CommitError> {
         let mut connection = self.lock();
         let transaction = connection
             .transaction()
@@ -673,7 +680,7 @@ impl CommitStore for SqliteCommitStore {
         self.all_values(&transaction, Owner::Thread(thread))
     }
 
-    fn files(&self, run_id: &str) -> Result<Vec<StepFiles>, CommitError> {
+    async fn files(&self, run_id: &str) -> Result<Vec<StepFiles>, CommitError> {
         let mut connection = self.lock();
         let transaction = connection
             .transaction()
@@ -684,7 +691,7 @@ impl CommitStore for SqliteCommitStore {
             .map_err(|message| self.corrupt(&format!("run {run_id} file changes"), message))
     }
 
-    fn published(&self, run_id: &str) -> Result<u64, CommitError> {
+    async fn published(&self, run_id: &str) -> Result<u64, CommitError> {
         let connection = self.lock();
         let published: Option<i64> = connection
             .query_row(
@@ -698,7 +705,7 @@ impl CommitStore for SqliteCommitStore {
         self.unsigned(published, || format!("run {run_id} published step"))
     }
 
-    fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError> {
+    async fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError> {
         let seq = signed(seq, "step number")?;
         let connection = self.lock();
         let changed = connection
@@ -713,7 +720,7 @@ impl CommitStore for SqliteCommitStore {
         Ok(())
     }
 
-    fn delete_run(&self, run_id: &str) -> Result<(), CommitError> {
+    async fn delete_run(&self, run_id: &str) -> Result<(), CommitError> {
         let mut connection = self.lock();
         let transaction = connection
             .transaction()
@@ -733,7 +740,7 @@ impl CommitStore for SqliteCommitStore {
         Ok(())
     }
 
-    fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {
+    async fn runs(&self) -> Result<Vec<RunSummary>, CommitError> {
         let mut connection = self.lock();
         let transaction = connection
             .transaction()
@@ -911,7 +918,7 @@ impl<T> Context<T> for rusqlite::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cordon_kernel::{EndCause, FileChange, FileState, Message, StateOp, StateWrite};
+    use cordon_kernel::{FileChange, FileState, Message, StateOp, StateWrite};
     use serde_json::json;
     use std::sync::{Arc, Barrier};
 
@@ -964,88 +971,10 @@ mod tests {
         (dir, path, store)
     }
 
-    #[test]
-    fn created_runs_and_their_commits_load_back_in_order() {
+    #[tokio::test]
+    async fn the_state_table_matches_replaying_every_commit() {
         let (_dir, _path, store) = fresh();
-        store.create_run(&header("b", 10)).unwrap();
-        store.create_run(&header("a", 10)).unwrap();
-        store.create_run(&header("early", 5)).unwrap();
-        let first = step("a", 1, "hello", Vec::new());
-        let mut second = step("a", 2, "again", Vec::new());
-        second.disposition = Disposition::Ended {
-            cause: EndCause::FinalAnswer,
-            answer: Some("done".into()),
-        };
-        assert_eq!(store.commit(&first).unwrap(), Receipt { seq: 1 });
-        assert_eq!(store.commit(&second).unwrap(), Receipt { seq: 2 });
-
-        let record = store.load("a").unwrap();
-        assert_eq!(record.header, header("a", 10));
-        assert_eq!(record.commits, vec![first, second.clone()]);
-        assert_eq!(record.intent, None);
-
-        let runs = store.runs().unwrap();
-        let order: Vec<&str> = runs.iter().map(|run| run.header.run_id.as_str()).collect();
-        assert_eq!(order, ["early", "a", "b"]);
-        assert_eq!(runs[1].last_seq, 2);
-        assert_eq!(runs[1].disposition, second.disposition);
-        assert_eq!(runs[2].last_seq, 0);
-        assert_eq!(runs[2].disposition, Disposition::Running);
-    }
-
-    #[test]
-    fn a_deleted_run_is_gone_whole_and_the_others_stay() {
-        let (_dir, path, store) = fresh();
-        for run in ["keep", "gone"] {
-            store.create_run(&header(run, 1)).unwrap();
-            let set = write("k", StateOp::Set { value: json!(1) });
-            store.commit(&step(run, 1, "hello", vec![set])).unwrap();
-        }
-        store.delete_run("gone").unwrap();
-        let unknown = CommitError::UnknownRun("gone".into());
-        assert_eq!(store.load("gone").unwrap_err(), unknown);
-        assert_eq!(store.delete_run("gone").unwrap_err(), unknown);
-        let runs: Vec<String> = store
-            .runs()
-            .unwrap()
-            .into_iter()
-            .map(|run| run.header.run_id)
-            .collect();
-        assert_eq!(runs, ["keep"]);
-        assert_eq!(store.load("keep").unwrap().commits.len(), 1);
-        drop(store);
-        let again = SqliteCommitStore::open(&path).unwrap();
-        assert_eq!(again.load("gone").unwrap_err(), unknown);
-        assert_eq!(again.load("keep").unwrap().state().unwrap()["k"], 1);
-        // The run's id is free again.
-        again.create_run(&header("gone", 2)).unwrap();
-        assert!(again.load("gone").unwrap().commits.is_empty());
-    }
-
-    #[test]
-    fn creating_a_run_twice_is_refused_and_unknown_runs_are_named() {
-        let (_dir, _path, store) = fresh();
-        store.create_run(&header("r", 1)).unwrap();
-        assert_eq!(
-            store.create_run(&header("r", 2)),
-            Err(CommitError::DuplicateRun("r".into()))
-        );
-        assert_eq!(store.load("r").unwrap().header.created, 1);
-        let unknown = CommitError::UnknownRun("nope".into());
-        assert_eq!(store.load("nope").unwrap_err(), unknown);
-        let commit = step("nope", 1, "x", Vec::new());
-        assert_eq!(store.commit(&commit).unwrap_err(), unknown);
-        assert_eq!(
-            store.record_intent(&intent("nope", 1), Durability::Disk),
-            Err(unknown.clone())
-        );
-        assert_eq!(store.state("nope").unwrap_err(), unknown);
-    }
-
-    #[test]
-    fn the_state_table_matches_replaying_every_commit() {
-        let (_dir, _path, store) = fresh();
-        store.create_run(&header("r", 1)).unwrap();
+        store.create_run(&header("r", 1)).await.unwrap();
         let commits = [
             vec![
                 write("count", StateOp::Increment { delta: 2 }),
@@ -1072,10 +1001,10 @@ mod tests {
             ],
         ];
         for (seq, writes) in (1..).zip(commits) {
-            store.commit(&step("r", seq, "step", writes)).unwrap();
+            store.commit(&step("r", seq, "step", writes)).await.unwrap();
         }
         let state = store.state("r").unwrap();
-        assert_eq!(state, store.load("r").unwrap().state().unwrap());
+        assert_eq!(state, store.load("r").await.unwrap().state().unwrap());
         assert_eq!(
             state,
             BTreeMap::from([
@@ -1086,41 +1015,12 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_second_store_on_the_same_file_cannot_commit_a_taken_step() {
-        let (_dir, path, first) = fresh();
-        let second = SqliteCommitStore::open(&path).unwrap();
-        first.create_run(&header("r", 1)).unwrap();
-        let winner = step(
-            "r",
-            1,
-            "first",
-            vec![write("k", StateOp::Set { value: json!(1) })],
-        );
-        first.commit(&winner).unwrap();
-        let loser = step(
-            "r",
-            1,
-            "second",
-            vec![write("k", StateOp::Set { value: json!(2) })],
-        );
-        assert_eq!(
-            second.commit(&loser),
-            Err(CommitError::Conflict {
-                run_id: "r".into(),
-                seq: 1
-            })
-        );
-        assert_eq!(second.load("r").unwrap().commits, vec![winner]);
-        assert_eq!(second.state("r").unwrap()["k"], json!(1));
-    }
-
-    #[test]
-    fn a_duplicate_step_row_is_a_conflict() {
+    #[tokio::test]
+    async fn a_duplicate_step_row_is_a_conflict() {
         let (_dir, _path, store) = fresh();
-        store.create_run(&header("r", 1)).unwrap();
+        store.create_run(&header("r", 1)).await.unwrap();
         let commit = step("r", 1, "x", Vec::new());
-        store.commit(&commit).unwrap();
+        store.commit(&commit).await.unwrap();
         let connection = store.lock();
         assert_eq!(
             store.insert_step(&connection, &commit, 1, "{}"),
@@ -1148,14 +1048,14 @@ mod tests {
                     let store = SqliteCommitStore::open(&path);
                     let created =
                         store.as_ref().map_err(Clone::clone).and_then(|store| {
-                            match store.create_run(&header("r", 1)) {
+                            match ready(store.create_run(&header("r", 1))) {
                                 Err(CommitError::DuplicateRun(_)) => Ok(()),
                                 other => other,
                             }
                         });
                     barrier.wait();
                     created?;
-                    store?.commit(&step("r", 1, text, Vec::new()))
+                    ready(store?.commit(&step("r", 1, text, Vec::new())))
                 })
             })
             .collect();
@@ -1169,85 +1069,27 @@ mod tests {
             .filter(|result| matches!(result, Err(CommitError::Conflict { seq: 1, .. })))
             .count();
         assert_eq!((won, lost), (1, texts.len() - 1), "{results:?}");
-        let record = SqliteCommitStore::open(&path).unwrap().load("r").unwrap();
+        let record = ready(SqliteCommitStore::open(&path).unwrap().load("r")).unwrap();
         assert_eq!(record.last_seq(), 1);
     }
 
-    #[test]
-    fn a_skipped_step_number_is_out_of_order() {
-        let (_dir, _path, store) = fresh();
-        store.create_run(&header("r", 1)).unwrap();
-        store.commit(&step("r", 1, "x", Vec::new())).unwrap();
-        assert_eq!(
-            store.commit(&step("r", 3, "x", Vec::new())),
-            Err(CommitError::OutOfOrder {
-                run_id: "r".into(),
-                expected: 2,
-                seq: 3
-            })
-        );
-        assert_eq!(store.load("r").unwrap().last_seq(), 1);
+    /// The output of `future`, which a SQLite store answers without waiting:
+    /// its work is done on the calling thread.
+    fn ready<T>(future: impl std::future::Future<Output = T>) -> T {
+        futures_util::FutureExt::now_or_never(Box::pin(future))
+            .expect("a SQLite store answers at once")
     }
 
-    #[test]
-    fn a_commit_whose_state_write_does_not_apply_leaves_nothing_behind() {
-        let (_dir, _path, store) = fresh();
-        store.create_run(&header("r", 1)).unwrap();
-        let name = write("name", StateOp::Set { value: json!("x") });
-        store.commit(&step("r", 1, "x", vec![name])).unwrap();
-        store
-            .record_intent(&intent("r", 2), Durability::Disk)
-            .unwrap();
-        let bad = step(
-            "r",
-            2,
-            "y",
-            vec![
-                write("other", StateOp::Set { value: json!(1) }),
-                write("name", StateOp::Increment { delta: 1 }),
-            ],
-        );
-        let error = store.commit(&bad).unwrap_err();
-        assert!(
-            matches!(&error, CommitError::Storage(message) if message.contains("name")),
-            "{error}"
-        );
-        let record = store.load("r").unwrap();
-        assert_eq!(record.last_seq(), 1);
-        assert_eq!(record.intent, Some(intent("r", 2)));
-        assert_eq!(
-            store.state("r").unwrap(),
-            BTreeMap::from([("name".to_owned(), json!("x"))])
-        );
-    }
-
-    #[test]
-    fn an_intent_is_kept_until_the_next_commit() {
-        let (_dir, _path, store) = fresh();
-        store.create_run(&header("r", 1)).unwrap();
-        store
-            .record_intent(&intent("r", 1), Durability::Disk)
-            .unwrap();
-        let mut replaced = intent("r", 1);
-        replaced.assistant = Some(Message::Assistant {
-            text: "calling".into(),
-            tool_calls: Vec::new(),
-        });
-        store.record_intent(&replaced, Durability::Disk).unwrap();
-        assert_eq!(store.load("r").unwrap().intent, Some(replaced));
-        store.commit(&step("r", 1, "x", Vec::new())).unwrap();
-        assert_eq!(store.load("r").unwrap().intent, None);
-    }
-
-    #[test]
-    fn an_intent_written_without_a_flush_is_seen_by_another_opener_and_later_writes_flush() {
+    #[tokio::test]
+    async fn an_intent_written_without_a_flush_is_seen_by_another_opener_and_later_writes_flush() {
         let (_dir, path, store) = fresh();
-        store.create_run(&header("r", 1)).unwrap();
+        store.create_run(&header("r", 1)).await.unwrap();
         store
             .record_intent(&intent("r", 1), Durability::Process)
+            .await
             .unwrap();
         let other = SqliteCommitStore::open(&path).unwrap();
-        assert_eq!(other.load("r").unwrap().intent, Some(intent("r", 1)));
+        assert_eq!(other.load("r").await.unwrap().intent, Some(intent("r", 1)));
         let synchronous = || -> i64 {
             store
                 .lock()
@@ -1255,34 +1097,37 @@ mod tests {
                 .unwrap()
         };
         assert_eq!(synchronous(), 2, "FULL again after the unflushed intent");
-        let refused = store.record_intent(&intent("nope", 1), Durability::Process);
+        let refused = store
+            .record_intent(&intent("nope", 1), Durability::Process)
+            .await;
         assert!(matches!(refused, Err(CommitError::UnknownRun(_))));
         assert_eq!(synchronous(), 2, "FULL again after a refused intent");
     }
 
-    #[test]
-    fn everything_survives_reopening_the_file() {
+    #[tokio::test]
+    async fn everything_survives_reopening_the_file() {
         let (_dir, path, store) = fresh();
-        store.create_run(&header("r", 7)).unwrap();
+        store.create_run(&header("r", 7)).await.unwrap();
         let commit = step(
             "r",
             1,
             "x",
             vec![write("n", StateOp::Increment { delta: 3 })],
         );
-        store.commit(&commit).unwrap();
+        store.commit(&commit).await.unwrap();
         store
             .record_intent(&intent("r", 2), Durability::Disk)
+            .await
             .unwrap();
         drop(store);
 
         let reopened = SqliteCommitStore::open(&path).unwrap();
-        let record = reopened.load("r").unwrap();
+        let record = reopened.load("r").await.unwrap();
         assert_eq!(record.header, header("r", 7));
         assert_eq!(record.commits, vec![commit]);
         assert_eq!(record.intent, Some(intent("r", 2)));
         assert_eq!(reopened.state("r").unwrap()["n"], json!(3));
-        assert_eq!(reopened.runs().unwrap().len(), 1);
+        assert_eq!(reopened.runs().await.unwrap().len(), 1);
     }
 
     #[test]
@@ -1330,67 +1175,8 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn a_step_row_with_broken_json_is_corrupt_naming_the_step() {
-        let (_dir, path, store) = fresh();
-        store.create_run(&header("r", 1)).unwrap();
-        store.commit(&step("r", 1, "x", Vec::new())).unwrap();
-        store.commit(&step("r", 2, "y", Vec::new())).unwrap();
-        Connection::open(&path)
-            .unwrap()
-            .execute(
-                "UPDATE steps SET body = '{broken' WHERE run_id = 'r' AND seq = 2",
-                [],
-            )
-            .unwrap();
-        for error in [store.load("r").unwrap_err(), store.runs().unwrap_err()] {
-            assert!(
-                matches!(&error, CommitError::Corrupt { location, .. }
-                    if location.ends_with("run r step 2")),
-                "{error}"
-            );
-        }
-    }
-
-    #[test]
-    fn thread_state_commits_with_the_step_and_is_shared_by_the_threads_runs() {
-        let (_dir, _path, store) = fresh();
-        store.create_run(&header("a", 1)).unwrap();
-        store.create_run(&header("b", 2)).unwrap();
-        let mut commit = step(
-            "a",
-            1,
-            "x",
-            vec![write("scratch", StateOp::Set { value: json!(1) })],
-        );
-        commit.thread_state = vec![write("memory", StateOp::Append { item: json!("a") })];
-        store.commit(&commit).unwrap();
-        let mut commit = step("b", 1, "y", Vec::new());
-        commit.thread_state = vec![write("memory", StateOp::Append { item: json!("b") })];
-        store.commit(&commit).unwrap();
-        assert_eq!(
-            store.thread_state("main").unwrap(),
-            BTreeMap::from([("memory".to_owned(), json!(["a", "b"]))])
-        );
-        assert!(store.thread_state("other").unwrap().is_empty());
-        assert_eq!(
-            store.state("a").unwrap().len(),
-            1,
-            "run state stays per run"
-        );
-        assert_eq!(store.load("b").unwrap().header.thread, "main");
-        let mut failing = step("b", 2, "z", Vec::new());
-        failing.thread_state = vec![write("memory", StateOp::Increment { delta: 1 })];
-        assert!(store.commit(&failing).is_err());
-        assert_eq!(
-            store.load("b").unwrap().last_seq(),
-            1,
-            "nothing of a failed commit stays"
-        );
-    }
-
-    #[test]
-    fn a_thread_state_store_reads_and_writes_what_runs_of_the_thread_see() {
+    #[tokio::test]
+    async fn a_thread_state_store_reads_and_writes_what_runs_of_the_thread_see() {
         let (_dir, _path, store) = fresh();
         let store = Arc::new(store);
         let thread = crate::ThreadState::new(Arc::clone(&store), "main");
@@ -1399,7 +1185,10 @@ mod tests {
             .apply(&[write("notes", StateOp::Append { item: json!("n1") })])
             .unwrap();
         assert_eq!(thread.get("notes").unwrap(), Some(json!(["n1"])));
-        assert_eq!(store.thread_state("main").unwrap()["notes"], json!(["n1"]));
+        assert_eq!(
+            store.thread_state("main").await.unwrap()["notes"],
+            json!(["n1"])
+        );
         let refused = thread.apply(&[
             write("other", StateOp::Set { value: json!(1) }),
             write("notes", StateOp::Increment { delta: 1 }),
@@ -1445,13 +1234,13 @@ mod tests {
         path
     }
 
-    #[test]
-    fn older_files_are_upgraded_in_place_keeping_their_runs() {
+    #[tokio::test]
+    async fn older_files_are_upgraded_in_place_keeping_their_runs() {
         let dir = tempfile::tempdir().unwrap();
         for version in [1, 2] {
             let path = old_file(dir.path(), version);
             let store = SqliteCommitStore::open(&path).unwrap();
-            let record = store.load("old").unwrap();
+            let record = store.load("old").await.unwrap();
             assert_eq!(record.header.thread, "default");
             let mut first = step("old", 1, "go", Vec::new());
             first.files = vec![FileChange {
@@ -1459,9 +1248,9 @@ mod tests {
                 before: FileState::Absent,
                 after: FileState::File(b"new".as_slice().into()),
             }];
-            store.commit(&first).unwrap();
-            assert_eq!(store.files("old").unwrap()[0].changes, first.files);
-            assert_eq!(store.published("old").unwrap(), 0);
+            store.commit(&first).await.unwrap();
+            assert_eq!(store.files("old").await.unwrap()[0].changes, first.files);
+            assert_eq!(store.published("old").await.unwrap(), 0);
             let upgraded: i32 = Connection::open(&path)
                 .unwrap()
                 .pragma_query_value(None, "user_version", |row| row.get(0))
@@ -1470,49 +1259,50 @@ mod tests {
         }
     }
 
-    #[test]
-    fn file_changes_commit_with_their_step_and_load_apart_from_it() {
-        let (_dir, _path, store) = fresh();
-        store.create_run(&header("r", 1)).unwrap();
-        let binary = vec![0, 159, 146, 150];
-        let mut first = step("r", 1, "write", Vec::new());
-        first.files = vec![
-            FileChange {
-                path: "bin/blob".into(),
-                before: FileState::Absent,
-                after: FileState::File(binary.as_slice().into()),
-            },
-            FileChange {
-                path: "docs".into(),
-                before: FileState::Directory,
-                after: FileState::Absent,
-            },
-        ];
-        store.commit(&first).unwrap();
-        store.commit(&step("r", 2, "nothing", Vec::new())).unwrap();
-        let files = store.files("r").unwrap();
-        assert_eq!(files.len(), 1, "a step without changes has no entry");
-        assert_eq!(files[0].seq, 1);
-        assert_eq!(files[0].changes, first.files);
-        let loaded = store.load("r").unwrap();
-        assert!(loaded.commits.iter().all(|commit| commit.files.is_empty()));
+    /// The store conformance suite on SQLite files: each handle is another
+    /// connection to the case's file.
+    mod conformance {
+        use std::sync::Arc;
 
-        assert_eq!(store.published("r").unwrap(), 0);
-        store.mark_published("r", 1).unwrap();
-        store.mark_published("r", 0).unwrap();
-        assert_eq!(store.published("r").unwrap(), 1, "never moves back");
-        assert!(matches!(
-            store.mark_published("nobody", 1),
-            Err(CommitError::UnknownRun(_))
-        ));
+        use cordon_kernel::CommitStore;
+        use rusqlite::Connection;
 
-        let mut conflicting = step("r", 2, "again", Vec::new());
-        conflicting.files = first.files.clone();
-        assert!(store.commit(&conflicting).is_err());
-        assert_eq!(
-            store.files("r").unwrap().len(),
-            1,
-            "a refused step adds no files"
-        );
+        use crate::SqliteCommitStore;
+        use crate::conformance::Backend;
+
+        struct Sqlite {
+            dir: tempfile::TempDir,
+        }
+
+        impl Sqlite {
+            fn path(&self) -> std::path::PathBuf {
+                self.dir.path().join("runs.db")
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl Backend for Sqlite {
+            async fn new() -> Result<Self, String> {
+                let dir = tempfile::tempdir().map_err(|error| error.to_string())?;
+                Ok(Self { dir })
+            }
+
+            async fn open(&self) -> Arc<dyn CommitStore> {
+                Arc::new(SqliteCommitStore::open(self.path()).unwrap())
+            }
+
+            async fn damage_step(&self, run_id: &str, seq: u64) -> bool {
+                let changed = Connection::open(self.path())
+                    .unwrap()
+                    .execute(
+                        "UPDATE steps SET body = '{broken' WHERE run_id = ?1 AND seq = ?2",
+                        rusqlite::params![run_id, seq as i64],
+                    )
+                    .unwrap();
+                changed == 1
+            }
+        }
+
+        crate::store_conformance!(Sqlite);
     }
 }

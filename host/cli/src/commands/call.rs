@@ -4,7 +4,7 @@ use std::io::Read;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use cordon_kernel::{Event, FileRules, StateStore, ToolError, call_committed};
 use cordon_store::ThreadState;
 use serde::Serialize;
@@ -40,12 +40,18 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<E
     )
     .await?;
     let events = Arc::new(CliEvents::new(args.json));
-    let store = store::create(&args.store.path(global))?;
-    let state: Arc<dyn StateStore> = Arc::new(ThreadState::new(Arc::new(store), &args.thread));
+    let location = args.store.location(global);
+    let store::RunStore::Sqlite(store) = store::create(&location).await? else {
+        bail!(
+            "`cordon tool call` keeps thread state in a SQLite store, and {location} is a \
+             Postgres store; name a file with --store, or call the tool from a run"
+        );
+    };
+    let state: Arc<dyn StateStore> = Arc::new(ThreadState::new(store, &args.thread));
     let safeguards = context::safeguards(
         &operator,
         &FileRules::new(),
-        &args.store.path(global),
+        location.file(),
         &global.workspace,
     );
     let plugins = host

@@ -7,16 +7,16 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use cordon_kernel::{CommitStore, FileChange, FileState};
+use cordon_kernel::{FileChange, FileState};
 use similar::TextDiff;
 
 use crate::args::{DiffArgs, GlobalArgs};
 use crate::store;
 
-pub(crate) fn diff(global: &GlobalArgs, args: DiffArgs) -> anyhow::Result<ExitCode> {
-    let store = store::existing(&args.store.path(global))?;
-    let run = store::run_named(&store, &args.run)?;
-    let record = store.load(&run)?;
+pub(crate) async fn diff(global: &GlobalArgs, args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let store = store::existing(&args.store.location(global)).await?;
+    let run = store::run_named(&*store, &args.run).await?;
+    let record = store.load(&run).await?;
     let step_of: BTreeMap<u64, u32> = record
         .commits
         .iter()
@@ -29,7 +29,7 @@ pub(crate) fn diff(global: &GlobalArgs, args: DiffArgs) -> anyhow::Result<ExitCo
     {
         bail!("run {run} has steps 1 to {last}; there is no step {step}");
     }
-    let commits = store.files(&run)?;
+    let commits = store.files(&run).await?;
     let mut changed: Vec<u32> = commits
         .iter()
         .filter(|commit| !commit.changes.is_empty())

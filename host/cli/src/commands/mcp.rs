@@ -33,7 +33,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         &global.settings(),
         launch,
         agent,
-        &args.store.path(global),
+        &args.store.location(global),
         args.strict.strict,
         relay.clone(),
     )
@@ -52,7 +52,8 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         DEFAULT_THREAD,
         &run_id,
         now.as_secs(),
-    )?;
+    )
+    .await?;
     let server = CordonMcp::new(run, relay, assembly.unsandboxed.clone()).await?;
     let folders: Vec<PathBuf> = assembly
         .launch
@@ -63,8 +64,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         .collect();
     let watch = FolderWatch::new(&folders).context("watching the plugins folders for changes")?;
     tokio::spawn(follow(watch, Arc::new(assembly), server.clone()));
-    let store_path = args.store.path(global);
-    let store = store_path.display();
+    let store = args.store.location(global);
     let served = match args.http {
         None => {
             eprintln!(

@@ -12,8 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::operator::Operator;
 use anyhow::{Context, bail};
 use cordon_kernel::{
-    AgentDef, Approval, Approver, CommitStore, Disposition, EndCause, PendingCall, RunOutcome,
-    Runtime,
+    AgentDef, Approval, Approver, Disposition, EndCause, PendingCall, RunOutcome, Runtime,
 };
 use cordon_providers::{ModelOptions, choice};
 use cordon_session::defaults::Defaults;
@@ -98,7 +97,7 @@ impl Session {
         global: &GlobalArgs,
         args: &AgentArgs,
         launch: Launch,
-        store_path: &Path,
+        store_at: &store::StoreLocation,
     ) -> anyhow::Result<Self> {
         let defaults = Operator::load(&global.settings())?.defaults;
         let agent = launch.agent(&defaults)?;
@@ -126,7 +125,7 @@ impl Session {
             &global.settings(),
             launch,
             agent,
-            store_path,
+            store_at,
             args.strict.strict,
             printer.clone(),
         )
@@ -218,13 +217,17 @@ fn default_model(
 pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
     let earlier = match &args.continues {
         Some(name) => {
-            let existing = store::existing(&args.store.path(global))?;
-            Some(existing.load(&store::run_named(&existing, name)?)?)
+            let existing = store::existing(&args.store.location(global)).await?;
+            Some(
+                existing
+                    .load(&store::run_named(&*existing, name).await?)
+                    .await?,
+            )
         }
         None => None,
     };
     let launch = launch(global, &args.agent)?;
-    let session = Session::open(global, &args.agent, launch, &args.store.path(global)).await?;
+    let session = Session::open(global, &args.agent, launch, &args.store.location(global)).await?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -279,9 +282,9 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
             }
         }
     }
-    let existing = store::existing(&args.store.path(global))?;
-    let run_id = store::run_named(&existing, &args.run)?;
-    let record = existing.load(&run_id)?;
+    let existing = store::existing(&args.store.location(global)).await?;
+    let run_id = store::run_named(&*existing, &args.run).await?;
+    let record = existing.load(&run_id).await?;
     let pending = match record.disposition() {
         Disposition::Waiting { pending } => pending,
         _ => Vec::new(),
@@ -305,7 +308,7 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
         args.agent.plugins.is_given(),
         &record.header.metadata,
     );
-    let session = Session::open(global, &args.agent, launch, &args.store.path(global)).await?;
+    let session = Session::open(global, &args.agent, launch, &args.store.location(global)).await?;
     let undecided: Vec<PendingCall> = pending
         .into_iter()
         .filter(|waiting| !decisions.contains_key(&waiting.call.id))

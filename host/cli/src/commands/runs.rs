@@ -4,10 +4,8 @@
 use std::process::ExitCode;
 
 use cordon_kernel::{
-    CallResult, CommitStore, Disposition, Message, RunRecord, RunSummary, SkillChange, StateOp,
-    ToolRecord,
+    CallResult, Disposition, Message, RunRecord, RunSummary, SkillChange, StateOp, ToolRecord,
 };
-use cordon_store::SqliteCommitStore;
 use serde_json::json;
 
 use crate::args::{DeleteRunsArgs, GlobalArgs, ListRunsArgs, ShowRunArgs};
@@ -16,8 +14,8 @@ use crate::progress::step_name;
 use crate::progress::{cause_word, decided_by};
 use crate::store;
 
-fn open(path: &std::path::Path) -> anyhow::Result<SqliteCommitStore> {
-    store::existing(path)
+async fn open(location: &store::StoreLocation) -> anyhow::Result<store::RunStore> {
+    store::existing(location).await
 }
 
 fn describe(disposition: &Disposition) -> String {
@@ -28,8 +26,8 @@ fn describe(disposition: &Disposition) -> String {
     }
 }
 
-pub(crate) fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Result<ExitCode> {
-    let mut runs = open(&args.store.path(global))?.runs()?;
+pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Result<ExitCode> {
+    let mut runs = open(&args.store.location(global)).await?.runs().await?;
     runs.sort_by(|a, b| {
         (b.header.created, &b.header.run_id).cmp(&(a.header.created, &a.header.run_id))
     });
@@ -38,7 +36,7 @@ pub(crate) fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Result<Ex
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        println!("no runs in {}", args.store.path(global).display());
+        println!("no runs in {}", args.store.location(global));
         return Ok(ExitCode::SUCCESS);
     }
     let width = |field: fn(&RunSummary) -> usize, title: &str| {
@@ -77,22 +75,24 @@ fn created(secs: u64) -> String {
 }
 
 /// `cordon runs delete`: forget runs whole.
-pub(crate) fn delete(global: &GlobalArgs, args: DeleteRunsArgs) -> anyhow::Result<ExitCode> {
-    let store = open(&args.store.path(global))?;
+pub(crate) async fn delete(global: &GlobalArgs, args: DeleteRunsArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&args.store.location(global)).await?;
     for name in &args.runs {
-        let run = store::run_named(&store, name)?;
-        let steps = store.load(&run)?.last_seq();
-        store.delete_run(&run)?;
+        let run = store::run_named(&*store, name).await?;
+        let steps = store.load(&run).await?.last_seq();
+        store.delete_run(&run).await?;
         println!("deleted run {run} ({steps} step(s)); its thread's state stays");
     }
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn show(global: &GlobalArgs, args: ShowRunArgs) -> anyhow::Result<ExitCode> {
-    let store = open(&args.store.path(global))?;
-    let record = store.load(&store::run_named(&store, &args.run)?)?;
+pub(crate) async fn show(global: &GlobalArgs, args: ShowRunArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&args.store.location(global)).await?;
+    let record = store
+        .load(&store::run_named(&*store, &args.run).await?)
+        .await?;
     let state = record.state()?;
-    let thread_state = store.thread_state(&record.header.thread)?;
+    let thread_state = store.thread_state(&record.header.thread).await?;
     if args.json {
         let value = json!({
             "run": record.header,
