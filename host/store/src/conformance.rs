@@ -85,7 +85,7 @@ pub async fn prepare<B: Backend>(case: &str) -> Option<B> {
     }
 }
 
-fn header(run_id: &str, created: u64) -> RunHeader {
+pub(crate) fn header(run_id: &str, created: u64) -> RunHeader {
     RunHeader {
         run_id: run_id.into(),
         agent: "helper".into(),
@@ -95,7 +95,7 @@ fn header(run_id: &str, created: u64) -> RunHeader {
     }
 }
 
-fn step(run_id: &str, seq: u64, text: &str, state: Vec<StateWrite>) -> StepCommit {
+pub(crate) fn step(run_id: &str, seq: u64, text: &str, state: Vec<StateWrite>) -> StepCommit {
     StepCommit {
         run_id: run_id.into(),
         seq,
@@ -111,7 +111,7 @@ fn step(run_id: &str, seq: u64, text: &str, state: Vec<StateWrite>) -> StepCommi
     }
 }
 
-fn write(key: &str, op: StateOp) -> StateWrite {
+pub(crate) fn write(key: &str, op: StateOp) -> StateWrite {
     StateWrite {
         key: key.into(),
         op,
@@ -122,7 +122,7 @@ fn set(key: &str, value: Value) -> StateWrite {
     write(key, StateOp::Set { value })
 }
 
-fn intent(run_id: &str, seq: u64) -> Intent {
+pub(crate) fn intent(run_id: &str, seq: u64) -> Intent {
     Intent {
         run_id: run_id.into(),
         seq,

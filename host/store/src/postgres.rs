@@ -476,13 +476,7 @@ impl PostgresCommitStore {
                 &[&run_id, &seq, &body],
             )
             .await
-            .map_err(|error| match error.code() {
-                Some(&SqlState::UNIQUE_VIOLATION) => CommitError::Conflict {
-                    run_id: run_id.to_owned(),
-                    seq: commit.seq,
-                },
-                _ => self.failure("committing a step", error),
-            })?;
+            .map_err(|error| self.step_failure(commit, "committing a step", error))?;
         if inserted == 1 {
             return Ok(Receipt { seq: commit.seq });
         }
@@ -502,6 +496,24 @@ impl PostgresCommitStore {
             run_id: run_id.to_owned(),
             seq: commit.seq,
         })
+    }
+
+    /// Why inserting `commit`'s step failed: a row of that step already
+    /// there is a [`CommitError::Conflict`].
+    fn step_failure(
+        &self,
+        commit: &StepCommit,
+        action: &str,
+        error: tokio_postgres::Error,
+    ) -> CommitError {
+        if error.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+            CommitError::Conflict {
+                run_id: commit.run_id.clone(),
+                seq: commit.seq,
+            }
+        } else {
+            self.failure(action, error)
+        }
     }
 
     /// The body of `commit` and its step number as stored.
@@ -593,13 +605,7 @@ impl CommitStore for PostgresCommitStore {
                 &[&run_id, &seq, &body],
             )
             .await
-            .map_err(|error| match error.code() {
-                Some(&SqlState::UNIQUE_VIOLATION) => CommitError::Conflict {
-                    run_id: run_id.to_owned(),
-                    seq: commit.seq,
-                },
-                _ => self.failure("inserting a step", error),
-            })?;
+            .map_err(|error| self.step_failure(commit, "inserting a step", error))?;
         self.insert_files(&transaction, run_id, seq, &commit.files)
             .await?;
         transaction

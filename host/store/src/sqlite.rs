@@ -918,51 +918,10 @@ impl<T> Context<T> for rusqlite::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cordon_kernel::{FileChange, FileState, Message, StateOp, StateWrite};
+    use crate::conformance::{header, intent, step, write};
+    use cordon_kernel::{FileChange, FileState, StateOp};
     use serde_json::json;
     use std::sync::{Arc, Barrier};
-
-    fn header(run_id: &str, created: u64) -> RunHeader {
-        RunHeader {
-            run_id: run_id.into(),
-            agent: "helper".into(),
-            created,
-            thread: "main".into(),
-            metadata: BTreeMap::from([("origin".to_owned(), "test".to_owned())]),
-        }
-    }
-
-    fn step(run_id: &str, seq: u64, text: &str, state: Vec<StateWrite>) -> StepCommit {
-        StepCommit {
-            run_id: run_id.into(),
-            seq,
-            messages: vec![Message::User { text: text.into() }],
-            tools: Vec::new(),
-            state,
-            thread_state: Vec::new(),
-            events: Vec::new(),
-            skills: Vec::new(),
-            disposition: Disposition::Running,
-            continues: None,
-            files: Vec::new(),
-        }
-    }
-
-    fn write(key: &str, op: StateOp) -> StateWrite {
-        StateWrite {
-            key: key.into(),
-            op,
-        }
-    }
-
-    fn intent(run_id: &str, seq: u64) -> Intent {
-        Intent {
-            run_id: run_id.into(),
-            seq,
-            assistant: None,
-            calls: Vec::new(),
-        }
-    }
 
     fn fresh() -> (tempfile::TempDir, PathBuf, SqliteCommitStore) {
         let dir = tempfile::tempdir().unwrap();
