@@ -131,6 +131,44 @@ pub(crate) fn intent(run_id: &str, seq: u64) -> Intent {
     }
 }
 
+/// Three steps' writes using every op, overwriting and removing keys.
+pub(crate) fn mixed_writes() -> [Vec<StateWrite>; 3] {
+    [
+        vec![
+            write("count", StateOp::Increment { delta: 2 }),
+            write("list", StateOp::Append { item: json!("a") }),
+            set("gone", json!(true)),
+            set("name", json!("x")),
+        ],
+        vec![
+            write("count", StateOp::Increment { delta: 5 }),
+            write(
+                "list",
+                StateOp::Append {
+                    item: json!({"b": 1}),
+                },
+            ),
+            write("gone", StateOp::Remove),
+        ],
+        vec![
+            write("name", StateOp::Remove),
+            set("name", json!("y")),
+            write("count", StateOp::Increment { delta: -1 }),
+            set("never", json!(1)),
+            write("never", StateOp::Remove),
+        ],
+    ]
+}
+
+/// The state [`mixed_writes`] leave, applied in order.
+pub(crate) fn mixed_writes_applied() -> BTreeMap<String, Value> {
+    BTreeMap::from([
+        ("count".to_owned(), json!(6)),
+        ("list".to_owned(), json!(["a", {"b": 1}])),
+        ("name".to_owned(), json!("y")),
+    ])
+}
+
 fn ids(runs: &[cordon_kernel::RunSummary]) -> Vec<&str> {
     runs.iter().map(|run| run.header.run_id.as_str()).collect()
 }
@@ -196,41 +234,13 @@ pub async fn creating_a_run_twice_is_refused_and_unknown_runs_are_named<B: Backe
 pub async fn state_is_every_commit_applied_in_order<B: Backend>(backend: &B) {
     let store = backend.open().await;
     store.create_run(&header("r", 1)).await.unwrap();
-    let commits = [
-        vec![
-            write("count", StateOp::Increment { delta: 2 }),
-            write("list", StateOp::Append { item: json!("a") }),
-            set("gone", json!(true)),
-            set("name", json!("x")),
-        ],
-        vec![
-            write("count", StateOp::Increment { delta: 5 }),
-            write(
-                "list",
-                StateOp::Append {
-                    item: json!({"b": 1}),
-                },
-            ),
-            write("gone", StateOp::Remove),
-        ],
-        vec![
-            write("name", StateOp::Remove),
-            set("name", json!("y")),
-            write("count", StateOp::Increment { delta: -1 }),
-            set("never", json!(1)),
-            write("never", StateOp::Remove),
-        ],
-    ];
+    let commits = mixed_writes();
     for (seq, writes) in (1..).zip(commits) {
         store.commit(&step("r", seq, "step", writes)).await.unwrap();
     }
     assert_eq!(
         store.load("r").await.unwrap().state().unwrap(),
-        BTreeMap::from([
-            ("count".to_owned(), json!(6)),
-            ("list".to_owned(), json!(["a", {"b": 1}])),
-            ("name".to_owned(), json!("y")),
-        ])
+        mixed_writes_applied()
     );
 }
 

@@ -6,6 +6,7 @@
 
 pub mod conformance;
 mod files;
+mod owner;
 mod postgres;
 mod sqlite;
 mod thread_state;

@@ -52,6 +52,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{IsolationLevel, NoTls, Transaction};
 
 use crate::files;
+use crate::owner::Owner;
 
 /// The schema this build reads and writes.
 const SCHEMA_VERSION: i32 = 1;
@@ -125,27 +126,14 @@ impl std::fmt::Debug for PostgresCommitStore {
     }
 }
 
-/// Whose state a row belongs to.
-#[derive(Debug, Clone, Copy)]
-enum Owner<'a> {
-    Run(&'a str),
-    Thread(&'a str),
+/// The SQL of this store for the state rows of an [`Owner`].
+trait OwnerSql {
+    fn select(&self) -> &'static str;
+    fn upsert(&self) -> &'static str;
+    fn delete(&self) -> &'static str;
 }
 
-impl Owner<'_> {
-    fn id(&self) -> &str {
-        match self {
-            Self::Run(id) | Self::Thread(id) => id,
-        }
-    }
-
-    fn describe(&self, key: &str) -> String {
-        match self {
-            Self::Run(id) => format!("run {id} state key `{key}`"),
-            Self::Thread(id) => format!("thread {id} state key `{key}`"),
-        }
-    }
-
+impl OwnerSql for Owner<'_> {
     fn select(&self) -> &'static str {
         match self {
             Self::Run(_) => {

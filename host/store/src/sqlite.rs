@@ -70,6 +70,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::files;
+use crate::owner::Owner;
 
 /// How long a store waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -142,27 +143,15 @@ CREATE TABLE file_changes (
 ) STRICT;
 ";
 
-/// Whose state a row belongs to.
-#[derive(Debug, Clone, Copy)]
-enum Owner<'a> {
-    Run(&'a str),
-    Thread(&'a str),
+/// The SQL of this store for the state rows of an [`Owner`].
+trait OwnerSql {
+    fn select(&self) -> &'static str;
+    fn select_all(&self) -> &'static str;
+    fn upsert(&self) -> &'static str;
+    fn delete(&self) -> &'static str;
 }
 
-impl Owner<'_> {
-    fn id(&self) -> &str {
-        match self {
-            Self::Run(id) | Self::Thread(id) => id,
-        }
-    }
-
-    fn describe(&self, key: &str) -> String {
-        match self {
-            Self::Run(id) => format!("run {id} state key `{key}`"),
-            Self::Thread(id) => format!("thread {id} state key `{key}`"),
-        }
-    }
-
+impl OwnerSql for Owner<'_> {
     fn select(&self) -> &'static str {
         match self {
             Self::Run(_) => "SELECT value FROM state WHERE run_id = ?1 AND key = ?2",
@@ -918,7 +907,7 @@ impl<T> Context<T> for rusqlite::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::{header, intent, step, write};
+    use crate::conformance::{header, intent, mixed_writes, mixed_writes_applied, step, write};
     use cordon_kernel::{FileChange, FileState, StateOp};
     use serde_json::json;
     use std::sync::{Arc, Barrier};
@@ -934,44 +923,13 @@ mod tests {
     async fn the_state_table_matches_replaying_every_commit() {
         let (_dir, _path, store) = fresh();
         store.create_run(&header("r", 1)).await.unwrap();
-        let commits = [
-            vec![
-                write("count", StateOp::Increment { delta: 2 }),
-                write("list", StateOp::Append { item: json!("a") }),
-                write("gone", StateOp::Set { value: json!(true) }),
-                write("name", StateOp::Set { value: json!("x") }),
-            ],
-            vec![
-                write("count", StateOp::Increment { delta: 5 }),
-                write(
-                    "list",
-                    StateOp::Append {
-                        item: json!({"b": 1}),
-                    },
-                ),
-                write("gone", StateOp::Remove),
-            ],
-            vec![
-                write("name", StateOp::Remove),
-                write("name", StateOp::Set { value: json!("y") }),
-                write("count", StateOp::Increment { delta: -1 }),
-                write("never", StateOp::Set { value: json!(1) }),
-                write("never", StateOp::Remove),
-            ],
-        ];
+        let commits = mixed_writes();
         for (seq, writes) in (1..).zip(commits) {
             store.commit(&step("r", seq, "step", writes)).await.unwrap();
         }
         let state = store.state("r").unwrap();
         assert_eq!(state, store.load("r").await.unwrap().state().unwrap());
-        assert_eq!(
-            state,
-            BTreeMap::from([
-                ("count".to_owned(), json!(6)),
-                ("list".to_owned(), json!(["a", {"b": 1}])),
-                ("name".to_owned(), json!("y")),
-            ])
-        );
+        assert_eq!(state, mixed_writes_applied());
     }
 
     #[tokio::test]
