@@ -85,6 +85,16 @@ pub(crate) enum Command {
     /// Inspect and resume committed runs.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// Drive runs others submitted (`cordon run --detach`, `runs resume
+    /// --detach`) to a Postgres store, one at a time, each under a lease that
+    /// the worker renews and every commit checks; any number of workers on
+    /// any number of machines share the store.
+    ///
+    /// A run whose worker died is claimed again once its lease lapses, and
+    /// goes on as a resumed run after a crash would. Exits 0 after Ctrl-C
+    /// (once the run in hand settles) or, with --until-idle, when no run is
+    /// left to claim.
+    Worker(WorkerArgs),
     /// Inspect plugin bundles.
     #[command(subcommand)]
     Plugins(PluginsCommand),
@@ -351,7 +361,7 @@ pub(crate) struct AgentArgs {
 }
 
 /// Which sandbox backend holds the agent's workspace, and how it writes.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub(crate) struct SandboxArgs {
     /// The sandbox backend bundle (`dir`, `memory`, ...) the built-in tools
     /// `read`, `write`, `edit`, `glob`, `grep` and `bash` reach; overrides the
@@ -449,8 +459,43 @@ pub(crate) struct RunArgs {
         default_missing_value = "last"
     )]
     pub continues: Option<String>,
+    /// Commit the prompt and queue the run for a worker (`cordon worker`)
+    /// instead of driving it here; needs a Postgres store.
+    #[arg(long)]
+    pub detach: bool,
     #[command(flatten)]
     pub agent: AgentArgs,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// How `cordon worker` claims runs.
+#[derive(Debug, Args)]
+pub(crate) struct WorkerArgs {
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
+    /// The name this worker claims runs under, as the queue records it
+    /// [default: HOST:PID].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// How long a claim holds without renewal, in milliseconds; the worker
+    /// renews it every third of that. A dead worker's run is claimed again
+    /// once this passes.
+    #[arg(long, value_name = "MS", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(100..))]
+    pub lease_ms: u64,
+    /// How long to wait before looking again when no run is runnable, in
+    /// milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub poll_ms: u64,
+    /// Exit when no run is left to claim, instead of waiting for more.
+    #[arg(long)]
+    pub until_idle: bool,
+    /// Print JSON lines (each claim, the runs' progress and outcomes) instead of text.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub store: StoreArg,
 }
@@ -536,6 +581,11 @@ pub(crate) struct ResumeArgs {
     /// Why the denied calls are denied; the model reads it.
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
+    /// Queue the run, with these decisions, for a worker (`cordon worker`)
+    /// instead of driving it here; needs a Postgres store, and a decision
+    /// for every call the run waits on.
+    #[arg(long)]
+    pub detach: bool,
     #[command(flatten)]
     pub agent: AgentArgs,
     #[command(flatten)]

@@ -3,13 +3,11 @@
 //! test's own on the server `CORDON_TEST_POSTGRES` names (`scripts/test.sh`
 //! starts one; without it each test says it is skipped and passes).
 
-use std::process::Command;
-
 use cordon_test_artifacts as artifacts;
 
 mod support;
 
-use support::{Project, text};
+use support::{Project, postgres_schema as database, text};
 
 const AGENT: &str =
     "name = \"t\"\nsandbox = \"dir\"\n[permissions]\ndefault = \"allow\"\nask = [\"write\"]\n";
@@ -27,30 +25,6 @@ args = { title = "Milk", body = "buy milk" }
 [[turn]]
 text = "Done."
 "#;
-
-/// A URL for a fresh schema `name` of the test server, or `None` after saying
-/// loudly that `test` is skipped.
-fn database(test: &str, name: &str) -> Option<String> {
-    let Ok(server) = std::env::var("CORDON_TEST_POSTGRES") else {
-        eprintln!("SKIPPED {test}: CORDON_TEST_POSTGRES is not set");
-        return None;
-    };
-    let schema = format!("cli_{name}_{}", std::process::id());
-    let created = Command::new("psql")
-        .args([
-            server.as_str(),
-            "-q",
-            "-c",
-            &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
-        ])
-        .output()
-        .expect("run psql");
-    assert!(created.status.success(), "{}", text(&created.stderr));
-    let separator = if server.contains('?') { '&' } else { '?' };
-    Some(format!(
-        "{server}{separator}options=-csearch_path%3D{schema}"
-    ))
-}
 
 fn project() -> Project {
     let project = Project::new();

@@ -393,7 +393,18 @@ pub enum CommitError {
         /// What is wrong with it.
         message: String,
     },
-
+    /// The writer's claim on the run lapsed or passed to another worker, so
+    /// it may write nothing more of the run.
+    #[error(
+        "run {run_id}: the lease with fencing token {token} is no longer held (it lapsed, \
+         or the run was claimed again or deleted), so this worker may not write it"
+    )]
+    Fenced {
+        /// The run.
+        run_id: String,
+        /// The fencing token of the lease the writer held.
+        token: u64,
+    },
     /// The storage itself failed.
     #[error("commit store failure: {0}")]
     Storage(String),

@@ -105,6 +105,19 @@ pub enum RunError {
     },
 }
 
+/// The conversation a run going on with `earlier` carries, renamed; refused
+/// while `earlier` waits on calls, since its conversation is not whole.
+fn carried(earlier: &RunRecord) -> Result<(Continued, Vec<Message>), RunError> {
+    let messages = earlier
+        .conversation()
+        .ok_or_else(|| RunError::EarlierWaiting(earlier.header.run_id.clone()))?;
+    let carried = Continued {
+        run_id: earlier.header.run_id.clone(),
+        messages: messages.len(),
+    };
+    Ok((carried, messages))
+}
+
 /// The loop and the ports it runs on.
 pub struct Runtime {
     model: Arc<dyn ModelProvider>,
@@ -345,22 +358,39 @@ impl Runtime {
         created: u64,
         input: &str,
     ) -> Result<RunOutcome, RunError> {
-        let messages = earlier
-            .conversation()
-            .ok_or_else(|| RunError::EarlierWaiting(earlier.header.run_id.clone()))?;
-        let carried = Continued {
-            run_id: earlier.header.run_id.clone(),
-            messages: messages.len(),
-        };
         self.start_carrying(
             agent,
             &earlier.header.thread,
             run_id,
             created,
             input,
-            Some((carried, messages)),
+            Some(carried(earlier)?),
         )
         .await
+    }
+
+    /// Create run `run_id` of `agent` in `thread` and commit `input` as its
+    /// first step, without driving it: the run is `Running` with no model
+    /// turn yet, for a worker that claims it (see [`Runtime::resume`]) to
+    /// drive. `earlier`, when given, is the run whose conversation it goes
+    /// on with, as for [`Runtime::start_after`], and chooses the thread.
+    pub async fn submit(
+        &self,
+        agent: &AgentDef,
+        thread: &str,
+        run_id: &str,
+        created: u64,
+        input: &str,
+        earlier: Option<&RunRecord>,
+    ) -> Result<(), RunError> {
+        let (thread, carrying) = match earlier {
+            Some(earlier) => (earlier.header.thread.as_str(), Some(carried(earlier)?)),
+            None => (thread, None),
+        };
+        let opened = self
+            .open_run(agent, thread, run_id, created, input, carrying)
+            .await;
+        self.forget_on_error(opened).map(drop)
     }
 
     async fn start_carrying(
@@ -372,46 +402,63 @@ impl Runtime {
         input: &str,
         carrying: Option<(Continued, Vec<Message>)>,
     ) -> Result<RunOutcome, RunError> {
+        let outcome = async {
+            let cursor = self
+                .open_run(agent, thread, run_id, created, input, carrying)
+                .await?;
+            self.drive(&Arc::new(agent.clone()), cursor).await
+        }
+        .await;
+        self.forget_on_error(outcome)
+    }
+
+    /// Create the run and commit its prompt (after any carried messages) as
+    /// step 1, returning the cursor after it.
+    async fn open_run(
+        &self,
+        agent: &AgentDef,
+        thread: &str,
+        run_id: &str,
+        created: u64,
+        input: &str,
+        carrying: Option<(Continued, Vec<Message>)>,
+    ) -> Result<Cursor, RunError> {
         let (continues, messages) = carrying.unzip();
         let mut messages = messages.unwrap_or_default();
         let carried = messages.len();
         messages.push(Message::User {
             text: input.to_owned(),
         });
-        let outcome = async {
-            self.store
-                .create_run(&RunHeader {
-                    run_id: run_id.to_owned(),
-                    agent: agent.name.clone(),
-                    created,
-                    thread: thread.to_owned(),
-                    metadata: self.metadata.clone(),
-                })
-                .await?;
-            let mut cursor = Cursor {
+        self.store
+            .create_run(&RunHeader {
                 run_id: run_id.to_owned(),
-                seq: 0,
-                messages: Vec::new(),
-                state: Arc::new(self.store.thread_state(thread).await?),
-                unpublished: false,
-                skills: ActiveSkills::none(),
-                dropped: Vec::new(),
-                ended: false,
-                carried,
-                continues,
-            };
-            self.commit(
-                &mut cursor,
-                messages,
-                Vec::new(),
-                StepEffects::default(),
-                Disposition::Running,
-            )
+                agent: agent.name.clone(),
+                created,
+                thread: thread.to_owned(),
+                metadata: self.metadata.clone(),
+            })
             .await?;
-            self.drive(&Arc::new(agent.clone()), cursor).await
-        }
-        .await;
-        self.forget_on_error(outcome)
+        let mut cursor = Cursor {
+            run_id: run_id.to_owned(),
+            seq: 0,
+            messages: Vec::new(),
+            state: Arc::new(self.store.thread_state(thread).await?),
+            unpublished: false,
+            skills: ActiveSkills::none(),
+            dropped: Vec::new(),
+            ended: false,
+            carried,
+            continues,
+        };
+        self.commit(
+            &mut cursor,
+            messages,
+            Vec::new(),
+            StepEffects::default(),
+            Disposition::Running,
+        )
+        .await?;
+        Ok(cursor)
     }
 
     /// Continue run `run_id` from its last commit, applying `decisions` (by call
@@ -429,10 +476,7 @@ impl Runtime {
     }
 
     /// The events a failed step gathered will never commit.
-    fn forget_on_error(
-        &self,
-        outcome: Result<RunOutcome, RunError>,
-    ) -> Result<RunOutcome, RunError> {
+    fn forget_on_error<T>(&self, outcome: Result<T, RunError>) -> Result<T, RunError> {
         if outcome.is_err() {
             self.events.drain();
         }

@@ -40,6 +40,41 @@ async fn a_final_answer_ends_the_run_with_two_commits() {
 }
 
 #[tokio::test]
+async fn a_submitted_run_commits_its_prompt_alone_and_a_resume_drives_it() {
+    let rig = rig(vec![say("done")], Functions::new());
+    let agent = agent(Verdict::Allow, &[], 5);
+    rig.runtime
+        .submit(&agent, "team", "r1", 1, "hello", None)
+        .await
+        .unwrap();
+    assert!(rig.model.seen().is_empty(), "submitting asks no model");
+    let record = rig.store.load("r1").await.unwrap();
+    assert_eq!(record.commits.len(), 1);
+    assert_eq!(record.header.thread, "team");
+    assert_eq!(record.disposition(), Disposition::Running);
+    let outcome = rig.runtime.resume(&agent, "r1", &BTreeMap::new()).await;
+    assert!(
+        matches!(
+            outcome,
+            Ok(RunOutcome::Ended {
+                cause: EndCause::FinalAnswer,
+                ..
+            })
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(rig.store.load("r1").await.unwrap().commits.len(), 2);
+    let again = rig
+        .runtime
+        .submit(&agent, "team", "r1", 2, "again", None)
+        .await;
+    assert!(
+        matches!(again, Err(cordon_kernel::RunError::Commit(CommitError::DuplicateRun(ref id))) if id == "r1"),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
 async fn allowed_calls_run_and_their_results_reach_the_model() {
     let tools = Functions::new().with("echo", READ_ONLY, echo());
     let rig = rig(

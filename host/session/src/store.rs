@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use cordon_kernel::CommitStore;
-use cordon_store::{PostgresCommitStore, SqliteCommitStore};
+use cordon_store::{LeasedStore, PostgresCommitStore, SqliteCommitStore};
 
 /// The folder of the default store, where a `.gitignore` is kept.
 const PROJECT_FOLDER: &str = ".cordon";
@@ -77,6 +77,8 @@ pub enum RunStore {
     Sqlite(Arc<SqliteCommitStore>),
     /// A Postgres database.
     Postgres(Arc<PostgresCommitStore>),
+    /// A Postgres database as a worker holding one run's lease writes it.
+    Leased(Arc<LeasedStore>),
 }
 
 impl RunStore {
@@ -85,6 +87,7 @@ impl RunStore {
         match self {
             Self::Sqlite(store) => store.clone(),
             Self::Postgres(store) => store.clone(),
+            Self::Leased(store) => store.clone(),
         }
     }
 }
@@ -96,6 +99,7 @@ impl Deref for RunStore {
         match self {
             Self::Sqlite(store) => store.as_ref(),
             Self::Postgres(store) => store.as_ref(),
+            Self::Leased(store) => store.as_ref(),
         }
     }
 }

@@ -8,7 +8,7 @@
 //! database whose schema is newer than this build is refused as
 //! [`CommitError::Corrupt`] and left untouched.
 //!
-//! # Schema (version 1)
+//! # Schema (version 2)
 //!
 //! ```sql
 //! cordon_runs         (run_id TEXT PRIMARY KEY, agent TEXT, created BIGINT,
@@ -19,7 +19,11 @@
 //! cordon_thread_state (thread TEXT, key TEXT, value TEXT, PRIMARY KEY (thread, key))
 //! cordon_file_changes (run_id → cordon_runs, seq BIGINT, path TEXT, before_kind TEXT,
 //!                      before BYTEA, after_kind TEXT, after BYTEA, PRIMARY KEY (run_id, seq, path))
+//! cordon_queue        (run_id PRIMARY KEY → cordon_runs, status TEXT, decisions TEXT, worker TEXT,
+//!                      token BIGINT, lease_until TIMESTAMPTZ, queued TIMESTAMPTZ, error TEXT)
 //! ```
+//!
+//! Version 2 added `cordon_queue`, the work queue of [`crate::queue`].
 //!
 //! Bodies are the same JSON the SQLite store keeps, as text, so that a row
 //! that no longer decodes is reported naming its run and step rather than
@@ -37,6 +41,8 @@
 //! run in one `REPEATABLE READ` snapshot. An intent recorded with
 //! [`Durability::Process`] commits with `synchronous_commit = off`: every
 //! session sees it at once, and the next synchronous commit takes it to disk.
+//! A write under a [`Lease`] checks the lease in the same transaction, always
+//! on the locking path.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -53,9 +59,10 @@ use tokio_postgres::{IsolationLevel, NoTls, Transaction};
 
 use crate::files;
 use crate::owner::Owner;
+use crate::queue::Lease;
 
 /// The schema this build reads and writes.
-const SCHEMA_VERSION: i32 = 1;
+const SCHEMA_VERSION: i32 = 2;
 
 /// The advisory lock that serializes schema upgrades ("CRDN").
 const SCHEMA_LOCK: i64 = 0x4352_444E;
@@ -65,7 +72,8 @@ const POOL_SIZE: usize = 16;
 
 /// Each upgrade, in order: entry `n` takes the schema from version `n` to
 /// `n + 1`, so a new database runs them all.
-const UPGRADES: &[&str] = &["
+const UPGRADES: &[&str] = &[
+    "
 CREATE TABLE cordon_runs (
     run_id    TEXT   NOT NULL PRIMARY KEY,
     agent     TEXT   NOT NULL,
@@ -109,7 +117,23 @@ CREATE TABLE cordon_file_changes (
     after       BYTEA,
     PRIMARY KEY (run_id, seq, path)
 );
-"];
+",
+    "
+CREATE TABLE cordon_queue (
+    run_id      TEXT        NOT NULL PRIMARY KEY REFERENCES cordon_runs (run_id) ON DELETE CASCADE,
+    status      TEXT        NOT NULL
+                CHECK (status IN ('runnable', 'claimed', 'waiting', 'done', 'failed')),
+    decisions   TEXT,
+    worker      TEXT,
+    token       BIGINT      NOT NULL DEFAULT 0,
+    lease_until TIMESTAMPTZ,
+    queued      TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+    error       TEXT
+);
+CREATE INDEX cordon_queue_claimable ON cordon_queue (queued, run_id)
+    WHERE status IN ('runnable', 'claimed');
+",
+];
 
 /// A [`CommitStore`] in a Postgres database.
 pub struct PostgresCommitStore {
@@ -195,24 +219,24 @@ impl PostgresCommitStore {
         &self.location
     }
 
-    async fn client(&self) -> Result<deadpool_postgres::Object, CommitError> {
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, CommitError> {
         self.pool.get().await.map_err(|error| {
             CommitError::Storage(format!("{}: connecting: {error}", self.location))
         })
     }
 
-    fn failure(&self, action: &str, error: tokio_postgres::Error) -> CommitError {
+    pub(crate) fn failure(&self, action: &str, error: tokio_postgres::Error) -> CommitError {
         CommitError::Storage(format!("{}: {action}: {}", self.location, detail(&error)))
     }
 
-    fn corrupt(&self, what: &str, message: impl std::fmt::Display) -> CommitError {
+    pub(crate) fn corrupt(&self, what: &str, message: impl std::fmt::Display) -> CommitError {
         CommitError::Corrupt {
             location: format!("{}: {what}", self.location),
             message: message.to_string(),
         }
     }
 
-    fn decode<T: DeserializeOwned>(
+    pub(crate) fn decode<T: DeserializeOwned>(
         &self,
         text: &str,
         what: impl FnOnce() -> String,
@@ -220,7 +244,11 @@ impl PostgresCommitStore {
         serde_json::from_str(text).map_err(|error| self.corrupt(&what(), error))
     }
 
-    fn unsigned(&self, value: i64, what: impl FnOnce() -> String) -> Result<u64, CommitError> {
+    pub(crate) fn unsigned(
+        &self,
+        value: i64,
+        what: impl FnOnce() -> String,
+    ) -> Result<u64, CommitError> {
         u64::try_from(value).map_err(|_| self.corrupt(&what(), format!("negative number {value}")))
     }
 
@@ -504,59 +532,29 @@ impl PostgresCommitStore {
         }
     }
 
-    /// The body of `commit` and its step number as stored.
-    fn encode_step(commit: &StepCommit) -> Result<(String, i64), CommitError> {
-        let run_id = &commit.run_id;
-        let body = serde_json::to_string(commit).map_err(|error| {
-            CommitError::Storage(format!(
-                "encoding run {run_id} step {}: {error}",
-                commit.seq
-            ))
-        })?;
-        Ok((body, signed(commit.seq, "step number")?))
-    }
-}
-
-#[async_trait::async_trait]
-impl CommitStore for PostgresCommitStore {
-    async fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
-        let created = signed(header.created, "creation time")?;
-        let metadata = serde_json::to_string(&header.metadata)
-            .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
-        let inserted = self
-            .client()
-            .await?
-            .execute(
-                "INSERT INTO cordon_runs (run_id, agent, created, metadata, thread)
-                 VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (run_id) DO NOTHING",
-                &[
-                    &header.run_id,
-                    &header.agent,
-                    &created,
-                    &metadata,
-                    &header.thread,
-                ],
-            )
-            .await
-            .map_err(|error| self.failure("creating a run", error))?;
-        if inserted == 0 {
-            return Err(CommitError::DuplicateRun(header.run_id.clone()));
-        }
-        Ok(())
-    }
-
-    async fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
+    /// Commit `commit`, refused unless `lease` (when given) still holds.
+    pub(crate) async fn commit_under(
+        &self,
+        commit: &StepCommit,
+        lease: Option<&Lease>,
+    ) -> Result<Receipt, CommitError> {
         let run_id = commit.run_id.as_str();
         let (body, seq) = Self::encode_step(commit)?;
         let mut client = self.client().await?;
-        if commit.state.is_empty() && commit.thread_state.is_empty() && commit.files.is_empty() {
+        if lease.is_none()
+            && commit.state.is_empty()
+            && commit.thread_state.is_empty()
+            && commit.files.is_empty()
+        {
             return self.commit_step_alone(&client, commit, seq, &body).await;
         }
         let transaction = client
             .transaction()
             .await
             .map_err(|error| self.failure("starting a commit", error))?;
+        if let Some(lease) = lease {
+            self.check_lease(&transaction, run_id, lease).await?;
+        }
         let row = transaction
             .query_opt(
                 "SELECT thread, last_seq FROM cordon_runs WHERE run_id = $1 FOR UPDATE",
@@ -614,10 +612,12 @@ impl CommitStore for PostgresCommitStore {
         Ok(Receipt { seq: commit.seq })
     }
 
-    async fn record_intent(
+    /// Record `intent`, refused unless `lease` (when given) still holds.
+    pub(crate) async fn record_intent_under(
         &self,
         intent: &Intent,
         durability: Durability,
+        lease: Option<&Lease>,
     ) -> Result<(), CommitError> {
         let run_id = intent.run_id.as_str();
         let seq = signed(intent.seq, "step number")?;
@@ -634,6 +634,9 @@ impl CommitStore for PostgresCommitStore {
                 .batch_execute("SET LOCAL synchronous_commit = off")
                 .await
                 .map_err(|error| self.failure("recording an intent", error))?;
+        }
+        if let Some(lease) = lease {
+            self.check_lease(&transaction, run_id, lease).await?;
         }
         let recorded = transaction
             .execute(
@@ -653,6 +656,92 @@ impl CommitStore for PostgresCommitStore {
             .map_err(|error| self.failure("recording an intent", error))
     }
 
+    /// Record the published step of `run_id`, refused unless `lease` (when
+    /// given) still holds.
+    pub(crate) async fn mark_published_under(
+        &self,
+        run_id: &str,
+        seq: u64,
+        lease: Option<&Lease>,
+    ) -> Result<(), CommitError> {
+        let seq = signed(seq, "step number")?;
+        let mut client = self.client().await?;
+        let transaction = client
+            .transaction()
+            .await
+            .map_err(|error| self.failure("starting a write", error))?;
+        if let Some(lease) = lease {
+            self.check_lease(&transaction, run_id, lease).await?;
+        }
+        let changed = transaction
+            .execute(
+                "UPDATE cordon_runs SET published = greatest(published, $2) WHERE run_id = $1",
+                &[&run_id, &seq],
+            )
+            .await
+            .map_err(|error| self.failure("recording the published step", error))?;
+        if changed == 0 {
+            return Err(CommitError::UnknownRun(run_id.to_owned()));
+        }
+        transaction
+            .commit()
+            .await
+            .map_err(|error| self.failure("recording the published step", error))
+    }
+
+    /// The body of `commit` and its step number as stored.
+    fn encode_step(commit: &StepCommit) -> Result<(String, i64), CommitError> {
+        let run_id = &commit.run_id;
+        let body = serde_json::to_string(commit).map_err(|error| {
+            CommitError::Storage(format!(
+                "encoding run {run_id} step {}: {error}",
+                commit.seq
+            ))
+        })?;
+        Ok((body, signed(commit.seq, "step number")?))
+    }
+}
+
+#[async_trait::async_trait]
+impl CommitStore for PostgresCommitStore {
+    async fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
+        let created = signed(header.created, "creation time")?;
+        let metadata = serde_json::to_string(&header.metadata)
+            .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
+        let inserted = self
+            .client()
+            .await?
+            .execute(
+                "INSERT INTO cordon_runs (run_id, agent, created, metadata, thread)
+                 VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (run_id) DO NOTHING",
+                &[
+                    &header.run_id,
+                    &header.agent,
+                    &created,
+                    &metadata,
+                    &header.thread,
+                ],
+            )
+            .await
+            .map_err(|error| self.failure("creating a run", error))?;
+        if inserted == 0 {
+            return Err(CommitError::DuplicateRun(header.run_id.clone()));
+        }
+        Ok(())
+    }
+
+    async fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
+        self.commit_under(commit, None).await
+    }
+
+    async fn record_intent(
+        &self,
+        intent: &Intent,
+        durability: Durability,
+    ) -> Result<(), CommitError> {
+        self.record_intent_under(intent, durability, None).await
+    }
     async fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
         let mut client = self.client().await?;
         let transaction = self.snapshot(&mut client).await?;
@@ -811,24 +900,11 @@ impl CommitStore for PostgresCommitStore {
     }
 
     async fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError> {
-        let seq = signed(seq, "step number")?;
-        let changed = self
-            .client()
-            .await?
-            .execute(
-                "UPDATE cordon_runs SET published = greatest(published, $2) WHERE run_id = $1",
-                &[&run_id, &seq],
-            )
-            .await
-            .map_err(|error| self.failure("recording the published step", error))?;
-        if changed == 0 {
-            return Err(CommitError::UnknownRun(run_id.to_owned()));
-        }
-        Ok(())
+        self.mark_published_under(run_id, seq, None).await
     }
 }
 
-fn signed(value: u64, what: &str) -> Result<i64, CommitError> {
+pub(crate) fn signed(value: u64, what: &str) -> Result<i64, CommitError> {
     i64::try_from(value).map_err(|_| CommitError::Storage(format!("{what} {value} is too large")))
 }
 
@@ -866,15 +942,19 @@ pub fn without_password(url: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::without_password as redacted;
     use super::{PostgresCommitStore, SCHEMA_VERSION};
     use cordon_kernel::{CommitError, CommitStore};
     use tokio_postgres::NoTls;
 
-    /// The test server's URL with its own schema `schema`, or `None` after
-    /// saying loudly that the test is skipped.
-    async fn server_schema(test: &str, schema: &str) -> Option<(String, tokio_postgres::Client)> {
+    /// The test server's URL with its own schema `schema` (made unique to
+    /// this process) and a client of the server, or `None` after saying
+    /// loudly that `test` is skipped.
+    pub(crate) async fn server_schema(
+        test: &str,
+        schema: &str,
+    ) -> Option<(String, tokio_postgres::Client)> {
         let Ok(server) = std::env::var("CORDON_TEST_POSTGRES") else {
             eprintln!("SKIPPED {test}: CORDON_TEST_POSTGRES is not set");
             return None;

@@ -13,3 +13,4 @@ pub(crate) mod run;
 pub(crate) mod runs;
 pub(crate) mod sdk;
 pub(crate) mod skills;
+pub(crate) mod worker;

@@ -17,6 +17,7 @@ use cordon_kernel::{
 use cordon_providers::{ModelOptions, choice};
 use cordon_session::defaults::Defaults;
 use cordon_session::{Assembly, Launch};
+use cordon_store::{Enqueued, LeasedStore, PostgresCommitStore};
 
 use crate::approve::TerminalApprover;
 use crate::args::{AgentArgs, GlobalArgs, PluginsArg, ResumeArgs, RunArgs, SandboxArgs, SkillsArg};
@@ -26,12 +27,24 @@ use crate::store;
 /// The exit code for a run that waits for approval.
 pub(crate) const EXIT_WAITING: u8 = 3;
 
-struct Session {
-    agent: AgentDef,
-    runtime: Runtime,
-    printer: Arc<Printer>,
+pub(crate) struct Session {
+    pub(crate) agent: AgentDef,
+    pub(crate) runtime: Runtime,
+    pub(crate) printer: Arc<Printer>,
     /// The prompts on a terminal, when there is one.
     approver: Option<Arc<TerminalApprover>>,
+    /// The store the run commits to.
+    store: store::RunStore,
+}
+
+/// Who drives the runs a session opens.
+pub(crate) enum Driver {
+    /// A person at `cordon run` or `runs resume`: prompted for approvals
+    /// when at a terminal, and Ctrl-C cancels the run.
+    Person,
+    /// A worker holding the run's lease: never prompts, leaves Ctrl-C to the
+    /// worker, and commits only while the lease holds.
+    Worker(Arc<LeasedStore>),
 }
 
 /// The launch the flags describe: absolute paths, so a resume from elsewhere
@@ -93,17 +106,23 @@ pub(crate) fn served_launch(
 }
 
 impl Session {
-    async fn open(
+    /// Assemble the run `launch` describes, printing JSON lines when `json`
+    /// and leaving out bundles that do not load unless `strict`.
+    pub(crate) async fn open(
         global: &GlobalArgs,
-        args: &AgentArgs,
+        (json, strict): (bool, bool),
         launch: Launch,
         store_at: &store::StoreLocation,
+        driver: Driver,
     ) -> anyhow::Result<Self> {
         let defaults = Operator::load(&global.settings())?.defaults;
         let agent = launch.agent(&defaults)?;
         let mut launch = launch;
         if launch.model.is_none() {
-            launch.model = default_model(&agent, launch.agent.as_deref(), &defaults, args.json)?;
+            if matches!(driver, Driver::Worker(_)) {
+                bail!("the run records no model, and a worker chooses none for it");
+            }
+            launch.model = default_model(&agent, launch.agent.as_deref(), &defaults, json)?;
         }
         let Some((spec, base)) = &launch.model else {
             unreachable!("a run's model was chosen above");
@@ -120,17 +139,20 @@ impl Session {
             ..ModelOptions::default()
         };
         let model = cordon_providers::resolve(spec, base, &options)?;
-        let printer = Arc::new(Printer::new(args.json));
-        let assembly = Assembly::open(
+        let printer = Arc::new(Printer::new(json));
+        let mut assembly = Assembly::open(
             &global.settings(),
             launch,
             agent,
             store_at,
-            args.strict.strict,
+            strict,
             printer.clone(),
         )
         .await?;
-        if !args.json {
+        if let Driver::Worker(leased) = &driver {
+            assembly.store = store::RunStore::Leased(leased.clone());
+        }
+        if !json {
             for notice in &assembly.notices {
                 eprintln!("{notice}");
             }
@@ -139,7 +161,8 @@ impl Session {
         let mut runtime = assembly
             .runtime(model, printer.clone())
             .with_observer(printer.clone());
-        let approver = (!args.json && TerminalApprover::available()).then(|| {
+        let person = matches!(driver, Driver::Person);
+        let approver = (person && !json && TerminalApprover::available()).then(|| {
             Arc::new(TerminalApprover::new(
                 assembly.unsandboxed.clone(),
                 Some(assembly.launch.workspace.clone()),
@@ -148,21 +171,24 @@ impl Session {
         if let Some(approver) = &approver {
             runtime = runtime.with_approver(approver.clone());
         }
-        let cancel = runtime.cancel_flag();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ncancelling at the next step boundary (Ctrl-C again to abort)");
-                cancel.store(true, Ordering::SeqCst);
+        if person {
+            let cancel = runtime.cancel_flag();
+            tokio::spawn(async move {
                 if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
+                    eprintln!("\ncancelling at the next step boundary (Ctrl-C again to abort)");
+                    cancel.store(true, Ordering::SeqCst);
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        std::process::exit(130);
+                    }
                 }
-            }
-        });
+            });
+        }
         Ok(Self {
             agent: assembly.agent,
             runtime,
             printer,
             approver,
+            store: assembly.store,
         })
     }
 
@@ -226,14 +252,42 @@ pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<Ex
         }
         None => None,
     };
+    let location = args.store.location(global);
+    if args.detach {
+        queue_store(&location, "run --detach")?;
+    }
     let launch = launch(global, &args.agent)?;
-    let session = Session::open(global, &args.agent, launch, &args.store.location(global)).await?;
+    let session = Session::open(
+        global,
+        (args.agent.json, args.agent.strict.strict),
+        launch,
+        &location,
+        Driver::Person,
+    )
+    .await?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let run_id = args
         .run_id
         .unwrap_or_else(|| format!("run-{}-{:06}", now.as_secs(), now.subsec_micros()));
+    if args.detach {
+        session
+            .runtime
+            .submit(
+                &session.agent,
+                &args.thread,
+                &run_id,
+                now.as_secs(),
+                &args.prompt,
+                earlier.as_ref(),
+            )
+            .await?;
+        let store::RunStore::Postgres(queue) = &session.store else {
+            unreachable!("queue_store checked the store is Postgres");
+        };
+        return enqueued(queue, &run_id, &BTreeMap::new(), args.agent.json).await;
+    }
     let outcome = match &earlier {
         Some(earlier) => {
             session
@@ -282,7 +336,11 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
             }
         }
     }
-    let existing = store::existing(&args.store.location(global)).await?;
+    let location = args.store.location(global);
+    if args.detach {
+        queue_store(&location, "runs resume --detach")?;
+    }
+    let existing = store::existing(&location).await?;
     let run_id = store::run_named(&*existing, &args.run).await?;
     let record = existing.load(&run_id).await?;
     let pending = match record.disposition() {
@@ -303,12 +361,36 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
                 .or_insert_with(|| rest.clone());
         }
     }
+    if let (true, store::RunStore::Postgres(queue)) = (args.detach, &existing) {
+        if let Disposition::Ended { .. } = record.disposition() {
+            bail!("run {run_id} has ended; there is nothing for a worker to do");
+        }
+        if let Some(waiting) = pending
+            .iter()
+            .find(|waiting| !decisions.contains_key(&waiting.call.id))
+        {
+            bail!(
+                "run {run_id} waits on call {} ({}): a worker cannot ask, so decide it here \
+                 (--approve, --deny, --approve-all or --deny-all)",
+                waiting.call.id,
+                waiting.call.name
+            );
+        }
+        return enqueued(queue, &run_id, &decisions, args.agent.json).await;
+    }
     let launch = Launch::resumed(
         launch(global, &args.agent)?,
         args.agent.plugins.is_given(),
         &record.header.metadata,
     );
-    let session = Session::open(global, &args.agent, launch, &args.store.location(global)).await?;
+    let session = Session::open(
+        global,
+        (args.agent.json, args.agent.strict.strict),
+        launch,
+        &location,
+        Driver::Person,
+    )
+    .await?;
     let undecided: Vec<PendingCall> = pending
         .into_iter()
         .filter(|waiting| !decisions.contains_key(&waiting.call.id))
@@ -326,4 +408,54 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
         .resume(&session.agent, &run_id, &decisions)
         .await?;
     Ok(session.finish(&outcome))
+}
+
+/// Refuse to queue a run (`flag` says how it was asked) anywhere but a
+/// Postgres store, whose workers are the only ones that claim queued runs.
+fn queue_store(location: &store::StoreLocation, flag: &str) -> anyhow::Result<()> {
+    if location.file().is_some() {
+        bail!(
+            "{flag} queues the run for a worker, and workers share a Postgres store: pass \
+             --store postgres://… (or set CORDON_STORE); {location} is a file"
+        );
+    }
+    Ok(())
+}
+
+/// Queue run `run_id` with `decisions` and say so: exit 0 once queued, 1
+/// when a worker holds it now.
+async fn enqueued(
+    queue: &PostgresCommitStore,
+    run_id: &str,
+    decisions: &BTreeMap<String, Approval>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let queued = queue.enqueue(run_id, decisions).await?;
+    let worker = match &queued {
+        Enqueued::Queued => None,
+        Enqueued::Claimed { worker } => Some(worker.as_str()),
+    };
+    if json {
+        let status = if worker.is_some() {
+            "claimed"
+        } else {
+            "queued"
+        };
+        println!(
+            "{}",
+            serde_json::json!({ "run_id": run_id, "queue": status, "worker": worker })
+        );
+    } else if let Some(worker) = worker {
+        eprintln!("run {run_id} is left as it is: worker {worker} drives it now");
+    } else {
+        eprintln!(
+            "run {run_id} is queued: a worker (`cordon worker --store {}`) drives it",
+            queue.location()
+        );
+    }
+    Ok(if worker.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,11 +1,13 @@
 //! `cordon runs list`, `show` and `delete`: a run's committed facts, read
 //! straight from the store, and forgetting them.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use cordon_kernel::{
     CallResult, Disposition, Message, RunRecord, RunSummary, SkillChange, StateOp, ToolRecord,
 };
+use cordon_store::QueueStatus;
 use serde_json::json;
 
 use crate::args::{DeleteRunsArgs, GlobalArgs, ListRunsArgs, ShowRunArgs};
@@ -26,8 +28,36 @@ fn describe(disposition: &Disposition) -> String {
     }
 }
 
+/// Where each queued run of `store` stands with the workers, by run: empty
+/// for a store with no queue.
+async fn queue_notes(store: &store::RunStore) -> anyhow::Result<BTreeMap<String, String>> {
+    let store::RunStore::Postgres(store) = store else {
+        return Ok(BTreeMap::new());
+    };
+    Ok(store
+        .queue()
+        .await?
+        .into_iter()
+        .map(|queued| {
+            let worker = queued.worker.as_deref().unwrap_or("?");
+            let note = match queued.status {
+                QueueStatus::Runnable => "queued for a worker".to_owned(),
+                QueueStatus::Claimed => format!("claimed by worker {worker}"),
+                QueueStatus::Failed => format!(
+                    "failed on worker {worker}: {}",
+                    queued.error.as_deref().unwrap_or("no reason given")
+                ),
+                QueueStatus::Waiting | QueueStatus::Done => String::new(),
+            };
+            (queued.run_id, note)
+        })
+        .filter(|(_, note)| !note.is_empty())
+        .collect())
+}
+
 pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Result<ExitCode> {
-    let mut runs = open(&args.store.location(global)).await?.runs().await?;
+    let store = open(&args.store.location(global)).await?;
+    let mut runs = store.runs().await?;
     runs.sort_by(|a, b| {
         (b.header.created, &b.header.run_id).cmp(&(a.header.created, &a.header.run_id))
     });
@@ -45,6 +75,7 @@ pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Res
     let id = width(|run| run.header.run_id.len(), "RUN");
     let thread = width(|run| run.header.thread.len(), "THREAD");
     let agent = width(|run| run.header.agent.len(), "AGENT");
+    let notes = queue_notes(&store).await?;
     println!(
         "{:id$}  {:16}  {:thread$}  {:agent$}  {:>7}  OUTCOME",
         "RUN", "CREATED (UTC)", "THREAD", "AGENT", "COMMITS"
@@ -57,7 +88,10 @@ pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Res
             run.header.thread,
             run.header.agent,
             run.last_seq,
-            describe(&run.disposition)
+            match notes.get(&run.header.run_id) {
+                Some(note) => format!("{}; {note}", describe(&run.disposition)),
+                None => describe(&run.disposition),
+            }
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -203,7 +203,7 @@ impl Project {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        if !self.calls_started(run_id) {
+        if !self.calls_started(run_id, &[]) {
             let _ = child.kill();
             let _ = child.wait();
             panic!("run {run_id} never started its calls");
@@ -211,11 +211,14 @@ impl Project {
         child
     }
 
-    /// Whether run `run_id` records the intent of tool calls within a minute.
-    fn calls_started(&self, run_id: &str) -> bool {
+    /// Whether run `run_id` records the intent of tool calls within a
+    /// minute, in the store `store` flags name (the default one when none).
+    pub(crate) fn calls_started(&self, run_id: &str, store: &[&str]) -> bool {
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
-            let output = self.cordon(&["runs", "show", run_id, "--json"]);
+            let mut show = vec!["runs", "show", run_id, "--json"];
+            show.extend_from_slice(store);
+            let output = self.cordon(&show);
             let intent = serde_json::from_slice::<Value>(&output.stdout)
                 .ok()
                 .is_some_and(|shown| !shown["intent"].is_null());
@@ -280,6 +283,35 @@ impl Project {
         assert!(output.status.success(), "{}", text(&output.stderr));
         serde_json::from_slice(&output.stdout).unwrap()
     }
+}
+
+/// A URL for a fresh schema `name` of the test server `CORDON_TEST_POSTGRES`
+/// names (`scripts/test.sh` starts one), or `None` after saying loudly that
+/// `test` is skipped.
+pub(crate) fn postgres_schema(test: &str, name: &str) -> Option<String> {
+    let Ok(server) = std::env::var("CORDON_TEST_POSTGRES") else {
+        eprintln!("SKIPPED {test}: CORDON_TEST_POSTGRES is not set");
+        return None;
+    };
+    let schema = format!("cli_{name}_{}", std::process::id());
+    psql(
+        &server,
+        &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
+    );
+    let separator = if server.contains('?') { '&' } else { '?' };
+    Some(format!(
+        "{server}{separator}options=-csearch_path%3D{schema}"
+    ))
+}
+
+/// The rows `sql` gives on the database at `url`, unaligned, one per line.
+pub(crate) fn psql(url: &str, sql: &str) -> String {
+    let output = Command::new("psql")
+        .args([url, "-q", "-At", "-c", sql])
+        .output()
+        .expect("run psql");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    text(&output.stdout)
 }
 
 pub(crate) fn text(bytes: &[u8]) -> String {
