@@ -306,6 +306,38 @@ fn a_worker_killed_mid_step_is_taken_over_and_its_call_is_not_run_again() {
 
 #[test]
 fn a_stalled_worker_whose_lease_lapsed_is_fenced_when_it_wakes() {
+    let Some(url) = postgres_schema("a stalled worker", "lapsed") else {
+        return;
+    };
+    let project = project();
+    project.write("script.toml", &sleep_script(1_500));
+    assert!(submit(&project, &url, "r1").status.success());
+    let stalled = worker(&project, &url, "stalled", 1_000, &["--until-idle"]);
+    assert!(project.calls_started("r1", &["--store", &url]));
+    signal(&stalled, "STOP");
+    std::thread::sleep(Duration::from_millis(1_500));
+    // No other worker claimed the run: the lease lapsed all the same, so the
+    // call's result, which arrives after the lapse, is never committed.
+    signal(&stalled, "CONT");
+    let log = finished(stalled);
+    assert!(log.contains("run r1: lost"), "{log}");
+    // Claimed again under a new token, the run settles as after a crash.
+    assert!(
+        log.contains("claimed run r1 (fencing token 2)") && log.contains("run r1: waiting"),
+        "{log}"
+    );
+    let shown = show(&project, &url, "r1");
+    let commits = shown["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 2, "{shown}");
+    assert!(commits[1]["tools"][0]["result"].is_null(), "{shown}");
+    assert_eq!(
+        shown["disposition"]["pending"][0]["reason"], "indeterminate",
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_stalled_worker_woken_after_a_takeover_leaves_the_run_to_its_new_holder() {
     let Some(url) = postgres_schema("a stalled worker", "stalled") else {
         return;
     };
