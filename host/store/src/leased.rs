@@ -39,10 +39,7 @@ impl LeasedStore {
     }
 
     fn fenced(&self, run_id: &str) -> CommitError {
-        CommitError::Fenced {
-            run_id: run_id.to_owned(),
-            token: self.lease.token,
-        }
+        self.lease.fenced(run_id)
     }
 }
 

@@ -41,8 +41,8 @@
 //! run in one `REPEATABLE READ` snapshot. An intent recorded with
 //! [`Durability::Process`] commits with `synchronous_commit = off`: every
 //! session sees it at once, and the next synchronous commit takes it to disk.
-//! A write under a [`Lease`] checks the lease in the same transaction, always
-//! on the locking path.
+//! A write under a [`Lease`] checks the lease in the same transaction (the
+//! one statement included) with the run's queue row share-locked.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -468,33 +468,67 @@ impl PostgresCommitStore {
 
     /// Commit a step that writes no state and no files in one statement, one
     /// round trip: advancing `last_seq` from the step before locks the run's
-    /// row, and the step and the cleared intent go with it or not at all. A
-    /// step that cannot follow is then told apart: unknown run, taken step or
+    /// row, and the step and the cleared intent go with it or not at all.
+    /// Under a lease, the statement advances the run only while the lease
+    /// holds, and share-locks its queue row meanwhile. A step that cannot
+    /// follow is then told apart: lost lease, unknown run, taken step or
     /// skipped one.
     async fn commit_step_alone(
         &self,
         client: &deadpool_postgres::Object,
         commit: &StepCommit,
-        seq: i64,
-        body: &str,
+        (seq, body): (i64, &str),
+        lease: Option<&Lease>,
     ) -> Result<Receipt, CommitError> {
         let run_id = commit.run_id.as_str();
-        let inserted = client
-            .execute(
-                "WITH run AS (
-                     UPDATE cordon_runs SET last_seq = $2::BIGINT
-                     WHERE run_id = $1 AND last_seq = $2::BIGINT - 1
-                     RETURNING run_id
-                 ), cleared AS (
-                     DELETE FROM cordon_intents WHERE run_id IN (SELECT run_id FROM run)
-                 )
-                 INSERT INTO cordon_steps (run_id, seq, body) SELECT run_id, $2::BIGINT, $3 FROM run",
-                &[&run_id, &seq, &body],
-            )
-            .await
-            .map_err(|error| self.step_failure(commit, "committing a step", error))?;
+        let inserted = match lease {
+            None => {
+                client
+                    .execute(
+                        "WITH run AS (
+                             UPDATE cordon_runs SET last_seq = $2::BIGINT
+                             WHERE run_id = $1 AND last_seq = $2::BIGINT - 1
+                             RETURNING run_id
+                         ), cleared AS (
+                             DELETE FROM cordon_intents WHERE run_id IN (SELECT run_id FROM run)
+                         )
+                         INSERT INTO cordon_steps (run_id, seq, body)
+                         SELECT run_id, $2::BIGINT, $3 FROM run",
+                        &[&run_id, &seq, &body],
+                    )
+                    .await
+            }
+            Some(lease) => {
+                lease.covers(run_id)?;
+                let token = signed(lease.token, "fencing token")?;
+                client
+                    .execute(
+                        "WITH fence AS (
+                             SELECT run_id FROM cordon_queue
+                             WHERE run_id = $1 AND token = $4 AND status = 'claimed'
+                               AND lease_until > clock_timestamp()
+                             FOR SHARE
+                         ), run AS (
+                             UPDATE cordon_runs SET last_seq = $2::BIGINT
+                             WHERE run_id IN (SELECT run_id FROM fence)
+                               AND last_seq = $2::BIGINT - 1
+                             RETURNING run_id
+                         ), cleared AS (
+                             DELETE FROM cordon_intents WHERE run_id IN (SELECT run_id FROM run)
+                         )
+                         INSERT INTO cordon_steps (run_id, seq, body)
+                         SELECT run_id, $2::BIGINT, $3 FROM run",
+                        &[&run_id, &seq, &body, &token],
+                    )
+                    .await
+            }
+        }
+        .map_err(|error| self.step_failure(commit, "committing a step", error))?;
         if inserted == 1 {
             return Ok(Receipt { seq: commit.seq });
+        }
+        if let Some(lease) = lease {
+            self.check_lease(client, run_id, lease).await?;
         }
         let row = client
             .query_opt(
@@ -541,12 +575,10 @@ impl PostgresCommitStore {
         let run_id = commit.run_id.as_str();
         let (body, seq) = Self::encode_step(commit)?;
         let mut client = self.client().await?;
-        if lease.is_none()
-            && commit.state.is_empty()
-            && commit.thread_state.is_empty()
-            && commit.files.is_empty()
-        {
-            return self.commit_step_alone(&client, commit, seq, &body).await;
+        if commit.state.is_empty() && commit.thread_state.is_empty() && commit.files.is_empty() {
+            return self
+                .commit_step_alone(&client, commit, (seq, &body), lease)
+                .await;
         }
         let transaction = client
             .transaction()

@@ -79,6 +79,25 @@ pub struct Lease {
     pub decisions: BTreeMap<String, Approval>,
 }
 
+impl Lease {
+    /// The refusal of a write to `run_id` under this lease.
+    pub(crate) fn fenced(&self, run_id: &str) -> CommitError {
+        CommitError::Fenced {
+            run_id: run_id.to_owned(),
+            token: self.token,
+        }
+    }
+
+    /// Refuse a write to `run_id` unless it is this lease's run.
+    pub(crate) fn covers(&self, run_id: &str) -> Result<(), CommitError> {
+        if run_id == self.run_id {
+            Ok(())
+        } else {
+            Err(self.fenced(run_id))
+        }
+    }
+}
+
 /// What enqueueing a run did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Enqueued {
@@ -290,13 +309,7 @@ impl PostgresCommitStore {
         run_id: &str,
         lease: &Lease,
     ) -> Result<(), CommitError> {
-        let fenced = || CommitError::Fenced {
-            run_id: run_id.to_owned(),
-            token: lease.token,
-        };
-        if run_id != lease.run_id {
-            return Err(fenced());
-        }
+        lease.covers(run_id)?;
         let token = signed(lease.token, "fencing token")?;
         transaction
             .query_opt(
@@ -309,7 +322,7 @@ impl PostgresCommitStore {
             .await
             .map_err(|error| self.failure("checking the lease", error))?
             .map(drop)
-            .ok_or_else(fenced)
+            .ok_or_else(|| lease.fenced(run_id))
     }
 }
 
