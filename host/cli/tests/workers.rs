@@ -310,12 +310,7 @@ fn a_stalled_worker_whose_lease_lapsed_is_fenced_when_it_wakes() {
         return;
     };
     let project = project();
-    project.write("script.toml", &sleep_script(1_500));
-    assert!(submit(&project, &url, "r1").status.success());
-    let stalled = worker(&project, &url, "stalled", 1_000, &["--until-idle"]);
-    assert!(project.calls_started("r1", &["--store", &url]));
-    signal(&stalled, "STOP");
-    std::thread::sleep(Duration::from_millis(1_500));
+    let stalled = stalled_past_its_lease(&project, &url);
     // No other worker claimed the run: the lease lapsed all the same, so the
     // call's result, which arrives after the lapse, is never committed.
     signal(&stalled, "CONT");
@@ -342,12 +337,7 @@ fn a_stalled_worker_woken_after_a_takeover_leaves_the_run_to_its_new_holder() {
         return;
     };
     let project = project();
-    project.write("script.toml", &sleep_script(1_500));
-    assert!(submit(&project, &url, "r1").status.success());
-    let stalled = worker(&project, &url, "stalled", 1_000, &["--until-idle"]);
-    assert!(project.calls_started("r1", &["--store", &url]));
-    signal(&stalled, "STOP");
-    std::thread::sleep(Duration::from_millis(1_500));
+    let stalled = stalled_past_its_lease(&project, &url);
     let taker = worker(&project, &url, "taker", 30_000, &["--until-idle"]);
     let taker_log = finished(taker);
     assert!(
@@ -416,6 +406,18 @@ fn two_hundred_runs_across_four_worker_processes_all_finish_once() {
         assert_eq!(run["last_seq"], 2, "{run}");
         assert_eq!(run["disposition"]["answer"], "Done.", "{run}");
     }
+}
+
+/// A worker that claimed run `r1`, whose one call sleeps 1.5 s, and that was
+/// stopped (`SIGSTOP`) mid-call until its 1 s lease lapsed.
+fn stalled_past_its_lease(project: &Project, url: &str) -> Child {
+    project.write("script.toml", &sleep_script(1_500));
+    assert!(submit(project, url, "r1").status.success());
+    let stalled = worker(project, url, "stalled", 1_000, &["--until-idle"]);
+    assert!(project.calls_started("r1", &["--store", url]));
+    signal(&stalled, "STOP");
+    std::thread::sleep(Duration::from_millis(1_500));
+    stalled
 }
 
 /// Whether `done` holds within a minute, looking every 50 ms.

@@ -121,16 +121,7 @@ async fn commits(store: &Arc<PostgresCommitStore>, writers: u64) -> Duration {
     let mut runs = Vec::new();
     for writer in 0..writers {
         let run_id = format!("w{writers}-{writer}");
-        store
-            .create_run(&RunHeader {
-                run_id: run_id.clone(),
-                agent: "bench".into(),
-                created: 0,
-                thread: cordon_kernel::DEFAULT_THREAD.into(),
-                metadata: Default::default(),
-            })
-            .await
-            .expect("run");
+        store.create_run(&header(&run_id)).await.expect("run");
         runs.push(run_id);
     }
     let started = Instant::now();
@@ -186,18 +177,19 @@ async fn bare_inserts(url: &str, writers: u64) -> Duration {
     started.elapsed()
 }
 
+fn header(run_id: &str) -> RunHeader {
+    RunHeader {
+        run_id: run_id.into(),
+        agent: "bench".into(),
+        created: 0,
+        thread: cordon_kernel::DEFAULT_THREAD.into(),
+        metadata: Default::default(),
+    }
+}
+
 /// Create run `run_id` and queue it.
 async fn queued(store: &PostgresCommitStore, run_id: &str) {
-    store
-        .create_run(&RunHeader {
-            run_id: run_id.into(),
-            agent: "bench".into(),
-            created: 0,
-            thread: cordon_kernel::DEFAULT_THREAD.into(),
-            metadata: Default::default(),
-        })
-        .await
-        .expect("run");
+    store.create_run(&header(run_id)).await.expect("run");
     store
         .enqueue(run_id, &Default::default())
         .await

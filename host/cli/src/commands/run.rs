@@ -192,6 +192,23 @@ impl Session {
         })
     }
 
+    /// A session a person drives, with the flags of `args`.
+    async fn for_person(
+        global: &GlobalArgs,
+        args: &AgentArgs,
+        launch: Launch,
+        store_at: &store::StoreLocation,
+    ) -> anyhow::Result<Self> {
+        Self::open(
+            global,
+            (args.json, args.strict.strict),
+            launch,
+            store_at,
+            Driver::Person,
+        )
+        .await
+    }
+
     fn finish(&self, outcome: &RunOutcome) -> ExitCode {
         self.printer.outcome(outcome);
         match outcome {
@@ -257,14 +274,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<Ex
         queue_store(&location, "run --detach")?;
     }
     let launch = launch(global, &args.agent)?;
-    let session = Session::open(
-        global,
-        (args.agent.json, args.agent.strict.strict),
-        launch,
-        &location,
-        Driver::Person,
-    )
-    .await?;
+    let session = Session::for_person(global, &args.agent, launch, &location).await?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -383,14 +393,7 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
         args.agent.plugins.is_given(),
         &record.header.metadata,
     );
-    let session = Session::open(
-        global,
-        (args.agent.json, args.agent.strict.strict),
-        launch,
-        &location,
-        Driver::Person,
-    )
-    .await?;
+    let session = Session::for_person(global, &args.agent, launch, &location).await?;
     let undecided: Vec<PendingCall> = pending
         .into_iter()
         .filter(|waiting| !decisions.contains_key(&waiting.call.id))
