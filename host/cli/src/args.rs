@@ -583,7 +583,8 @@ pub(crate) struct ResumeArgs {
     pub reason: Option<String>,
     /// Queue the run, with these decisions, for a worker (`cordon worker`)
     /// instead of driving it here; needs a Postgres store, and a decision
-    /// for every call the run waits on.
+    /// for every call the run waits on. A run that was queued before goes
+    /// back to the workers without this flag.
     #[arg(long)]
     pub detach: bool,
     #[command(flatten)]

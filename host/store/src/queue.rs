@@ -278,25 +278,41 @@ impl PostgresCommitStore {
             )
             .await
             .map_err(|error| self.failure("reading the queue", error))?;
-        rows.iter()
-            .map(|row| {
-                let run_id: String = row.get(0);
-                let status: &str = row.get(1);
-                let status = QueueStatus::parse(status).ok_or_else(|| {
-                    self.corrupt(
-                        &format!("run {run_id} queue status"),
-                        format!("unknown status {status:?}"),
-                    )
-                })?;
-                Ok(QueuedRun {
-                    token: self.unsigned(row.get(3), || format!("run {run_id} fencing token"))?,
-                    status,
-                    worker: row.get(2),
-                    error: row.get(4),
-                    run_id,
-                })
-            })
-            .collect()
+        rows.iter().map(|row| self.queued_run(row)).collect()
+    }
+
+    /// Where run `run_id` stands in the queue; `None` when it was never
+    /// queued.
+    pub async fn queued(&self, run_id: &str) -> Result<Option<QueuedRun>, CommitError> {
+        self.client()
+            .await?
+            .query_opt(
+                "SELECT run_id, status, worker, token, error FROM cordon_queue WHERE run_id = $1",
+                &[&run_id],
+            )
+            .await
+            .map_err(|error| self.failure("reading the queue", error))?
+            .map(|row| self.queued_run(&row))
+            .transpose()
+    }
+
+    /// A queue row as selected by [`Self::queue`].
+    fn queued_run(&self, row: &tokio_postgres::Row) -> Result<QueuedRun, CommitError> {
+        let run_id: String = row.get(0);
+        let status: &str = row.get(1);
+        let status = QueueStatus::parse(status).ok_or_else(|| {
+            self.corrupt(
+                &format!("run {run_id} queue status"),
+                format!("unknown status {status:?}"),
+            )
+        })?;
+        Ok(QueuedRun {
+            token: self.unsigned(row.get(3), || format!("run {run_id} fencing token"))?,
+            status,
+            worker: row.get(2),
+            error: row.get(4),
+            run_id,
+        })
     }
 
     /// Refuse, inside `transaction`, a write to `run_id` under `lease` unless
@@ -503,6 +519,9 @@ mod tests {
         let queue = store.queue().await.unwrap();
         assert_eq!(queue[0].status, QueueStatus::Failed);
         assert_eq!(queue[0].error.as_deref(), Some("no model"));
+        assert_eq!(store.queued("r").await.unwrap().as_ref(), queue.first());
+        store.create_run(&header("never", 2)).await.unwrap();
+        assert_eq!(store.queued("never").await.unwrap(), None);
         assert_eq!(
             store
                 .enqueue("missing", &BTreeMap::new())

@@ -353,6 +353,12 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
     let existing = store::existing(&location).await?;
     let run_id = store::run_named(&*existing, &args.run).await?;
     let record = existing.load(&run_id).await?;
+    // A run the workers drive goes back to them.
+    let detach = args.detach
+        || match &existing {
+            store::RunStore::Postgres(queue) => queue.queued(&run_id).await?.is_some(),
+            _ => false,
+        };
     let pending = match record.disposition() {
         Disposition::Waiting { pending } => pending,
         _ => Vec::new(),
@@ -371,7 +377,7 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
                 .or_insert_with(|| rest.clone());
         }
     }
-    if let (true, store::RunStore::Postgres(queue)) = (args.detach, &existing) {
+    if let (true, store::RunStore::Postgres(queue)) = (detach, &existing) {
         if let Disposition::Ended { .. } = record.disposition() {
             bail!("run {run_id} has ended; there is nothing for a worker to do");
         }
