@@ -240,8 +240,30 @@ impl Assembly {
     pub async fn open(
         settings: &HostSettings,
         launch: Launch,
-        mut agent: AgentDef,
+        agent: AgentDef,
         store_at: &store::StoreLocation,
+        strict: bool,
+        live: Arc<dyn EventSink>,
+    ) -> anyhow::Result<Self> {
+        let store = store::create(store_at).await?;
+        Self::open_in(
+            settings,
+            launch,
+            agent,
+            (store, store_at.file()),
+            strict,
+            live,
+        )
+        .await
+    }
+
+    /// [`Assembly::open`] with a store already open: `store`, kept in the
+    /// file `file` when it is a file store (which no component may reach).
+    pub async fn open_in(
+        settings: &HostSettings,
+        launch: Launch,
+        mut agent: AgentDef,
+        (store, file): (store::RunStore, Option<&std::path::Path>),
         strict: bool,
         live: Arc<dyn EventSink>,
     ) -> anyhow::Result<Self> {
@@ -267,11 +289,10 @@ impl Assembly {
             &launch.workspace,
         );
         let mut skills = skillset::assemble(&host, &roots, &launch.workspace).await;
-        let store = store::create(store_at).await?;
         let mut safeguards = context::safeguards(
             &operator,
             agent.permissions.files(),
-            store_at.file(),
+            file,
             &launch.workspace,
         );
         safeguards.skills = skills.folders().into_values().collect();

@@ -33,11 +33,6 @@ impl LeasedStore {
         Self { store, lease }
     }
 
-    /// The lease every write checks.
-    pub fn lease(&self) -> &Lease {
-        &self.lease
-    }
-
     fn fenced(&self, run_id: &str) -> CommitError {
         self.lease.fenced(run_id)
     }

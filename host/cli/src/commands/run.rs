@@ -38,10 +38,11 @@ pub(crate) struct Session {
 }
 
 /// Who drives the runs a session opens.
-pub(crate) enum Driver {
-    /// A person at `cordon run` or `runs resume`: prompted for approvals
-    /// when at a terminal, and Ctrl-C cancels the run.
-    Person,
+pub(crate) enum Driver<'a> {
+    /// A person at `cordon run` or `runs resume`, with the store at this
+    /// location: prompted for approvals when at a terminal, and Ctrl-C
+    /// cancels the run.
+    Person(&'a store::StoreLocation),
     /// A worker holding the run's lease: never prompts, leaves Ctrl-C to the
     /// worker, and commits only while the lease holds.
     Worker(Arc<LeasedStore>),
@@ -112,8 +113,7 @@ impl Session {
         global: &GlobalArgs,
         (json, strict): (bool, bool),
         launch: Launch,
-        store_at: &store::StoreLocation,
-        driver: Driver,
+        driver: Driver<'_>,
     ) -> anyhow::Result<Self> {
         let defaults = Operator::load(&global.settings())?.defaults;
         let agent = launch.agent(&defaults)?;
@@ -140,18 +140,25 @@ impl Session {
         };
         let model = cordon_providers::resolve(spec, base, &options)?;
         let printer = Arc::new(Printer::new(json));
-        let mut assembly = Assembly::open(
-            &global.settings(),
-            launch,
-            agent,
-            store_at,
-            strict,
-            printer.clone(),
-        )
-        .await?;
-        if let Driver::Worker(leased) = &driver {
-            assembly.store = store::RunStore::Leased(leased.clone());
-        }
+        let settings = global.settings();
+        let assembly = match &driver {
+            Driver::Person(store_at) => {
+                Assembly::open(&settings, launch, agent, store_at, strict, printer.clone()).await?
+            }
+            // The worker's own pool serves every run it claims.
+            Driver::Worker(leased) => {
+                let store = store::RunStore::Leased(leased.clone());
+                Assembly::open_in(
+                    &settings,
+                    launch,
+                    agent,
+                    (store, None),
+                    strict,
+                    printer.clone(),
+                )
+                .await?
+            }
+        };
         if !json {
             for notice in &assembly.notices {
                 eprintln!("{notice}");
@@ -161,7 +168,7 @@ impl Session {
         let mut runtime = assembly
             .runtime(model, printer.clone())
             .with_observer(printer.clone());
-        let person = matches!(driver, Driver::Person);
+        let person = matches!(driver, Driver::Person(_));
         let approver = (person && !json && TerminalApprover::available()).then(|| {
             Arc::new(TerminalApprover::new(
                 assembly.unsandboxed.clone(),
@@ -203,8 +210,7 @@ impl Session {
             global,
             (args.json, args.strict.strict),
             launch,
-            store_at,
-            Driver::Person,
+            Driver::Person(store_at),
         )
         .await
     }
@@ -419,12 +425,12 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
     Ok(session.finish(&outcome))
 }
 
-/// Refuse to queue a run (`flag` says how it was asked) anywhere but a
-/// Postgres store, whose workers are the only ones that claim queued runs.
-fn queue_store(location: &store::StoreLocation, flag: &str) -> anyhow::Result<()> {
+/// Refuse `what` (a queueing flag, or `cordon worker`) anywhere but a
+/// Postgres store, which holds the queue workers claim runs from.
+pub(crate) fn queue_store(location: &store::StoreLocation, what: &str) -> anyhow::Result<()> {
     if location.file().is_some() {
         bail!(
-            "{flag} queues the run for a worker, and workers share a Postgres store: pass \
+            "{what} needs the Postgres store that workers share, which holds their queue: pass \
              --store postgres://… (or set CORDON_STORE); {location} is a file"
         );
     }

@@ -16,14 +16,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::bail;
 use cordon_kernel::{CommitError, CommitStore, Disposition, RunError, RunOutcome};
 use cordon_session::Launch;
 use cordon_store::{Lease, LeasedStore, PostgresCommitStore, Settlement};
 use serde_json::json;
 
 use crate::args::{GlobalArgs, SandboxArgs, SkillsArg, WorkerArgs};
-use crate::commands::run::{Driver, Session, served_launch};
+use crate::commands::run::{Driver, Session, queue_store, served_launch};
 use crate::store;
 
 /// How long a worker waits before claiming again after the store failed.
@@ -39,12 +38,7 @@ enum Driven {
 
 pub(crate) async fn run(global: &GlobalArgs, args: WorkerArgs) -> anyhow::Result<ExitCode> {
     let location = args.store.location(global);
-    if location.file().is_some() {
-        bail!(
-            "a worker claims runs from a Postgres store that whoever submits them shares: pass \
-             --store postgres://… (or set CORDON_STORE); {location} is a file"
-        );
-    }
+    queue_store(&location, "cordon worker")?;
     let store::RunStore::Postgres(queue) = store::existing(&location).await? else {
         unreachable!("a URL store opens as Postgres");
     };
@@ -187,7 +181,6 @@ async fn open(
         global,
         (args.json, args.strict.strict),
         launch,
-        &args.store.location(global),
         Driver::Worker(leased),
     )
     .await
