@@ -8,7 +8,9 @@
 //!
 //! The hooks of nested calls admit their writes into one state per step
 //! ([`StepCalls`]), so a budget sees every nested call of the step however the
-//! calls interleave. When the step's calls are done, the loop admits those
+//! calls interleave. The hooks of one step's nested calls take turns: a hook
+//! reads the state and has its writes admitted before the next hook reads,
+//! so two concurrent calls cannot both pass a budget on the same count. When the step's calls are done, the loop admits those
 //! batches into the step itself, each with its top-level call, in the model's
 //! call order, where a conflict with any other write fails the step as
 //! always. A nested tool's own state writes and file changes travel back to
@@ -65,6 +67,9 @@ pub(crate) struct StepCalls {
     /// at the first nested call.
     annotations: OnceLock<BTreeMap<String, ToolAnnotations>>,
     admitted: Mutex<Admitted>,
+    /// Held while one nested call's hooks run, from their first read of the
+    /// state to their last admitted write.
+    hooks_turn: futures_util::lock::Mutex<()>,
 }
 
 /// The nested hooks' writes of a step so far.
@@ -93,6 +98,7 @@ impl StepCalls {
             }),
             ports,
             annotations: OnceLock::new(),
+            hooks_turn: futures_util::lock::Mutex::new(()),
         })
     }
 
@@ -240,6 +246,7 @@ impl CallGate {
             };
             return Ok((call, decision));
         }
+        let turn = self.calls.hooks_turn.lock().await;
         let (call, decision) = gate::judge(
             &ports.agent,
             &ports.skills,
@@ -250,6 +257,7 @@ impl CallGate {
             call,
         )
         .await?;
+        drop(turn);
         if decision.verdict != Verdict::Ask {
             return Ok((call, decision));
         }
@@ -343,6 +351,7 @@ impl CallGate {
             calls: &self.calls,
             root: &self.root,
         };
+        let turn = self.calls.hooks_turn.lock().await;
         let observed = phases::observe(ports.hooks.as_ref(), self, &mut admit, &call, result)
             .await
             .unwrap_or_else(|conflict| {
@@ -351,6 +360,7 @@ impl CallGate {
                     format!("the result was withheld: {conflict}"),
                 ))
             });
+        drop(turn);
         self.finish(call, decision, child.take_children(), observed, effects)
     }
 

@@ -27,6 +27,9 @@ struct Hook {
     name: &'static str,
     before_inference: Option<Before>,
     gate: Option<Gate>,
+    /// Whether the gate yields to the other calls of the step after reading
+    /// the state and before its verdict returns.
+    yields: bool,
     after: Option<After>,
     end: Option<End>,
 }
@@ -110,7 +113,14 @@ impl HookSet for Hooks {
         state: Arc<dyn StateReader>,
     ) -> HookFuture<'a, GateVerdict> {
         let hook = self.find(hook, HookPhase::BeforeToolCall);
-        ready(hook.gate.as_ref().unwrap()(call, state.as_ref()))
+        let outcome = hook.gate.as_ref().unwrap()(call, state.as_ref());
+        let yields = hook.yields;
+        Box::pin(async move {
+            if yields {
+                tokio::task::yield_now().await;
+            }
+            outcome
+        })
     }
 
     fn after_tool_call<'a>(
@@ -918,6 +928,56 @@ async fn nested_calls_pass_the_hooks_count_against_the_budget_and_are_recorded_a
         hooks.log().contains(&"budget:before-tool-call".to_owned())
             && hooks.log().contains(&"redactor:after-tool-call".to_owned())
     );
+}
+
+#[tokio::test]
+async fn nested_calls_running_at_once_take_turns_at_the_budget() {
+    let hooks = Hooks::new(vec![Hook {
+        name: "budget",
+        gate: Some(Box::new(|call, state| {
+            let spent = state.get("calls").unwrap().unwrap_or(json!(0));
+            if spent.as_i64().unwrap_or_default() >= 3 {
+                return ok(GateVerdict::Deny(format!(
+                    "budget spent before {}",
+                    call.id
+                )));
+            }
+            writing(GateVerdict::Allow, "calls", StateOp::Increment { delta: 1 })
+        })),
+        yields: true,
+        ..Hook::default()
+    }]);
+    let tools =
+        Functions::new()
+            .nesting("outer", EFFECTFUL, "inner")
+            .with("inner", READ_ONLY, echo());
+    let rig = with_hooks(
+        rig(
+            vec![
+                call(&[("c1", "outer", json!({})), ("c2", "outer", json!({}))]),
+                say("ok"),
+            ],
+            tools,
+        ),
+        &hooks,
+    );
+    let agent = declared(allow_all(), "calls", Scope::Run, MergePolicy::Commutative);
+    rig.runtime.start(&agent, "r", 1, "go").await.unwrap();
+    // Two outer calls and one inner call spend the budget of three; the two
+    // inner calls run at once and their gates yield mid-way, yet the second
+    // gate reads the count the first one wrote.
+    assert_eq!(
+        rig.store.load("r").await.unwrap().state().unwrap()["calls"],
+        json!(3)
+    );
+    assert_eq!(rig.tools.calls(), 3, "only one inner call ran");
+    let denied: Vec<String> = records(&rig, "r")
+        .iter()
+        .flat_map(|record| &record.children)
+        .filter(|child| child.decision.verdict == Verdict::Deny)
+        .map(|child| child.call.id.clone())
+        .collect();
+    assert_eq!(denied.len(), 1, "{denied:?}");
 }
 
 #[tokio::test]
