@@ -32,10 +32,7 @@ fn main() -> ExitCode {
     quiet_on_closed_pipe();
     let cli = Cli::parse();
     init_tracing(cli.global.verbose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime_for(&cli.command).enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("cordon: cannot start the async runtime: {error}");
@@ -91,6 +88,20 @@ fn main() -> ExitCode {
             eprintln!("cordon: {error:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// The async runtime `command` runs on. The MCP server takes one request
+/// at a time and answers it from one thread: on a single-threaded runtime a
+/// request and its call never wake another worker or move between cores,
+/// which is most of what a trivial call costs above the protocol's own round
+/// trip. A component still yields at every epoch tick, so a client's
+/// cancellation reaches a call while it runs, and a sandbox backend works on
+/// a thread of its own. Everything else runs on all cores.
+fn runtime_for(command: &Command) -> tokio::runtime::Builder {
+    match command {
+        Command::Mcp(_) => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
     }
 }
 

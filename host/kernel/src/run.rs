@@ -160,7 +160,13 @@ impl Intents {
 pub(crate) struct Cursor {
     pub(crate) run_id: String,
     pub(crate) seq: u64,
+    /// The conversation so far, when the transcript is [`Transcript::Kept`].
     pub(crate) messages: Vec<Message>,
+    transcript: Transcript,
+    /// How many messages the run has committed, carried ones included.
+    committed: usize,
+    /// How many model steps those messages hold.
+    steps: u32,
     /// Run-scoped and thread-scoped state together, as of the last commit.
     /// Shared with the step being built, and copied only when a commit
     /// changes it while a step still holds it.
@@ -180,22 +186,71 @@ pub(crate) struct Cursor {
     pub(crate) continues: Option<Continued>,
 }
 
+/// What a cursor keeps of the messages its run commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Transcript {
+    /// Every one: the model reads the whole conversation each step.
+    Kept,
+    /// None: requests from outside never read the conversation, which stays
+    /// in the store, so a run serving calls for days does not grow in memory
+    /// with each one.
+    Stored,
+}
+
 impl Cursor {
+    /// The cursor of run `run_id` before its first commit, over `state`.
+    pub(crate) fn new(
+        run_id: &str,
+        state: BTreeMap<String, Value>,
+        transcript: Transcript,
+    ) -> Self {
+        Self {
+            run_id: run_id.to_owned(),
+            seq: 0,
+            messages: Vec::new(),
+            transcript,
+            committed: 0,
+            steps: 0,
+            state: Arc::new(state),
+            unpublished: false,
+            skills: ActiveSkills::none(),
+            dropped: Vec::new(),
+            ended: false,
+            carried: 0,
+            continues: None,
+        }
+    }
+
     async fn from_record(store: &dyn CommitStore, record: &RunRecord) -> Result<Self, CommitError> {
         let mut state = store.thread_state(&record.header.thread).await?;
         state.extend(record.state()?);
-        Ok(Self {
-            run_id: record.header.run_id.clone(),
-            seq: record.last_seq(),
-            messages: record.messages(),
-            state: Arc::new(state),
-            unpublished: false,
-            skills: Arc::new(record.skills()),
-            dropped: Vec::new(),
-            ended: matches!(record.disposition(), Disposition::Ended { .. }),
-            carried: record.carried(),
-            continues: None,
-        })
+        let mut cursor = Self::new(&record.header.run_id, state, Transcript::Kept);
+        cursor.seq = record.last_seq();
+        cursor.skills = Arc::new(record.skills());
+        cursor.ended = matches!(record.disposition(), Disposition::Ended { .. });
+        cursor.carried = record.carried();
+        cursor.take_in(record.messages());
+        Ok(cursor)
+    }
+
+    /// Take in the messages a commit made: count the model steps among them
+    /// (a carried message is none of this run's) and keep them when the
+    /// transcript is kept.
+    fn take_in(&mut self, messages: Vec<Message>) {
+        let own = messages
+            .iter()
+            .enumerate()
+            .filter(|(at, message)| {
+                self.committed + at >= self.carried && matches!(message, Message::Assistant { .. })
+            })
+            .count();
+        self.steps = self
+            .steps
+            .saturating_add(u32::try_from(own).unwrap_or(u32::MAX));
+        self.committed += messages.len();
+        if self.transcript == Transcript::Kept {
+            self.messages.extend(messages);
+        }
     }
 
     /// A step starting from the last commit.
@@ -204,13 +259,7 @@ impl Cursor {
     }
 
     fn model_steps(&self) -> u32 {
-        let steps = self
-            .messages
-            .iter()
-            .skip(self.carried)
-            .filter(|message| matches!(message, Message::Assistant { .. }))
-            .count();
-        u32::try_from(steps).unwrap_or(u32::MAX)
+        self.steps
     }
 }
 
@@ -438,18 +487,10 @@ impl Runtime {
                 metadata: self.metadata.clone(),
             })
             .await?;
-        let mut cursor = Cursor {
-            run_id: run_id.to_owned(),
-            seq: 0,
-            messages: Vec::new(),
-            state: Arc::new(self.store.thread_state(thread).await?),
-            unpublished: false,
-            skills: ActiveSkills::none(),
-            dropped: Vec::new(),
-            ended: false,
-            carried,
-            continues,
-        };
+        let state = self.store.thread_state(thread).await?;
+        let mut cursor = Cursor::new(run_id, state, Transcript::Kept);
+        cursor.carried = carried;
+        cursor.continues = continues;
         self.commit(
             &mut cursor,
             messages,
@@ -1233,7 +1274,7 @@ impl Runtime {
             Arc::make_mut(&mut cursor.skills).apply(&commit.skills);
         }
         cursor.seq = receipt.seq;
-        cursor.messages.extend(commit.messages);
+        cursor.take_in(commit.messages);
         self.observer.observe(Progress::Committed {
             seq: receipt.seq,
             step: cursor.model_steps(),
@@ -1325,4 +1366,45 @@ pub(crate) fn apply_decisions(
         }
     }
     Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(text: &str) -> Message {
+        Message::User { text: text.into() }
+    }
+
+    fn assistant(text: &str) -> Message {
+        Message::Assistant {
+            text: text.into(),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_stored_transcript_keeps_no_message_and_counts_every_model_step() {
+        let mut cursor = Cursor::new("served", BTreeMap::new(), Transcript::Stored);
+        for turn in 0..3 {
+            cursor.take_in(vec![assistant(&format!("turn {turn}")), user("next")]);
+        }
+        assert!(cursor.messages.is_empty());
+        assert_eq!(cursor.model_steps(), 3);
+    }
+
+    #[test]
+    fn a_kept_transcript_keeps_every_message_and_a_carried_turn_is_no_step() {
+        let mut cursor = Cursor::new("goes-on", BTreeMap::new(), Transcript::Kept);
+        cursor.carried = 2;
+        cursor.take_in(vec![
+            user("earlier"),
+            assistant("earlier answer"),
+            user("now"),
+        ]);
+        assert_eq!(cursor.model_steps(), 0);
+        cursor.take_in(vec![assistant("this run's answer")]);
+        assert_eq!(cursor.model_steps(), 1);
+        assert_eq!(cursor.messages.len(), 4);
+    }
 }

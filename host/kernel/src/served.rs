@@ -30,8 +30,7 @@ use crate::model::{ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequ
 use crate::policy::{Decision, Verdict};
 use crate::progress::Progress;
 use crate::requester::Requester;
-use crate::run::{Cursor, Intents, RunError, Runtime, malformed};
-use crate::skills::ActiveSkills;
+use crate::run::{Cursor, Intents, RunError, Runtime, Transcript, malformed};
 use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
 
 /// The rule a call needing approval is denied under when the requester could
@@ -129,18 +128,8 @@ impl ServedRun {
                 metadata: runtime.metadata().clone(),
             })
             .await?;
-        let cursor = Cursor {
-            run_id: run_id.to_owned(),
-            seq: 0,
-            messages: Vec::new(),
-            state: Arc::new(runtime.store().thread_state(thread).await?),
-            unpublished: false,
-            skills: ActiveSkills::none(),
-            dropped: Vec::new(),
-            ended: false,
-            carried: 0,
-            continues: None,
-        };
+        let state = runtime.store().thread_state(thread).await?;
+        let cursor = Cursor::new(run_id, state, Transcript::Stored);
         Ok(Self {
             runtime,
             agent: Arc::new(agent.clone()),
