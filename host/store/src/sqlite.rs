@@ -65,6 +65,7 @@ use cordon_kernel::{
     CommitError, CommitStore, Disposition, Durability, Intent, Receipt, RunHeader, RunRecord,
     RunSummary, StepCommit, StepFiles, apply_writes,
 };
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -235,6 +236,12 @@ impl SqliteCommitStore {
         connection
             .pragma_update(None, "foreign_keys", true)
             .context(&path, "enabling foreign keys")?;
+        // A statement keeps the plan it was prepared with whatever is bound
+        // to it: otherwise SQLite may compile a cached statement again each
+        // time a new run id is bound, on every commit.
+        connection
+            .set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .context(&path, "keeping query plans stable")?;
         match format {
             Format::Empty | Format::Version1 | Format::Version2 => {
                 create_schema(&mut connection, &path)?;
@@ -930,6 +937,34 @@ mod tests {
         let state = store.state("r").unwrap();
         assert_eq!(state, store.load("r").await.unwrap().state().unwrap());
         assert_eq!(state, mixed_writes_applied());
+    }
+
+    #[tokio::test]
+    async fn commits_of_different_runs_keep_their_statements_compiled() {
+        let (_dir, _path, store) = fresh();
+        for run in ["a", "b"] {
+            store.create_run(&header(run, 1)).await.unwrap();
+        }
+        for seq in 1..=5 {
+            for run in ["a", "b"] {
+                store
+                    .commit(&step(run, seq, "step", Vec::new()))
+                    .await
+                    .unwrap();
+            }
+        }
+        let connection = store.lock();
+        for sql in [
+            "SELECT coalesce(max(seq), 0) FROM steps WHERE run_id = ?1",
+            "SELECT agent, created, metadata, thread FROM runs WHERE run_id = ?1",
+        ] {
+            let statement = connection.prepare_cached(sql).unwrap();
+            assert_eq!(
+                statement.get_status(rusqlite::StatementStatus::RePrepare),
+                0,
+                "`{sql}` was compiled again"
+            );
+        }
     }
 
     #[tokio::test]
