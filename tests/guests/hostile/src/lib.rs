@@ -97,6 +97,7 @@ cordon_sdk::export_tools!(
     grants::WriteThenFail,
     grants::WriteThenTrap,
     memory::Counter,
+    memory::Scratch,
     bombs::Loop,
     bombs::Sleep,
     bombs::Alloc,
