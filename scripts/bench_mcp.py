@@ -4,12 +4,14 @@ same client's `ping`, p50 and p99 of 1,000 each, so the cost of a call above
 the protocol's own floor shows, and the bundled `jq_query` (`.`) for a real
 tool; and the cold start from spawning
 `cordon mcp` to the answer of its first `tools/list`, with the compile cache
-warm.
+warm. The server gets this process's environment, so `CORDON_STORE` moves
+its store (onto tmpfs, say, to see the call without the disk's flush).
 
 usage: bench_mcp.py CORDON PROJECT_DIR
 """
 
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -32,7 +34,10 @@ def micros(seconds):
 
 async def round_trips(binary, project):
     server = StdioServerParameters(
-        command=binary, args=["mcp", "--permissions", "permissions.toml"], cwd=project
+        command=binary,
+        args=["mcp", "--permissions", "permissions.toml"],
+        cwd=project,
+        env=dict(os.environ),
     )
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:
@@ -60,7 +65,10 @@ async def round_trips(binary, project):
 
 async def cold_start(binary, project):
     server = StdioServerParameters(
-        command=binary, args=["mcp", "--permissions", "permissions.toml"], cwd=project
+        command=binary,
+        args=["mcp", "--permissions", "permissions.toml"],
+        cwd=project,
+        env=dict(os.environ),
     )
     started = time.perf_counter()
     async with stdio_client(server) as (read, write):
