@@ -163,9 +163,7 @@ pub(crate) struct Cursor {
     /// The conversation so far, when the transcript is [`Transcript::Kept`].
     pub(crate) messages: Vec<Message>,
     transcript: Transcript,
-    /// How many messages the run has committed, carried ones included.
-    committed: usize,
-    /// How many model steps those messages hold.
+    /// How many model steps the run's committed messages hold.
     steps: u32,
     /// Run-scoped and thread-scoped state together, as of the last commit.
     /// Shared with the step being built, and copied only when a commit
@@ -179,8 +177,8 @@ pub(crate) struct Cursor {
     pub(crate) dropped: Vec<SkillChange>,
     /// Whether the run's last commit ended it.
     pub(crate) ended: bool,
-    /// How many messages at the start were carried over from an earlier
-    /// run: they are no step of this one.
+    /// How many of the messages still to be taken in were carried over from
+    /// an earlier run: they come first and are no step of this one.
     pub(crate) carried: usize,
     /// The earlier run to record with the first commit, until it is made.
     pub(crate) continues: Option<Continued>,
@@ -209,7 +207,6 @@ impl Cursor {
             seq: 0,
             messages: Vec::new(),
             transcript,
-            committed: 0,
             steps: 0,
             state: Arc::new(state),
             unpublished: false,
@@ -237,17 +234,15 @@ impl Cursor {
     /// (a carried message is none of this run's) and keep them when the
     /// transcript is kept.
     fn take_in(&mut self, messages: Vec<Message>) {
-        let own = messages
+        let carried = self.carried.min(messages.len());
+        self.carried -= carried;
+        let own = messages[carried..]
             .iter()
-            .enumerate()
-            .filter(|(at, message)| {
-                self.committed + at >= self.carried && matches!(message, Message::Assistant { .. })
-            })
+            .filter(|message| matches!(message, Message::Assistant { .. }))
             .count();
         self.steps = self
             .steps
             .saturating_add(u32::try_from(own).unwrap_or(u32::MAX));
-        self.committed += messages.len();
         if self.transcript == Transcript::Kept {
             self.messages.extend(messages);
         }
