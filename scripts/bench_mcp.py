@@ -32,13 +32,17 @@ def micros(seconds):
     return f"{seconds * 1e6:8.0f} us"
 
 
-async def round_trips(binary, project):
-    server = StdioServerParameters(
+def server_parameters(binary, project):
+    return StdioServerParameters(
         command=binary,
         args=["mcp", "--permissions", "permissions.toml"],
         cwd=project,
         env=dict(os.environ),
     )
+
+
+async def round_trips(binary, project):
+    server = server_parameters(binary, project)
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -64,12 +68,7 @@ async def round_trips(binary, project):
 
 
 async def cold_start(binary, project):
-    server = StdioServerParameters(
-        command=binary,
-        args=["mcp", "--permissions", "permissions.toml"],
-        cwd=project,
-        env=dict(os.environ),
-    )
+    server = server_parameters(binary, project)
     started = time.perf_counter()
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:

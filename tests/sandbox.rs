@@ -481,8 +481,9 @@ async fn no_memory_survives_from_one_call_to_the_next() {
         let output = loaded.call("hostile.counter", json!({})).await.unwrap();
         assert_eq!(output.content, json!({"calls": 1}));
     }
-    // The slot an instance leaves is reused, part of its memory kept
-    // resident: every page the last call marked reads as zero again.
+    // The slot an instance leaves is reused, its first MiB kept resident:
+    // every page the last call marked, inside that MiB and beyond it, reads
+    // as zero again.
     for _ in 0..3 {
         let output = loaded.call("hostile.scratch", json!({})).await.unwrap();
         assert_eq!(output.content, json!({"left": 0}));
