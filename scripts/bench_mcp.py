@@ -2,7 +2,8 @@
 the round trip of `tools/call` for a trivial tool (`test_echo`) beside the
 same client's `ping`, p50 and p99 of 1,000 each, so the cost of a call above
 the protocol's own floor shows, and the bundled `jq_query` (`.`) for a real
-tool; and the cold start from spawning
+tool, once with each step commit on disk before its answer and once with
+`--durability process`; and the cold start from spawning
 `cordon mcp` to the answer of its first `tools/list`, with the compile cache
 warm. The server gets this process's environment, so `CORDON_STORE` moves
 its store (onto tmpfs, say, to see the call without the disk's flush).
@@ -32,17 +33,20 @@ def micros(seconds):
     return f"{seconds * 1e6:8.0f} us"
 
 
-def server_parameters(binary, project):
+DURABILITIES = ("disk", "process")
+
+
+def server_parameters(binary, project, durability="disk"):
     return StdioServerParameters(
         command=binary,
-        args=["mcp", "--permissions", "permissions.toml"],
+        args=["mcp", "--permissions", "permissions.toml", "--durability", durability],
         cwd=project,
         env=dict(os.environ),
     )
 
 
-async def round_trips(binary, project):
-    server = server_parameters(binary, project)
+async def round_trips(binary, project, durability):
+    server = server_parameters(binary, project, durability)
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -79,13 +83,15 @@ async def cold_start(binary, project):
 
 async def main():
     binary, project = sys.argv[1:]
-    pings, calls, jq = await round_trips(binary, project)
+    for durability in DURABILITIES:
+        pings, calls, jq = await round_trips(binary, project, durability)
+        p50 = percentile(calls, 0.5) - percentile(pings, 0.5)
+        print(f"--durability {durability}")
+        print(f"  ping            p50 {micros(percentile(pings, 0.5))}  p99 {micros(percentile(pings, 0.99))}")
+        print(f"  test_echo       p50 {micros(percentile(calls, 0.5))}  p99 {micros(percentile(calls, 0.99))}")
+        print(f"  call above ping p50 {micros(p50)}  ({percentile(calls, 0.5) / percentile(pings, 0.5):.1f}x ping)")
+        print(f"  jq_query        p50 {micros(percentile(jq, 0.5))}  p99 {micros(percentile(jq, 0.99))}")
     starts = [await cold_start(binary, project) for _ in range(STARTS)]
-    p50 = percentile(calls, 0.5) - percentile(pings, 0.5)
-    print(f"ping            p50 {micros(percentile(pings, 0.5))}  p99 {micros(percentile(pings, 0.99))}")
-    print(f"test_echo       p50 {micros(percentile(calls, 0.5))}  p99 {micros(percentile(calls, 0.99))}")
-    print(f"call above ping p50 {micros(p50)}  ({percentile(calls, 0.5) / percentile(pings, 0.5):.1f}x ping)")
-    print(f"jq_query        p50 {micros(percentile(jq, 0.5))}  p99 {micros(percentile(jq, 0.99))}")
     print(
         f"cold start to the first tools/list answer: median {statistics.median(starts) * 1e3:.0f} ms"
         f" (min {min(starts) * 1e3:.0f}, max {max(starts) * 1e3:.0f}; {STARTS} starts, cache warm)"

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_kernel::{
-    AgentDef, CallContext, CommitStore, Disposition, EventLog, MemoryCommitStore, Message,
-    PermissionPolicy, RunHeader, Runtime, StateSnapshot, StepCommit, ToolSet, Verdict,
+    AgentDef, CallContext, CommitStore, Disposition, Durability, EventLog, MemoryCommitStore,
+    Message, PermissionPolicy, RunHeader, Runtime, StateSnapshot, StepCommit, ToolSet, Verdict,
 };
 use cordon_providers::ScriptedModel;
 use cordon_store::SqliteCommitStore;
@@ -230,7 +230,10 @@ async fn commit_throughput() {
         .collect();
     let started = Instant::now();
     for commit in &commits {
-        store.commit(commit).await.expect("commit");
+        store
+            .commit(commit, Durability::Disk)
+            .await
+            .expect("commit");
     }
     let store_rate = commits.len() as f64 / started.elapsed().as_secs_f64();
 

@@ -436,6 +436,31 @@ pub(crate) struct McpArgs {
     /// the port can then call the tools.
     #[arg(long, requires = "http")]
     pub allow_non_loopback: bool,
+    /// How far each call's step commit reaches before the client gets its
+    /// answer.
+    #[arg(long, env = "CORDON_DURABILITY", value_enum, default_value_t = CommitDurability::Disk)]
+    pub durability: CommitDurability,
+}
+
+/// How far a served call's step commit reaches before it is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CommitDurability {
+    /// On the disk: a power loss keeps every answered call's record.
+    Disk,
+    /// Out of the process: every reader sees it and a crash of Cordon keeps
+    /// it; it reaches the disk soon after (within 10 ms for a SQLite store,
+    /// within three `wal_writer_delay`s for Postgres), so a power loss may
+    /// lose the records of the calls answered last (never part of one).
+    Process,
+}
+
+impl From<CommitDurability> for cordon_kernel::Durability {
+    fn from(durability: CommitDurability) -> Self {
+        match durability {
+            CommitDurability::Disk => Self::Disk,
+            CommitDurability::Process => Self::Process,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

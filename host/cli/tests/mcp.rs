@@ -4,6 +4,7 @@
 //! error, protocol errors, a policy denial and an approval through
 //! elicitation; then `cordon runs` shows every call as a committed step.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
@@ -524,5 +525,79 @@ fn a_tool_not_granted_questions_is_refused_audited_and_the_server_goes_on() {
     assert!(
         shown.contains("elicit") && shown.contains("not granted questions"),
         "the refusal is in the run's audit trail: {shown}"
+    );
+}
+
+/// Send `request` to a stdio server and read its lines until the answer with
+/// `id`.
+fn exchange(
+    stdin: &mut impl std::io::Write,
+    stdout: &mut impl std::io::BufRead,
+    request: &str,
+    id: u64,
+) -> Value {
+    writeln!(stdin, "{request}").unwrap();
+    stdin.flush().unwrap();
+    loop {
+        let mut line = String::new();
+        assert_ne!(
+            stdout.read_line(&mut line).unwrap(),
+            0,
+            "the server hung up"
+        );
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == id {
+            return message;
+        }
+    }
+}
+
+#[test]
+fn commits_that_reach_only_the_process_survive_the_server_being_killed() {
+    let project = project();
+    let mut server = project
+        .command(&[
+            "mcp",
+            "--permissions",
+            "permissions.toml",
+            "--durability",
+            "process",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(server.stdout.take().unwrap());
+    exchange(&mut stdin, &mut stdout, INITIALIZE, 1);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    for id in 2..5 {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"jq_query","arguments":{{"filter":".n","input":{{"n":{id}}}}}}}}}"#
+        );
+        let answer = exchange(&mut stdin, &mut stdout, &call, id);
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    // No clean shutdown: whatever was answered must already be in the store.
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let shown = shown_served_run(&project);
+    assert_eq!(
+        shown.matches("jq.query: allow").count(),
+        3,
+        "every answered call is a committed step: {shown}"
+    );
+
+    let refused = project.cordon(&["mcp", "--durability", "somewhere"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let said = text(&refused.stderr);
+    assert!(
+        said.contains("somewhere") && said.contains("--durability") && said.contains("process"),
+        "{said}"
     );
 }

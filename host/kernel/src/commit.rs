@@ -168,24 +168,30 @@ pub struct Continued {
     pub messages: usize,
 }
 
-/// Proof that a commit is durable.
+/// Proof that a commit is as durable as it was asked to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Receipt {
     /// The committed step.
     pub seq: u64,
 }
 
-/// How far a recorded intent must reach before its calls start.
+/// How far a write (a step's commit, or an intent) must reach before the
+/// store answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
     /// On disk: a resume after any crash, a power loss included, finds it.
-    /// A run the loop resumes needs this, so that it never re-runs a call
-    /// that may have had its effect.
+    /// A run the loop resumes needs this for its intents, so that it never
+    /// re-runs a call that may have had its effect, and every step's commit
+    /// has it unless its runtime was built to commit less far.
     Disk,
-    /// Out of the process: the store holds it when Cordon dies, and the
-    /// step's own commit, which is always on disk, takes it there. An
-    /// intent that only records that an effect may have happened (a served
-    /// request, which is never resumed) needs no more.
+    /// Out of the process: every reader sees it at once and the store holds
+    /// it when Cordon dies; the store takes it to disk soon after (a SQLite
+    /// store within a few milliseconds, Postgres through its WAL writer), and
+    /// any later write that reaches the disk takes it along. A power loss in
+    /// between loses it, never a part of it. An intent that only records that
+    /// an effect may have happened (a served request, which is never
+    /// resumed) needs no more, nor does the commit of a server whose operator
+    /// chose answers over the last moment's records.
     Process,
 }
 
@@ -416,9 +422,14 @@ pub trait CommitStore: Send + Sync {
     /// Register a new run.
     async fn create_run(&self, header: &RunHeader) -> Result<(), CommitError>;
 
-    /// Durably record `commit`, all or nothing, clearing the run's intent.
-    /// Refuses a step number that is not the last plus one.
-    async fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError>;
+    /// Record `commit`, all or nothing, as far as `durability` says,
+    /// clearing the run's intent. Refuses a step number that is not the last
+    /// plus one.
+    async fn commit(
+        &self,
+        commit: &StepCommit,
+        durability: Durability,
+    ) -> Result<Receipt, CommitError>;
 
     /// Record calls about to start, as far as `durability` says.
     async fn record_intent(
@@ -520,7 +531,11 @@ impl CommitStore for MemoryCommitStore {
         Ok(())
     }
 
-    async fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
+    async fn commit(
+        &self,
+        commit: &StepCommit,
+        _durability: Durability,
+    ) -> Result<Receipt, CommitError> {
         let mut runs = self.lock();
         let Runs {
             records,

@@ -132,6 +132,7 @@ pub struct Runtime {
     metadata: BTreeMap<String, String>,
     catalog: Option<Arc<dyn SkillCatalog>>,
     intents: Intents,
+    commits: Durability,
 }
 
 /// When a step records its calls as an intent before running them.
@@ -281,12 +282,22 @@ impl Runtime {
             metadata: BTreeMap::new(),
             catalog: None,
             intents: Intents::Always,
+            commits: Durability::Disk,
         }
     }
 
     /// Record intents only for steps with a call that may have effects.
     pub(crate) fn with_intents(mut self, intents: Intents) -> Self {
         self.intents = intents;
+        self
+    }
+
+    /// Commit each step as far as `durability` says before the step ends
+    /// (on disk unless told otherwise). [`Durability::Process`] suits a
+    /// server answering requests whose operator would rather answer sooner
+    /// than keep the last moment's records through a power loss.
+    pub fn with_commits(mut self, durability: Durability) -> Self {
+        self.commits = durability;
         self
     }
 
@@ -1245,7 +1256,7 @@ impl Runtime {
             continues: cursor.continues.take(),
             files: self.files.changes(&effects.files),
         };
-        let receipt = self.store.commit(&commit).await?;
+        let receipt = self.store.commit(&commit, self.commits).await?;
         self.files.confirm(&commit.files);
         cursor.unpublished |= !commit.files.is_empty();
         if cursor.unpublished && !matches!(commit.disposition, Disposition::Waiting { .. }) {

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use cordon_kernel::{
     Approval, ApprovalFuture, Approver, CallResult, CommitError, CommitStore, DEFAULT_THREAD,
-    Disposition, EndCause, Intent, MemoryCommitStore, Message, PendingCall, PendingReason,
-    RunHeader, RunOutcome, StateOp, StateWrite, StepCommit, ToolCall, ToolCallOutcome,
-    ToolErrorKind, ToolOutput, Verdict,
+    Disposition, Durability, EndCause, Intent, MemoryCommitStore, Message, PendingCall,
+    PendingReason, RunHeader, RunOutcome, StateOp, StateWrite, StepCommit, ToolCall,
+    ToolCallOutcome, ToolErrorKind, ToolOutput, Verdict,
 };
 use serde_json::json;
 
@@ -318,9 +318,12 @@ async fn two_writers_cannot_both_commit_one_step() {
         continues: None,
         files: Vec::new(),
     };
-    store.commit(&commit("first")).await.unwrap();
+    store
+        .commit(&commit("first"), Durability::Disk)
+        .await
+        .unwrap();
     assert_eq!(
-        store.commit(&commit("second")).await,
+        store.commit(&commit("second"), Durability::Disk).await,
         Err(CommitError::Conflict {
             run_id: "r".into(),
             seq: 1
@@ -347,19 +350,22 @@ async fn interrupted(store: &MemoryCommitStore, tool: &str) {
         .await
         .unwrap();
     store
-        .commit(&StepCommit {
-            run_id: "r".into(),
-            seq: 1,
-            messages: vec![Message::User { text: "go".into() }],
-            tools: Vec::new(),
-            state: Vec::new(),
-            thread_state: Vec::new(),
-            events: Vec::new(),
-            skills: Vec::new(),
-            disposition: Disposition::Running,
-            continues: None,
-            files: Vec::new(),
-        })
+        .commit(
+            &StepCommit {
+                run_id: "r".into(),
+                seq: 1,
+                messages: vec![Message::User { text: "go".into() }],
+                tools: Vec::new(),
+                state: Vec::new(),
+                thread_state: Vec::new(),
+                events: Vec::new(),
+                skills: Vec::new(),
+                disposition: Disposition::Running,
+                continues: None,
+                files: Vec::new(),
+            },
+            Durability::Disk,
+        )
         .await
         .unwrap();
     let call = ToolCall {
@@ -388,7 +394,7 @@ async fn interrupted(store: &MemoryCommitStore, tool: &str) {
                     result: None,
                 }],
             },
-            cordon_kernel::Durability::Disk,
+            Durability::Disk,
         )
         .await
         .unwrap();

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cordon_kernel::{CommitStore, Disposition, Message, RunHeader, StepCommit};
+use cordon_kernel::{CommitStore, Disposition, Durability, Message, RunHeader, StepCommit};
 use cordon_store::{LeasedStore, PostgresCommitStore};
 use tokio_postgres::NoTls;
 
@@ -131,7 +131,10 @@ async fn commits(store: &Arc<PostgresCommitStore>, writers: u64) -> Duration {
             let store = Arc::clone(store);
             tokio::spawn(async move {
                 for seq in 1..=STEPS {
-                    store.commit(&step(&run_id, seq)).await.expect("commit");
+                    store
+                        .commit(&step(&run_id, seq), Durability::Disk)
+                        .await
+                        .expect("commit");
                 }
             })
         })
@@ -207,7 +210,10 @@ async fn leased_commits(store: &Arc<PostgresCommitStore>) -> Duration {
     let leased = LeasedStore::new(Arc::clone(store), lease);
     let started = Instant::now();
     for seq in 1..=STEPS {
-        leased.commit(&step("leased", seq)).await.expect("commit");
+        leased
+            .commit(&step("leased", seq), Durability::Disk)
+            .await
+            .expect("commit");
     }
     started.elapsed()
 }

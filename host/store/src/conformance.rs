@@ -49,6 +49,7 @@ macro_rules! store_conformance {
             a_commit_whose_state_write_does_not_apply_leaves_nothing_behind,
             an_intent_is_kept_until_the_next_commit,
             an_unflushed_intent_is_seen_by_another_handle,
+            a_commit_that_reaches_only_the_process_is_seen_by_another_handle,
             thread_state_commits_with_the_step_and_is_shared_by_the_threads_runs,
             file_changes_commit_with_their_step_and_load_apart_from_it,
             published_marks_never_move_back,
@@ -186,8 +187,14 @@ pub async fn created_runs_and_their_commits_load_back_in_order<B: Backend>(backe
         cause: EndCause::FinalAnswer,
         answer: Some("done".into()),
     };
-    assert_eq!(store.commit(&first).await.unwrap(), Receipt { seq: 1 });
-    assert_eq!(store.commit(&second).await.unwrap(), Receipt { seq: 2 });
+    assert_eq!(
+        store.commit(&first, Durability::Disk).await.unwrap(),
+        Receipt { seq: 1 }
+    );
+    assert_eq!(
+        store.commit(&second, Durability::Disk).await.unwrap(),
+        Receipt { seq: 2 }
+    );
 
     let record = store.load("a").await.unwrap();
     assert_eq!(record.header, header("a", 10));
@@ -216,7 +223,10 @@ pub async fn creating_a_run_twice_is_refused_and_unknown_runs_are_named<B: Backe
     let unknown = CommitError::UnknownRun("nope".into());
     assert_eq!(store.load("nope").await.unwrap_err(), unknown);
     let commit = step("nope", 1, "x", Vec::new());
-    assert_eq!(store.commit(&commit).await.unwrap_err(), unknown);
+    assert_eq!(
+        store.commit(&commit, Durability::Disk).await.unwrap_err(),
+        unknown
+    );
     assert_eq!(
         store
             .record_intent(&intent("nope", 1), Durability::Disk)
@@ -236,7 +246,10 @@ pub async fn state_is_every_commit_applied_in_order<B: Backend>(backend: &B) {
     store.create_run(&header("r", 1)).await.unwrap();
     let commits = mixed_writes();
     for (seq, writes) in (1..).zip(commits) {
-        store.commit(&step("r", seq, "step", writes)).await.unwrap();
+        store
+            .commit(&step("r", seq, "step", writes), Durability::Disk)
+            .await
+            .unwrap();
     }
     assert_eq!(
         store.load("r").await.unwrap().state().unwrap(),
@@ -251,10 +264,10 @@ pub async fn a_second_handle_cannot_commit_a_taken_step<B: Backend>(backend: &B)
     let second = backend.open().await;
     first.create_run(&header("r", 1)).await.unwrap();
     let winner = step("r", 1, "first", vec![set("k", json!(1))]);
-    first.commit(&winner).await.unwrap();
+    first.commit(&winner, Durability::Disk).await.unwrap();
     let loser = step("r", 1, "second", vec![set("k", json!(2))]);
     assert_eq!(
-        second.commit(&loser).await,
+        second.commit(&loser, Durability::Disk).await,
         Err(CommitError::Conflict {
             run_id: "r".into(),
             seq: 1
@@ -276,7 +289,9 @@ pub async fn handles_racing_for_one_step_commit_it_once<B: Backend>(backend: &B)
         racers.push(tokio::spawn(async move {
             let text = format!("racer {racer}");
             let writes = vec![write("count", StateOp::Increment { delta: 1 })];
-            store.commit(&step("r", 1, &text, writes)).await
+            store
+                .commit(&step("r", 1, &text, writes), Durability::Disk)
+                .await
         }));
     }
     let mut results = Vec::new();
@@ -298,9 +313,14 @@ pub async fn handles_racing_for_one_step_commit_it_once<B: Backend>(backend: &B)
 pub async fn a_skipped_step_number_is_out_of_order<B: Backend>(backend: &B) {
     let store = backend.open().await;
     store.create_run(&header("r", 1)).await.unwrap();
-    store.commit(&step("r", 1, "x", Vec::new())).await.unwrap();
+    store
+        .commit(&step("r", 1, "x", Vec::new()), Durability::Disk)
+        .await
+        .unwrap();
     assert_eq!(
-        store.commit(&step("r", 3, "x", Vec::new())).await,
+        store
+            .commit(&step("r", 3, "x", Vec::new()), Durability::Disk)
+            .await,
         Err(CommitError::OutOfOrder {
             run_id: "r".into(),
             expected: 2,
@@ -308,7 +328,9 @@ pub async fn a_skipped_step_number_is_out_of_order<B: Backend>(backend: &B) {
         })
     );
     assert_eq!(
-        store.commit(&step("r", 0, "x", Vec::new())).await,
+        store
+            .commit(&step("r", 0, "x", Vec::new()), Durability::Disk)
+            .await,
         Err(CommitError::Conflict {
             run_id: "r".into(),
             seq: 0
@@ -325,7 +347,10 @@ pub async fn a_commit_whose_state_write_does_not_apply_leaves_nothing_behind<B: 
     let store = backend.open().await;
     store.create_run(&header("r", 1)).await.unwrap();
     store
-        .commit(&step("r", 1, "x", vec![set("name", json!("x"))]))
+        .commit(
+            &step("r", 1, "x", vec![set("name", json!("x"))]),
+            Durability::Disk,
+        )
         .await
         .unwrap();
     store
@@ -346,7 +371,7 @@ pub async fn a_commit_whose_state_write_does_not_apply_leaves_nothing_behind<B: 
         before: FileState::Absent,
         after: FileState::File(b"new".as_slice().into()),
     }];
-    let error = store.commit(&bad).await.unwrap_err();
+    let error = store.commit(&bad, Durability::Disk).await.unwrap_err();
     assert!(
         matches!(&error, CommitError::Storage(message) if message.contains("name")),
         "{error}"
@@ -380,7 +405,10 @@ pub async fn an_intent_is_kept_until_the_next_commit<B: Backend>(backend: &B) {
         .await
         .unwrap();
     assert_eq!(store.load("r").await.unwrap().intent, Some(replaced));
-    store.commit(&step("r", 1, "x", Vec::new())).await.unwrap();
+    store
+        .commit(&step("r", 1, "x", Vec::new()), Durability::Disk)
+        .await
+        .unwrap();
     assert_eq!(store.load("r").await.unwrap().intent, None);
 }
 
@@ -401,8 +429,47 @@ pub async fn an_unflushed_intent_is_seen_by_another_handle<B: Backend>(backend: 
             .await,
         Err(CommitError::UnknownRun(_))
     ));
-    store.commit(&step("r", 1, "x", Vec::new())).await.unwrap();
+    store
+        .commit(&step("r", 1, "x", Vec::new()), Durability::Disk)
+        .await
+        .unwrap();
     assert_eq!(other.load("r").await.unwrap().intent, None);
+}
+
+/// A step committed without waiting for the disk is visible to every other
+/// handle at once, state and all, and keeps the step order as any other.
+pub async fn a_commit_that_reaches_only_the_process_is_seen_by_another_handle<B: Backend>(
+    backend: &B,
+) {
+    let store = backend.open().await;
+    store.create_run(&header("r", 1)).await.unwrap();
+    store
+        .record_intent(&intent("r", 1), Durability::Process)
+        .await
+        .unwrap();
+    let first = step("r", 1, "x", vec![set("k", json!(1))]);
+    store.commit(&first, Durability::Process).await.unwrap();
+    let second = step("r", 2, "y", Vec::new());
+    store.commit(&second, Durability::Process).await.unwrap();
+    let other = backend.open().await;
+    let record = other.load("r").await.unwrap();
+    assert_eq!(record.commits, vec![first, second]);
+    assert_eq!(record.intent, None);
+    assert_eq!(
+        record.state().unwrap(),
+        BTreeMap::from([("k".to_owned(), json!(1))])
+    );
+    assert!(matches!(
+        other
+            .commit(&step("r", 2, "again", Vec::new()), Durability::Process)
+            .await,
+        Err(CommitError::Conflict { .. } | CommitError::OutOfOrder { .. })
+    ));
+    store
+        .commit(&step("r", 3, "z", Vec::new()), Durability::Disk)
+        .await
+        .unwrap();
+    assert_eq!(other.load("r").await.unwrap().commits.len(), 3);
 }
 
 /// Thread state commits with the step that wrote it, is shared by every run
@@ -415,10 +482,10 @@ pub async fn thread_state_commits_with_the_step_and_is_shared_by_the_threads_run
     store.create_run(&header("b", 2)).await.unwrap();
     let mut commit = step("a", 1, "x", vec![set("scratch", json!(1))]);
     commit.thread_state = vec![write("memory", StateOp::Append { item: json!("a") })];
-    store.commit(&commit).await.unwrap();
+    store.commit(&commit, Durability::Disk).await.unwrap();
     let mut commit = step("b", 1, "y", Vec::new());
     commit.thread_state = vec![write("memory", StateOp::Append { item: json!("b") })];
-    store.commit(&commit).await.unwrap();
+    store.commit(&commit, Durability::Disk).await.unwrap();
     assert_eq!(
         store.thread_state("main").await.unwrap(),
         BTreeMap::from([("memory".to_owned(), json!(["a", "b"]))])
@@ -430,7 +497,7 @@ pub async fn thread_state_commits_with_the_step_and_is_shared_by_the_threads_run
     );
     let mut failing = step("b", 2, "z", vec![set("fine", json!(1))]);
     failing.thread_state = vec![write("memory", StateOp::Increment { delta: 1 })];
-    assert!(store.commit(&failing).await.is_err());
+    assert!(store.commit(&failing, Durability::Disk).await.is_err());
     assert_eq!(store.load("b").await.unwrap().last_seq(), 1);
     assert_eq!(
         store.thread_state("main").await.unwrap()["memory"],
@@ -458,9 +525,9 @@ pub async fn file_changes_commit_with_their_step_and_load_apart_from_it<B: Backe
             after: FileState::File(binary.as_slice().into()),
         },
     ];
-    store.commit(&first).await.unwrap();
+    store.commit(&first, Durability::Disk).await.unwrap();
     store
-        .commit(&step("r", 2, "nothing", Vec::new()))
+        .commit(&step("r", 2, "nothing", Vec::new()), Durability::Disk)
         .await
         .unwrap();
     let files = store.files("r").await.unwrap();
@@ -474,7 +541,7 @@ pub async fn file_changes_commit_with_their_step_and_load_apart_from_it<B: Backe
 
     let mut conflicting = step("r", 2, "again", Vec::new());
     conflicting.files = first.files.clone();
-    assert!(store.commit(&conflicting).await.is_err());
+    assert!(store.commit(&conflicting, Durability::Disk).await.is_err());
     assert_eq!(
         store.files("r").await.unwrap().len(),
         1,
@@ -488,7 +555,7 @@ pub async fn published_marks_never_move_back<B: Backend>(backend: &B) {
     store.create_run(&header("r", 1)).await.unwrap();
     for seq in 1..=3 {
         store
-            .commit(&step("r", seq, "x", Vec::new()))
+            .commit(&step("r", seq, "x", Vec::new()), Durability::Disk)
             .await
             .unwrap();
     }
@@ -523,7 +590,7 @@ pub async fn a_waiting_run_lists_its_pending_calls_and_takes_their_decisions<B: 
             },
         }],
     };
-    store.commit(&waiting).await.unwrap();
+    store.commit(&waiting, Durability::Disk).await.unwrap();
     let runs = store.runs().await.unwrap();
     assert_eq!(runs[0].disposition, waiting.disposition);
     assert_eq!(
@@ -539,7 +606,7 @@ pub async fn a_waiting_run_lists_its_pending_calls_and_takes_their_decisions<B: 
         children: Vec::new(),
         blocks: Vec::new(),
     }];
-    store.commit(&decided).await.unwrap();
+    store.commit(&decided, Durability::Disk).await.unwrap();
     let record = store.load("r").await.unwrap();
     assert_eq!(record.disposition(), Disposition::Running);
     assert_eq!(record.commits[1].tools, decided.tools);
@@ -562,7 +629,7 @@ pub async fn a_deleted_run_is_gone_whole_and_its_thread_state_stays<B: Backend>(
             before: FileState::Absent,
             after: FileState::File(b"x".as_slice().into()),
         }];
-        store.commit(&commit).await.unwrap();
+        store.commit(&commit, Durability::Disk).await.unwrap();
     }
     store
         .record_intent(&intent("gone", 2), Durability::Disk)
@@ -589,7 +656,7 @@ pub async fn a_deleted_run_is_gone_whole_and_its_thread_state_stays<B: Backend>(
     assert!(other.files("gone").await.unwrap().is_empty());
     assert_eq!(other.published("gone").await.unwrap(), 0);
     other
-        .commit(&step("gone", 1, "again", Vec::new()))
+        .commit(&step("gone", 1, "again", Vec::new()), Durability::Disk)
         .await
         .unwrap();
     assert!(
@@ -608,8 +675,14 @@ pub async fn a_deleted_run_is_gone_whole_and_its_thread_state_stays<B: Backend>(
 pub async fn a_damaged_step_is_corrupt_naming_the_step<B: Backend>(backend: &B) {
     let store = backend.open().await;
     store.create_run(&header("r", 1)).await.unwrap();
-    store.commit(&step("r", 1, "x", Vec::new())).await.unwrap();
-    store.commit(&step("r", 2, "y", Vec::new())).await.unwrap();
+    store
+        .commit(&step("r", 1, "x", Vec::new()), Durability::Disk)
+        .await
+        .unwrap();
+    store
+        .commit(&step("r", 2, "y", Vec::new()), Durability::Disk)
+        .await
+        .unwrap();
     if !backend.damage_step("r", 2).await {
         return;
     }
@@ -643,7 +716,7 @@ pub async fn many_runs_commit_at_once_each_in_order<B: Backend>(backend: &B) {
                 let writes = vec![write("count", StateOp::Increment { delta: 1 })];
                 let mut commit = step(&run_id, seq, "tick", writes);
                 commit.thread_state = vec![write("total", StateOp::Increment { delta: 1 })];
-                store.commit(&commit).await?;
+                store.commit(&commit, Durability::Disk).await?;
             }
             Ok::<_, CommitError>(())
         }));

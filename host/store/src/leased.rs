@@ -44,8 +44,14 @@ impl CommitStore for LeasedStore {
         Err(self.fenced(&header.run_id))
     }
 
-    async fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
-        self.store.commit_under(commit, Some(&self.lease)).await
+    async fn commit(
+        &self,
+        commit: &StepCommit,
+        durability: Durability,
+    ) -> Result<Receipt, CommitError> {
+        self.store
+            .commit_under(commit, durability, Some(&self.lease))
+            .await
     }
 
     async fn record_intent(

@@ -8,6 +8,7 @@
 
 pub mod conformance;
 mod files;
+mod flusher;
 mod leased;
 mod owner;
 mod postgres;
@@ -15,6 +16,7 @@ mod queue;
 mod sqlite;
 mod thread_state;
 
+pub use flusher::FLUSH_WITHIN;
 pub use leased::LeasedStore;
 pub use postgres::{PostgresCommitStore, without_password};
 pub use queue::{Enqueued, Lease, QueueStatus, QueuedRun, Settlement};

@@ -38,9 +38,12 @@
 //! it. A step that writes no state and no files commits in one statement
 //! instead, which advances `last_seq` only from the step before (taking the
 //! same row lock) and inserts the step and clears the intent with it. Reads
-//! run in one `REPEATABLE READ` snapshot. An intent recorded with
-//! [`Durability::Process`] commits with `synchronous_commit = off`: every
-//! session sees it at once, and the next synchronous commit takes it to disk.
+//! run in one `REPEATABLE READ` snapshot. A commit or an intent recorded with
+//! [`Durability::Process`] commits with `synchronous_commit = off` (a step
+//! commit then always in a transaction, where the setting applies): every
+//! session sees it at once, and the server's WAL writer takes it to disk
+//! within three times its `wal_writer_delay`, or the next synchronous commit
+//! sooner.
 //! A write under a [`Lease`] checks the lease in the same transaction (the
 //! one statement included) with the run's queue row share-locked.
 
@@ -570,12 +573,17 @@ impl PostgresCommitStore {
     pub(crate) async fn commit_under(
         &self,
         commit: &StepCommit,
+        durability: Durability,
         lease: Option<&Lease>,
     ) -> Result<Receipt, CommitError> {
         let run_id = commit.run_id.as_str();
         let (body, seq) = Self::encode_step(commit)?;
         let mut client = self.client().await?;
-        if commit.state.is_empty() && commit.thread_state.is_empty() && commit.files.is_empty() {
+        if durability == Durability::Disk
+            && commit.state.is_empty()
+            && commit.thread_state.is_empty()
+            && commit.files.is_empty()
+        {
             return self
                 .commit_step_alone(&client, commit, (seq, &body), lease)
                 .await;
@@ -584,6 +592,12 @@ impl PostgresCommitStore {
             .transaction()
             .await
             .map_err(|error| self.failure("starting a commit", error))?;
+        if durability == Durability::Process {
+            transaction
+                .batch_execute("SET LOCAL synchronous_commit = off")
+                .await
+                .map_err(|error| self.failure("committing a step", error))?;
+        }
         if let Some(lease) = lease {
             self.check_lease(&transaction, run_id, lease).await?;
         }
@@ -763,8 +777,12 @@ impl CommitStore for PostgresCommitStore {
         Ok(())
     }
 
-    async fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
-        self.commit_under(commit, None).await
+    async fn commit(
+        &self,
+        commit: &StepCommit,
+        durability: Durability,
+    ) -> Result<Receipt, CommitError> {
+        self.commit_under(commit, durability, None).await
     }
 
     async fn record_intent(

@@ -361,7 +361,10 @@ mod tests {
         let (url, _client) = server_schema(test, schema).await?;
         let store = Arc::new(PostgresCommitStore::connect(&url).await.unwrap());
         store.create_run(&header("r", 1)).await.unwrap();
-        store.commit(&step("r", 1, "go", Vec::new())).await.unwrap();
+        store
+            .commit(&step("r", 1, "go", Vec::new()), Durability::Disk)
+            .await
+            .unwrap();
         assert_eq!(
             store.enqueue("r", &BTreeMap::new()).await.unwrap(),
             Enqueued::Queued
@@ -406,7 +409,7 @@ mod tests {
             .unwrap();
         let stalled = LeasedStore::new(store.clone(), first.clone());
         stalled
-            .commit(&step("r", 2, "while held", Vec::new()))
+            .commit(&step("r", 2, "while held", Vec::new()), Durability::Disk)
             .await
             .unwrap();
         assert!(store.claim("eager", LONG).await.unwrap().is_none());
@@ -423,7 +426,7 @@ mod tests {
         // Lapsed: refused even before anyone else claims the run.
         fenced(
             stalled
-                .commit(&step("r", 3, "late", Vec::new()))
+                .commit(&step("r", 3, "late", Vec::new()), Durability::Disk)
                 .await
                 .unwrap_err(),
         );
@@ -440,7 +443,7 @@ mod tests {
         fenced(stalled.mark_published("r", 2).await.unwrap_err());
         fenced(
             stalled
-                .commit(&step("r", 3, "late", Vec::new()))
+                .commit(&step("r", 3, "late", Vec::new()), Durability::Disk)
                 .await
                 .unwrap_err(),
         );
@@ -449,7 +452,7 @@ mod tests {
             .await
             .unwrap();
         taker
-            .commit(&step("r", 3, "taken over", Vec::new()))
+            .commit(&step("r", 3, "taken over", Vec::new()), Durability::Disk)
             .await
             .unwrap();
         assert!(!store.settle(&first, &Settlement::Done).await.unwrap());
@@ -477,7 +480,7 @@ mod tests {
         let leased = LeasedStore::new(store.clone(), lease);
         for error in [
             leased
-                .commit(&step("other", 1, "not mine", Vec::new()))
+                .commit(&step("other", 1, "not mine", Vec::new()), Durability::Disk)
                 .await
                 .unwrap_err(),
             leased.create_run(&header("new", 3)).await.unwrap_err(),
@@ -540,7 +543,7 @@ mod tests {
         let store = PostgresCommitStore::connect(&url).await.unwrap();
         store.create_run(&header("old", 1)).await.unwrap();
         store
-            .commit(&step("old", 1, "kept", Vec::new()))
+            .commit(&step("old", 1, "kept", Vec::new()), Durability::Disk)
             .await
             .unwrap();
         drop(store);

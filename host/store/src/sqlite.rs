@@ -1,11 +1,12 @@
 //! Run commits in one SQLite file: the durable [`CommitStore`].
 //!
 //! [`SqliteCommitStore`] owns the file and everything in it. The file runs in
-//! WAL mode with `synchronous=FULL`, so a commit that returned is on disk and
-//! readers never block the writer. An intent recorded with
-//! [`Durability::Process`] alone is written without the flush: it is in the
-//! file for any process that opens it, and the next commit's flush takes it
-//! to disk with the commit. Any number of stores, in one process or
+//! WAL mode with `synchronous=FULL`, so a write that returned is on disk and
+//! readers never block the writer. A commit or an intent recorded with
+//! [`Durability::Process`] alone is written without waiting for the disk: it
+//! is in the file for any process that opens it, and the store's flusher
+//! ([`crate::flusher`]) takes it to disk within [`crate::FLUSH_WITHIN`], unless a
+//! later write on disk took it there first. Any number of stores, in one process or
 //! several, may open the same file; a writer waits up to five seconds for
 //! another to finish before giving up. Its [`CommitStore`] futures do their
 //! work on the polling thread and are ready when first polled: a local file's
@@ -57,7 +58,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use cordon_kernel::commit::check_sequence;
@@ -71,6 +73,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::files;
+use crate::flusher::Flusher;
 use crate::owner::Owner;
 
 /// How long a store waits for another writer before giving up.
@@ -193,6 +196,12 @@ impl OwnerSql for Owner<'_> {
 pub struct SqliteCommitStore {
     path: PathBuf,
     connection: Mutex<Connection>,
+    /// Whether the connection waits for the disk at each write
+    /// (`synchronous=FULL`) rather than only at the flusher's syncs
+    /// (`NORMAL`); changed only while the connection is held.
+    waits_for_disk: AtomicBool,
+    /// Started by the first write that reaches only the process.
+    flusher: OnceLock<Flusher>,
 }
 
 /// What an opened file holds, as far as this store is concerned.
@@ -251,6 +260,8 @@ impl SqliteCommitStore {
         Ok(Self {
             path,
             connection: Mutex::new(connection),
+            waits_for_disk: AtomicBool::new(true),
+            flusher: OnceLock::new(),
         })
     }
 
@@ -337,7 +348,7 @@ impl SqliteCommitStore {
         thread: &str,
         writes: &[cordon_kernel::StateWrite],
     ) -> Result<(), CommitError> {
-        let mut connection = self.lock();
+        let mut connection = self.writer(Durability::Disk)?;
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .context(&self.path, "starting a state write")?;
@@ -349,10 +360,53 @@ impl SqliteCommitStore {
             .context(&self.path, "committing a state write")
     }
 
+    /// The connection, for reading.
     fn lock(&self) -> MutexGuard<'_, Connection> {
         self.connection
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The connection, for a write that must reach as far as `durability`
+    /// says. A sync of earlier writes that failed is reported here, and this
+    /// write is not made.
+    fn writer(&self, durability: Durability) -> Result<MutexGuard<'_, Connection>, CommitError> {
+        let connection = self.lock();
+        if let Some(error) = self.flusher.get().and_then(Flusher::take_failure) {
+            return Err(CommitError::Storage(format!(
+                "{}: syncing the writes made without waiting for the disk failed, so the \
+                 last of them may not survive a power loss: {error}",
+                self.path.display()
+            )));
+        }
+        let wait = durability == Durability::Disk;
+        if !wait && self.flusher.get().is_none() {
+            let flusher = Flusher::start(wal_of(&self.path)).map_err(|error| {
+                CommitError::Storage(format!(
+                    "{}: starting the thread that syncs writes: {error}",
+                    self.path.display()
+                ))
+            })?;
+            // The connection is held, so no other write started one meanwhile.
+            let _ = self.flusher.set(flusher);
+        }
+        if self.waits_for_disk.load(Ordering::Relaxed) != wait {
+            connection
+                .pragma_update(None, "synchronous", if wait { "FULL" } else { "NORMAL" })
+                .context(&self.path, "choosing how far writes reach")?;
+            self.waits_for_disk.store(wait, Ordering::Relaxed);
+        }
+        Ok(connection)
+    }
+
+    /// A write made with `durability` has ended: one that reached only the
+    /// process is synced soon.
+    fn written(&self, durability: Durability) {
+        if durability == Durability::Process
+            && let Some(flusher) = self.flusher.get()
+        {
+            flusher.written();
+        }
     }
 
     fn corrupt(&self, what: &str, message: impl std::fmt::Display) -> CommitError {
@@ -395,6 +449,15 @@ impl SqliteCommitStore {
             thread,
             metadata: self.decode(metadata.as_bytes(), || format!("run {run_id} metadata"))?,
         })
+    }
+
+    /// The thread of run `run_id`, without decoding the rest of its header.
+    fn thread_of(&self, connection: &Connection, run_id: &str) -> Result<String, CommitError> {
+        connection
+            .prepare_cached("SELECT thread FROM runs WHERE run_id = ?1")
+            .and_then(|mut statement| statement.query_row([run_id], |row| row.get(0)).optional())
+            .context(&self.path, "reading a run")?
+            .ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))
     }
 
     fn require_run(&self, connection: &Connection, run_id: &str) -> Result<(), CommitError> {
@@ -545,7 +608,7 @@ impl CommitStore for SqliteCommitStore {
         let metadata = serde_json::to_string(&header.metadata)
             .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
         let inserted = self
-            .lock()
+            .writer(Durability::Disk)?
             .execute(
                 "INSERT INTO runs (run_id, agent, created, metadata, thread)
                  VALUES (?1, ?2, ?3, ?4, ?5)
@@ -565,7 +628,11 @@ impl CommitStore for SqliteCommitStore {
         Ok(())
     }
 
-    async fn commit(&self, commit: &StepCommit) -> Result<Receipt, CommitError> {
+    async fn commit(
+        &self,
+        commit: &StepCommit,
+        durability: Durability,
+    ) -> Result<Receipt, CommitError> {
         let run_id = commit.run_id.as_str();
         let body = serde_json::to_string(commit).map_err(|error| {
             CommitError::Storage(format!(
@@ -573,11 +640,11 @@ impl CommitStore for SqliteCommitStore {
                 commit.seq
             ))
         })?;
-        let mut connection = self.lock();
+        let mut connection = self.writer(durability)?;
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .context(&self.path, "starting a commit")?;
-        let thread = self.header(&transaction, run_id)?.thread;
+        let thread = self.thread_of(&transaction, run_id)?;
         check_sequence(commit, self.last_seq(&transaction, run_id)?)?;
         let seq = signed(commit.seq, "step number")?;
         let what = || format!("run {run_id} step {}", commit.seq);
@@ -598,6 +665,7 @@ impl CommitStore for SqliteCommitStore {
         transaction
             .commit()
             .context(&self.path, "committing a step")?;
+        self.written(durability);
         Ok(Receipt { seq: commit.seq })
     }
 
@@ -611,21 +679,10 @@ impl CommitStore for SqliteCommitStore {
         let body = serde_json::to_string(intent).map_err(|error| {
             CommitError::Storage(format!("encoding the intent of run {run_id}: {error}"))
         })?;
-        let mut connection = self.lock();
-        let unflushed = durability == Durability::Process;
-        if unflushed {
-            connection
-                .pragma_update(None, "synchronous", "NORMAL")
-                .context(&self.path, "recording an intent")?;
-        }
-        let recorded = self.insert_intent(&mut connection, run_id, seq, &body);
-        if unflushed {
-            // Every other write flushes again, whatever became of this one.
-            connection
-                .pragma_update(None, "synchronous", "FULL")
-                .context(&self.path, "enabling synchronous writes")?;
-        }
-        recorded
+        let mut connection = self.writer(durability)?;
+        self.insert_intent(&mut connection, run_id, seq, &body)?;
+        self.written(durability);
+        Ok(())
     }
 
     async fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
@@ -703,7 +760,7 @@ impl CommitStore for SqliteCommitStore {
 
     async fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError> {
         let seq = signed(seq, "step number")?;
-        let connection = self.lock();
+        let connection = self.writer(Durability::Disk)?;
         let changed = connection
             .execute(
                 "UPDATE runs SET published = max(published, ?2) WHERE run_id = ?1",
@@ -717,7 +774,7 @@ impl CommitStore for SqliteCommitStore {
     }
 
     async fn delete_run(&self, run_id: &str) -> Result<(), CommitError> {
-        let mut connection = self.lock();
+        let mut connection = self.writer(Durability::Disk)?;
         let transaction = connection
             .transaction()
             .context(&self.path, "starting to delete a run")?;
@@ -830,6 +887,13 @@ fn format(connection: &Connection, path: &Path) -> Result<Format, CommitError> {
 /// Put the file in WAL mode. Leaving rollback-journal mode needs an exclusive
 /// lock, and SQLite reports a busy file at once instead of waiting for it, so
 /// this retries until [`BUSY_TIMEOUT`] has passed.
+/// The WAL file of the database at `path`: SQLite names it so.
+fn wal_of(path: &Path) -> PathBuf {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    PathBuf::from(wal)
+}
+
 fn enable_wal(connection: &Connection, path: &Path) -> Result<(), CommitError> {
     let deadline = Instant::now() + BUSY_TIMEOUT;
     loop {
@@ -932,7 +996,10 @@ mod tests {
         store.create_run(&header("r", 1)).await.unwrap();
         let commits = mixed_writes();
         for (seq, writes) in (1..).zip(commits) {
-            store.commit(&step("r", seq, "step", writes)).await.unwrap();
+            store
+                .commit(&step("r", seq, "step", writes), Durability::Disk)
+                .await
+                .unwrap();
         }
         let state = store.state("r").unwrap();
         assert_eq!(state, store.load("r").await.unwrap().state().unwrap());
@@ -948,7 +1015,7 @@ mod tests {
         for seq in 1..=5 {
             for run in ["a", "b"] {
                 store
-                    .commit(&step(run, seq, "step", Vec::new()))
+                    .commit(&step(run, seq, "step", Vec::new()), Durability::Disk)
                     .await
                     .unwrap();
             }
@@ -956,7 +1023,7 @@ mod tests {
         let connection = store.lock();
         for sql in [
             "SELECT coalesce(max(seq), 0) FROM steps WHERE run_id = ?1",
-            "SELECT agent, created, metadata, thread FROM runs WHERE run_id = ?1",
+            "SELECT thread FROM runs WHERE run_id = ?1",
         ] {
             let statement = connection.prepare_cached(sql).unwrap();
             assert_eq!(
@@ -972,7 +1039,7 @@ mod tests {
         let (_dir, _path, store) = fresh();
         store.create_run(&header("r", 1)).await.unwrap();
         let commit = step("r", 1, "x", Vec::new());
-        store.commit(&commit).await.unwrap();
+        store.commit(&commit, Durability::Disk).await.unwrap();
         let connection = store.lock();
         assert_eq!(
             store.insert_step(&connection, &commit, 1, "{}"),
@@ -1007,7 +1074,7 @@ mod tests {
                         });
                     barrier.wait();
                     created?;
-                    ready(store?.commit(&step("r", 1, text, Vec::new())))
+                    ready(store?.commit(&step("r", 1, text, Vec::new()), Durability::Disk))
                 })
             })
             .collect();
@@ -1033,27 +1100,56 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_intent_written_without_a_flush_is_seen_by_another_opener_and_later_writes_flush() {
+    async fn writes_that_reach_only_the_process_are_seen_at_once_synced_soon_and_disk_writes_wait_again()
+     {
         let (_dir, path, store) = fresh();
-        store.create_run(&header("r", 1)).await.unwrap();
-        store
-            .record_intent(&intent("r", 1), Durability::Process)
-            .await
-            .unwrap();
-        let other = SqliteCommitStore::open(&path).unwrap();
-        assert_eq!(other.load("r").await.unwrap().intent, Some(intent("r", 1)));
         let synchronous = || -> i64 {
             store
                 .lock()
                 .pragma_query_value(None, "synchronous", |row| row.get(0))
                 .unwrap()
         };
-        assert_eq!(synchronous(), 2, "FULL again after the unflushed intent");
+        store.create_run(&header("r", 1)).await.unwrap();
+        assert!(store.flusher.get().is_none(), "no flusher for disk writes");
+        store
+            .record_intent(&intent("r", 1), Durability::Process)
+            .await
+            .unwrap();
+        store
+            .commit(&step("r", 1, "x", Vec::new()), Durability::Process)
+            .await
+            .unwrap();
+        assert_eq!(
+            synchronous(),
+            1,
+            "NORMAL while writes reach only the process"
+        );
+        let other = SqliteCommitStore::open(&path).unwrap();
+        assert_eq!(other.load("r").await.unwrap().commits.len(), 1);
+        let flusher = store
+            .flusher
+            .get()
+            .expect("a flusher once a write needs one");
+        let start = Instant::now();
+        while flusher.synced() == 0 {
+            assert!(start.elapsed() < Duration::from_secs(5), "never synced");
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let refused = store
             .record_intent(&intent("nope", 1), Durability::Process)
             .await;
         assert!(matches!(refused, Err(CommitError::UnknownRun(_))));
-        assert_eq!(synchronous(), 2, "FULL again after a refused intent");
+        store.create_run(&header("s", 2)).await.unwrap();
+        assert_eq!(
+            synchronous(),
+            2,
+            "FULL again for a write that waits for the disk"
+        );
+        store
+            .commit(&step("r", 2, "y", Vec::new()), Durability::Disk)
+            .await
+            .unwrap();
+        assert_eq!(synchronous(), 2);
     }
 
     #[tokio::test]
@@ -1066,7 +1162,7 @@ mod tests {
             "x",
             vec![write("n", StateOp::Increment { delta: 3 })],
         );
-        store.commit(&commit).await.unwrap();
+        store.commit(&commit, Durability::Disk).await.unwrap();
         store
             .record_intent(&intent("r", 2), Durability::Disk)
             .await
@@ -1200,7 +1296,7 @@ mod tests {
                 before: FileState::Absent,
                 after: FileState::File(b"new".as_slice().into()),
             }];
-            store.commit(&first).await.unwrap();
+            store.commit(&first, Durability::Disk).await.unwrap();
             assert_eq!(store.files("old").await.unwrap()[0].changes, first.files);
             assert_eq!(store.published("old").await.unwrap(), 0);
             let upgraded: i32 = Connection::open(&path)

@@ -1,0 +1,210 @@
+//! Takes a SQLite store's writes that were asked to reach only out of the
+//! process ([`Durability::Process`](cordon_kernel::Durability::Process)) to
+//! disk soon after.
+//!
+//! Such a write's transaction ends once its pages are in the WAL file, in the
+//! operating system's cache, without waiting for the disk. The flusher's
+//! thread syncs the WAL file at most [`FLUSH_WITHIN`] after the first write it
+//! was told of, one sync serving every write made meanwhile, so a power loss
+//! loses at most that window of writes and SQLite's own checks make it lose
+//! whole transactions only. Dropping the flusher syncs what is still due
+//! before it returns. A sync that fails is kept and handed to the store's
+//! next write, which reports it: the writes before it may not be on disk.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How long after a write that reached only the process it is on disk.
+pub const FLUSH_WITHIN: Duration = Duration::from_millis(10);
+
+/// The thread that syncs one store's WAL file.
+#[derive(Debug)]
+pub(crate) struct Flusher {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    wal: PathBuf,
+    pending: Mutex<Pending>,
+    wake: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    /// A write waits for a sync.
+    due: bool,
+    /// The flusher is being dropped.
+    closing: bool,
+    /// How many syncs have ended, for the tests.
+    synced: u64,
+    /// The last sync's failure, until the store reports it.
+    failure: Option<io::Error>,
+}
+
+impl Flusher {
+    /// A flusher for the WAL file at `wal`, its thread started.
+    pub(crate) fn start(wal: PathBuf) -> io::Result<Self> {
+        let shared = Arc::new(Shared {
+            wal,
+            pending: Mutex::new(Pending::default()),
+            wake: Condvar::new(),
+        });
+        let thread = std::thread::Builder::new()
+            .name("cordon-store-flush".into())
+            .spawn({
+                let shared = Arc::clone(&shared);
+                move || shared.run()
+            })?;
+        Ok(Self {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// A write that reached only the process has ended: sync it soon.
+    pub(crate) fn written(&self) {
+        let mut pending = self.shared.lock();
+        if !pending.due {
+            pending.due = true;
+            self.shared.wake.notify_all();
+        }
+    }
+
+    /// The failure of a sync since the last call, if one failed.
+    pub(crate) fn take_failure(&self) -> Option<io::Error> {
+        self.shared.lock().failure.take()
+    }
+
+    /// How many syncs have ended.
+    #[cfg(test)]
+    pub(crate) fn synced(&self) -> u64 {
+        self.shared.lock().synced
+    }
+}
+
+impl Drop for Flusher {
+    fn drop(&mut self) {
+        self.shared.lock().closing = true;
+        self.shared.wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            // The thread only syncs and sleeps; a panic there has nothing to
+            // hand back.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn run(&self) {
+        loop {
+            let mut pending = self.lock();
+            while !pending.due && !pending.closing {
+                pending = self
+                    .wake
+                    .wait(pending)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            if !pending.due {
+                return;
+            }
+            if !pending.closing {
+                // Gather the writes of the window into one sync; a close cuts
+                // the wait short.
+                pending = self
+                    .wake
+                    .wait_timeout_while(pending, FLUSH_WITHIN, |pending| !pending.closing)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+            pending.due = false;
+            drop(pending);
+            let synced = self.sync();
+            let mut pending = self.lock();
+            pending.synced += 1;
+            if let Err(error) = synced {
+                pending.failure = Some(error);
+            }
+        }
+    }
+
+    /// Sync the WAL file. A missing one holds nothing: SQLite removes it
+    /// only after copying every write into the database file and syncing
+    /// that.
+    fn sync(&self) -> io::Result<()> {
+        match std::fs::File::open(&self.wal) {
+            Ok(file) => file.sync_data(),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    fn wait_for(flusher: &Flusher, syncs: u64) {
+        let start = Instant::now();
+        while flusher.synced() < syncs {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "no sync within 5 s"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_write_is_synced_within_the_window_and_many_writes_share_one_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = dir.path().join("store.db-wal");
+        std::fs::write(&wal, b"frames").unwrap();
+        let flusher = Flusher::start(wal).unwrap();
+        assert_eq!(flusher.synced(), 0, "nothing synced before a write");
+        for _ in 0..100 {
+            flusher.written();
+        }
+        wait_for(&flusher, 1);
+        std::thread::sleep(FLUSH_WITHIN * 3);
+        assert_eq!(flusher.synced(), 1, "one sync for the writes of a window");
+        flusher.written();
+        wait_for(&flusher, 2);
+        assert!(flusher.take_failure().is_none());
+    }
+
+    #[test]
+    fn dropping_the_flusher_syncs_what_is_due_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let flusher = Flusher::start(dir.path().join("store.db-wal")).unwrap();
+        let shared = Arc::clone(&flusher.shared);
+        flusher.written();
+        let start = Instant::now();
+        drop(flusher);
+        assert_eq!(shared.lock().synced, 1, "the due write was synced");
+        assert!(start.elapsed() < FLUSH_WITHIN * 50);
+    }
+
+    #[test]
+    fn a_failed_sync_is_kept_for_the_next_write_to_report() {
+        // A path through a regular file: opening it fails with ENOTDIR.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"").unwrap();
+        let flusher = Flusher::start(file.join("store.db-wal")).unwrap();
+        flusher.written();
+        wait_for(&flusher, 1);
+        assert!(flusher.take_failure().is_some(), "the failure is kept");
+        assert!(flusher.take_failure().is_none(), "and reported once");
+    }
+}
