@@ -884,9 +884,6 @@ fn format(connection: &Connection, path: &Path) -> Result<Format, CommitError> {
     }
 }
 
-/// Put the file in WAL mode. Leaving rollback-journal mode needs an exclusive
-/// lock, and SQLite reports a busy file at once instead of waiting for it, so
-/// this retries until [`BUSY_TIMEOUT`] has passed.
 /// The WAL file of the database at `path`: SQLite names it so.
 fn wal_of(path: &Path) -> PathBuf {
     let mut wal = path.as_os_str().to_owned();
@@ -894,6 +891,9 @@ fn wal_of(path: &Path) -> PathBuf {
     PathBuf::from(wal)
 }
 
+/// Put the file in WAL mode. Leaving rollback-journal mode needs an exclusive
+/// lock, and SQLite reports a busy file at once instead of waiting for it, so
+/// this retries until [`BUSY_TIMEOUT`] has passed.
 fn enable_wal(connection: &Connection, path: &Path) -> Result<(), CommitError> {
     let deadline = Instant::now() + BUSY_TIMEOUT;
     loop {
@@ -1150,6 +1150,45 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(synchronous(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_failed_sync_refuses_the_next_write_naming_the_file_and_is_reported_once() {
+        let (dir, _path, store) = fresh();
+        store.create_run(&header("r", 1)).await.unwrap();
+        // A WAL path through a regular file, so that every sync fails.
+        let blocker = dir.path().join("not-a-dir");
+        std::fs::write(&blocker, b"").unwrap();
+        store
+            .flusher
+            .set(Flusher::start(blocker.join("store.db-wal")).unwrap())
+            .unwrap();
+        store
+            .commit(&step("r", 1, "x", Vec::new()), Durability::Process)
+            .await
+            .unwrap();
+        let flusher = store.flusher.get().unwrap();
+        let start = Instant::now();
+        while flusher.synced() == 0 {
+            assert!(start.elapsed() < Duration::from_secs(5), "never synced");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let refused = store
+            .commit(&step("r", 2, "y", Vec::new()), Durability::Disk)
+            .await;
+        let Err(CommitError::Storage(message)) = refused else {
+            panic!("the write after a failed sync was made: {refused:?}");
+        };
+        assert!(
+            message.contains(&store.path().display().to_string())
+                && message.contains("may not survive a power loss"),
+            "{message}"
+        );
+        assert_eq!(store.load("r").await.unwrap().commits.len(), 1);
+        store
+            .commit(&step("r", 2, "y", Vec::new()), Durability::Disk)
+            .await
+            .unwrap();
     }
 
     #[tokio::test]
