@@ -450,7 +450,8 @@ pub(crate) enum CommitDurability {
     /// Out of the process: every reader sees it and a crash of Cordon keeps
     /// it; it reaches the disk soon after (within 10 ms for a SQLite store,
     /// within three `wal_writer_delay`s for Postgres), so a power loss may
-    /// lose the records of the calls answered last (never part of one).
+    /// lose the records of the calls answered last (never part of one). A
+    /// call that changes workspace files commits on disk all the same.
     Process,
 }
 

@@ -23,7 +23,7 @@ use crate::commit::{
     PendingCall, PendingReason, RunHeader, RunRecord, StepCommit, ToolRecord,
 };
 use crate::event::{Event, EventSink, LimitKind};
-use crate::files::{FileConflict, FileLedger, FileWrites, NoFiles, PublishError};
+use crate::files::{FileChange, FileConflict, FileLedger, FileWrites, NoFiles, PublishError};
 use crate::gate;
 use crate::hooks::{CallStatus, HookPhase, HookSet, InferenceRequest, NoHooks, StepSummary};
 use crate::merge::{Refusal, StateConflict, StepEffects, StepState, Writer};
@@ -295,7 +295,8 @@ impl Runtime {
     /// Commit each step as far as `durability` says before the step ends
     /// (on disk unless told otherwise). [`Durability::Process`] suits a
     /// server answering requests whose operator would rather answer sooner
-    /// than keep the last moment's records through a power loss.
+    /// than keep the last moment's records through a power loss. A step
+    /// that changes files commits on disk all the same.
     pub fn with_commits(mut self, durability: Durability) -> Self {
         self.commits = durability;
         self
@@ -1256,7 +1257,10 @@ impl Runtime {
             continues: cursor.continues.take(),
             files: self.files.changes(&effects.files),
         };
-        let receipt = self.store.commit(&commit, self.commits).await?;
+        let receipt = self
+            .store
+            .commit(&commit, reach(self.commits, &commit.files))
+            .await?;
         self.files.confirm(&commit.files);
         cursor.unpublished |= !commit.files.is_empty();
         if cursor.unpublished && !matches!(commit.disposition, Disposition::Waiting { .. }) {
@@ -1287,6 +1291,17 @@ impl Runtime {
             disposition: commit.disposition,
         });
         Ok(())
+    }
+}
+
+/// How far a step's commit must reach when its runtime commits as far as
+/// `commits`: a step that changes files is on disk before they reach the
+/// folder, so the folder never holds a change the store could still lose.
+fn reach(commits: Durability, files: &[FileChange]) -> Durability {
+    if files.is_empty() {
+        commits
+    } else {
+        Durability::Disk
     }
 }
 
@@ -1387,6 +1402,22 @@ mod tests {
             text: text.into(),
             tool_calls: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_step_that_changes_files_commits_on_disk_whatever_the_runtime_asks() {
+        let change = FileChange {
+            path: "notes.md".into(),
+            before: crate::files::FileState::Absent,
+            after: crate::files::FileState::Directory,
+        };
+        assert_eq!(reach(Durability::Process, &[]), Durability::Process);
+        assert_eq!(reach(Durability::Disk, &[]), Durability::Disk);
+        assert_eq!(
+            reach(Durability::Process, std::slice::from_ref(&change)),
+            Durability::Disk
+        );
+        assert_eq!(reach(Durability::Disk, &[change]), Durability::Disk);
     }
 
     #[test]
