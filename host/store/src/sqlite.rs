@@ -18,8 +18,9 @@
 //! runs         (run_id TEXT PRIMARY KEY, agent TEXT, created INTEGER,
 //!               metadata TEXT, thread TEXT)
 //! steps        (run_id TEXT REFERENCES runs, seq INTEGER, body TEXT,
-//!               PRIMARY KEY (run_id, seq))
+//!               PRIMARY KEY (run_id, seq)) WITHOUT ROWID
 //! intents      (run_id TEXT PRIMARY KEY REFERENCES runs, seq INTEGER, body TEXT)
+//!               WITHOUT ROWID
 //! state        (run_id TEXT REFERENCES runs, key TEXT, value TEXT,
 //!               PRIMARY KEY (run_id, key))
 //! thread_state (thread TEXT, key TEXT, value TEXT, PRIMARY KEY (thread, key))
@@ -29,8 +30,10 @@
 //! ```
 //!
 //! Version 2 added `runs.thread` and `thread_state`; version 3 added
-//! `file_changes` and `runs.published`. Older files are upgraded in place, in
-//! one transaction, when they are opened.
+//! `file_changes` and `runs.published`; version 4 keeps `steps` and `intents`
+//! in their primary key's b-tree alone, so a commit writes one b-tree per
+//! table instead of a table and its key's index. Older files are upgraded in
+//! place, in one transaction, when they are opened.
 //!
 //! `file_changes` holds the files a transactional workspace staged in each
 //! step (see [`crate::files`]), committed in the step's transaction;
@@ -83,10 +86,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const APPLICATION_ID: i32 = 0x4352_444E;
 
 /// The schema this build reads and writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i32 = 3;
+const SCHEMA_VERSION: i32 = 4;
 
 /// The tables of a version 2 file; a new file gets them and then
-/// [`UPGRADE_FROM_2`], so each table is defined once.
+/// [`UPGRADE_FROM_2`] and [`UPGRADE_FROM_3`], so that it ends with the very
+/// tables an upgraded file has.
 const SCHEMA: &str = "
 CREATE TABLE runs (
     run_id   TEXT    NOT NULL PRIMARY KEY,
@@ -145,6 +149,28 @@ CREATE TABLE file_changes (
     after       BLOB,
     PRIMARY KEY (run_id, seq, path)
 ) STRICT;
+";
+
+/// Upgrades a version 3 file to version 4: `steps` and `intents` are rebuilt
+/// as `WITHOUT ROWID` tables holding the same rows.
+const UPGRADE_FROM_3: &str = "
+CREATE TABLE steps_by_key (
+    run_id TEXT    NOT NULL REFERENCES runs (run_id),
+    seq    INTEGER NOT NULL CHECK (seq >= 1),
+    body   TEXT    NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) STRICT, WITHOUT ROWID;
+INSERT INTO steps_by_key (run_id, seq, body) SELECT run_id, seq, body FROM steps;
+DROP TABLE steps;
+ALTER TABLE steps_by_key RENAME TO steps;
+CREATE TABLE intents_by_key (
+    run_id TEXT    NOT NULL PRIMARY KEY REFERENCES runs (run_id),
+    seq    INTEGER NOT NULL,
+    body   TEXT    NOT NULL
+) STRICT, WITHOUT ROWID;
+INSERT INTO intents_by_key (run_id, seq, body) SELECT run_id, seq, body FROM intents;
+DROP TABLE intents;
+ALTER TABLE intents_by_key RENAME TO intents;
 ";
 
 /// The SQL of this store for the state rows of an [`Owner`].
@@ -214,6 +240,8 @@ enum Format {
     Version1,
     /// A commit store of schema version 2, to be upgraded.
     Version2,
+    /// A commit store of schema version 3, to be upgraded.
+    Version3,
 }
 
 impl SqliteCommitStore {
@@ -252,7 +280,7 @@ impl SqliteCommitStore {
             .set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
             .context(&path, "keeping query plans stable")?;
         match format {
-            Format::Empty | Format::Version1 | Format::Version2 => {
+            Format::Empty | Format::Version1 | Format::Version2 | Format::Version3 => {
                 create_schema(&mut connection, &path)?;
             }
             Format::Current => {}
@@ -875,6 +903,7 @@ fn format(connection: &Connection, path: &Path) -> Result<Format, CommitError> {
         (APPLICATION_ID, SCHEMA_VERSION, _) => Ok(Format::Current),
         (APPLICATION_ID, 1, _) => Ok(Format::Version1),
         (APPLICATION_ID, 2, _) => Ok(Format::Version2),
+        (APPLICATION_ID, 3, _) => Ok(Format::Version3),
         (APPLICATION_ID, other, _) => Err(refuse(format!(
             "schema version {other} is unknown to this build, which reads version {SCHEMA_VERSION}"
         ))),
@@ -925,9 +954,10 @@ fn create_schema(connection: &mut Connection, path: &Path) -> Result<(), CommitE
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .context(path, "starting schema creation")?;
     let scripts: &[&str] = match format(&transaction, path)? {
-        Format::Empty => &[SCHEMA, UPGRADE_FROM_2],
-        Format::Version1 => &[UPGRADE_FROM_1, UPGRADE_FROM_2],
-        Format::Version2 => &[UPGRADE_FROM_2],
+        Format::Empty => &[SCHEMA, UPGRADE_FROM_2, UPGRADE_FROM_3],
+        Format::Version1 => &[UPGRADE_FROM_1, UPGRADE_FROM_2, UPGRADE_FROM_3],
+        Format::Version2 => &[UPGRADE_FROM_2, UPGRADE_FROM_3],
+        Format::Version3 => &[UPGRADE_FROM_3],
         Format::Current => &[],
     };
     if !scripts.is_empty() {
@@ -1242,7 +1272,8 @@ mod tests {
         let error = SqliteCommitStore::open(&path).unwrap_err();
         assert!(
             matches!(&error, CommitError::Corrupt { location, message }
-                if location.contains("runs.db") && message.contains("version 3")),
+                if location.contains("runs.db")
+                    && message.contains(&format!("reads version {SCHEMA_VERSION}"))),
             "{error}"
         );
         assert_eq!(std::fs::read(&path).unwrap(), before);
@@ -1298,13 +1329,17 @@ mod tests {
             key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, key)) STRICT;
     ";
 
-    /// A file of schema `version` (1 or 2) holding one run without steps.
+    /// A file of schema `version` (1, 2 or 3) holding run `old` with step 1
+    /// and an intent for step 2.
     fn old_file(dir: &Path, version: i32) -> PathBuf {
         let path = dir.join(format!("v{version}.db"));
         let connection = Connection::open(&path).unwrap();
         connection.execute_batch(VERSION_1).unwrap();
-        if version == 2 {
+        if version >= 2 {
             connection.execute_batch(UPGRADE_FROM_1).unwrap();
+        }
+        if version >= 3 {
+            connection.execute_batch(UPGRADE_FROM_2).unwrap();
         }
         connection
             .pragma_update(None, "application_id", APPLICATION_ID)
@@ -1318,31 +1353,80 @@ mod tests {
                 [],
             )
             .unwrap();
+        let first = serde_json::to_string(&step("old", 1, "go", Vec::new())).unwrap();
+        connection
+            .execute(
+                "INSERT INTO steps (run_id, seq, body) VALUES ('old', 1, ?1)",
+                [first],
+            )
+            .unwrap();
+        let intent = serde_json::to_string(&intent("old", 2)).unwrap();
+        connection
+            .execute(
+                "INSERT INTO intents (run_id, seq, body) VALUES ('old', 2, ?1)",
+                [intent],
+            )
+            .unwrap();
         path
+    }
+
+    /// Whether `table` of the file at `path` is kept in its primary key's
+    /// b-tree alone.
+    fn without_rowid(path: &Path, table: &str) -> bool {
+        let sql: String = Connection::open(path)
+            .unwrap()
+            .query_row(
+                "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                [table],
+                |row| row.get(0),
+            )
+            .unwrap();
+        sql.contains("WITHOUT ROWID")
     }
 
     #[tokio::test]
     async fn older_files_are_upgraded_in_place_keeping_their_runs() {
         let dir = tempfile::tempdir().unwrap();
-        for version in [1, 2] {
+        for version in [1, 2, 3] {
             let path = old_file(dir.path(), version);
             let store = SqliteCommitStore::open(&path).unwrap();
             let record = store.load("old").await.unwrap();
             assert_eq!(record.header.thread, "default");
-            let mut first = step("old", 1, "go", Vec::new());
-            first.files = vec![FileChange {
+            assert_eq!(record.commits.len(), 1, "from version {version}");
+            assert_eq!(record.intent.map(|intent| intent.seq), Some(2));
+            let mut second = step("old", 2, "go on", Vec::new());
+            second.files = vec![FileChange {
                 path: "a.txt".into(),
                 before: FileState::Absent,
                 after: FileState::File(b"new".as_slice().into()),
             }];
-            store.commit(&first, Durability::Disk).await.unwrap();
-            assert_eq!(store.files("old").await.unwrap()[0].changes, first.files);
+            store.commit(&second, Durability::Disk).await.unwrap();
+            let record = store.load("old").await.unwrap();
+            assert_eq!(record.commits.len(), 2);
+            assert!(record.intent.is_none(), "the commit clears the intent");
+            assert_eq!(store.files("old").await.unwrap()[0].changes, second.files);
             assert_eq!(store.published("old").await.unwrap(), 0);
+            let refused = store.commit(&second, Durability::Disk).await;
+            assert!(
+                matches!(refused, Err(CommitError::Conflict { .. })),
+                "{refused:?}"
+            );
             let upgraded: i32 = Connection::open(&path)
                 .unwrap()
                 .pragma_query_value(None, "user_version", |row| row.get(0))
                 .unwrap();
             assert_eq!(upgraded, SCHEMA_VERSION, "from version {version}");
+            for table in ["steps", "intents"] {
+                assert!(
+                    without_rowid(&path, table),
+                    "{table} from version {version}"
+                );
+            }
+        }
+        let fresh = dir.path().join("fresh.db");
+        drop(SqliteCommitStore::open(&fresh).unwrap());
+        for table in ["steps", "intents"] {
+            assert!(without_rowid(&fresh, table), "{table} of a new file");
         }
     }
 
