@@ -3,8 +3,10 @@
 //! directly; the cost of a before-tool-call hook per call (a minimal allowing
 //! hook, and the bundled `guard`), against the same loop without hooks; and
 //! SQLite step commits per second with durability on, against a bare rusqlite
-//! insert of the same bytes. Every baseline runs in the same process, right
-//! beside what it is compared with.
+//! insert of the same bytes; and a served request (one call judged, run and
+//! committed as a step, as `cordon mcp` serves it) on SQLite, with commits on
+//! disk and reaching only the process, against the call alone. Every baseline
+//! runs in the same process, right beside what it is compared with.
 //!
 //! Run with `cargo bench -p cordon-tests --bench loop`.
 
@@ -13,8 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_kernel::{
-    AgentDef, CallContext, CommitStore, Disposition, Durability, EventLog, MemoryCommitStore,
-    Message, PermissionPolicy, RunHeader, Runtime, StateSnapshot, StepCommit, ToolSet, Verdict,
+    AgentDef, CallContext, CommitStore, DeferApprovals, Disposition, Durability, EventLog,
+    MemoryCommitStore, Message, PermissionPolicy, Requester, RunHeader, Runtime, Served, ServedRun,
+    StateSnapshot, StepCommit, ToolCall, ToolSet, Unanswered, Verdict,
 };
 use cordon_providers::ScriptedModel;
 use cordon_store::SqliteCommitStore;
@@ -37,6 +40,7 @@ fn main() {
         loop_overhead(&plugins, &events).await;
         hook_overhead(&host, &events).await;
         commit_throughput().await;
+        served_overhead(&plugins, &events).await;
     });
 }
 
@@ -263,6 +267,88 @@ async fn commit_throughput() {
         "SQLite step commits (WAL, synchronous=FULL): {store_rate:.0}/s; bare rusqlite insert of the same bytes: {bare_rate:.0}/s; store/bare = {:.2}",
         store_rate / bare_rate
     );
+}
+
+/// Median time of a served request calling `hostile.echo` once, committed to
+/// `store` as far as `durability`, over rounds of [`STEPS`] requests.
+async fn served_time(
+    plugins: &Arc<Plugins>,
+    events: &Arc<EventLog>,
+    store: Arc<dyn CommitStore>,
+    durability: Durability,
+) -> Duration {
+    let runtime =
+        Runtime::for_requests(plugins.clone(), store, events.clone()).with_commits(durability);
+    let served = ServedRun::open(runtime, &bench_agent(), "default", "served", 0)
+        .await
+        .expect("served run");
+    let requester = Requester::default();
+    let mut times = Vec::new();
+    for round in 0..7 {
+        let started = Instant::now();
+        for step in 0..STEPS {
+            let call = ToolCall {
+                id: format!("call-{round}-{step}"),
+                name: "hostile.echo".into(),
+                args: json!({ "step": step }),
+            };
+            let served = served
+                .call(vec![call], &DeferApprovals, Unanswered::Deny, &requester)
+                .await
+                .expect("served request");
+            assert!(matches!(served, Served::Committed { .. }));
+        }
+        times.push(started.elapsed() / u32::try_from(STEPS).expect("steps"));
+    }
+    median(times)
+}
+
+async fn served_overhead(plugins: &Arc<Plugins>, events: &Arc<EventLog>) {
+    let mut direct_times = Vec::new();
+    for _ in 0..7 {
+        let started = Instant::now();
+        for step in 0..STEPS {
+            let state = Arc::new(StateSnapshot::default());
+            let outcome = plugins
+                .call(
+                    "hostile.echo",
+                    json!({ "step": step }),
+                    CallContext::outside_run(state),
+                )
+                .await;
+            outcome.result.expect("direct call");
+        }
+        direct_times.push(started.elapsed() / u32::try_from(STEPS).expect("steps"));
+    }
+    let per_call = median(direct_times);
+    let dir = tempfile::tempdir().expect("dir");
+    let stores: [(Arc<dyn CommitStore>, Durability, &str); 3] = [
+        (
+            Arc::new(MemoryCommitStore::new()),
+            Durability::Process,
+            "in memory",
+        ),
+        (
+            Arc::new(SqliteCommitStore::open(dir.path().join("process.db")).expect("store")),
+            Durability::Process,
+            "SQLite, reaching the process",
+        ),
+        (
+            Arc::new(SqliteCommitStore::open(dir.path().join("disk.db")).expect("store")),
+            Durability::Disk,
+            "SQLite, on disk",
+        ),
+    ];
+    for (store, durability, name) in stores {
+        let per_request = served_time(plugins, events, store, durability).await;
+        println!(
+            "served request (one hostile.echo call, commits {name}): {:.1} us; \
+             the call alone {:.1} us; request/call = {:.2}",
+            us(per_request),
+            us(per_call),
+            per_request.as_secs_f64() / per_call.as_secs_f64()
+        );
+    }
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
