@@ -601,3 +601,76 @@ fn commits_that_reach_only_the_process_survive_the_server_being_killed() {
         "{said}"
     );
 }
+
+/// Initialize a stdio server through `stdin` and `stdout`, list its tools,
+/// then close its input: it must list jq and exit cleanly.
+fn list_and_close(
+    mut server: std::process::Child,
+    mut stdin: impl std::io::Write,
+    mut stdout: impl std::io::BufRead,
+    shape: &str,
+) {
+    exchange(&mut stdin, &mut stdout, INITIALIZE, 1);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let listed = exchange(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        2,
+    );
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    assert!(
+        tools.iter().any(|tool| tool["name"] == "jq_query"),
+        "{shape}: {listed}"
+    );
+    drop(stdin);
+    assert!(server.wait().unwrap().success(), "{shape}");
+}
+
+#[test]
+fn the_server_answers_over_socket_pairs_and_over_an_output_shared_with_its_errors() {
+    use std::io::BufRead;
+    use std::os::fd::OwnedFd;
+    use std::os::unix::net::UnixStream;
+    use std::process::Stdio;
+
+    let project = project();
+    let serve = ["mcp", "--permissions", "permissions.toml"];
+
+    // A client built on libuv (Node) hands its server one socket pair for
+    // each stream.
+    let (input, server_input) = UnixStream::pair().unwrap();
+    let (output, server_output) = UnixStream::pair().unwrap();
+    let server = project
+        .command(&serve)
+        .stdin(Stdio::from(OwnedFd::from(server_input)))
+        .stdout(Stdio::from(OwnedFd::from(server_output)))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let output = std::io::BufReader::new(output);
+    list_and_close(server, input, output, "socket pairs");
+
+    // Output and errors in one pipe, as `2>&1` leaves them: the output stays
+    // blocking, so a diagnostic never meets a full pipe.
+    let (output, server_output) = std::io::pipe().unwrap();
+    let server_errors = server_output.try_clone().unwrap();
+    let mut server = project
+        .command(&serve)
+        .env("CORDON_LOG", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(server_output))
+        .stderr(Stdio::from(server_errors))
+        .spawn()
+        .unwrap();
+    let input = server.stdin.take().unwrap();
+    let mut output = std::io::BufReader::new(output);
+    let mut banner = String::new();
+    output.read_line(&mut banner).unwrap();
+    assert!(banner.starts_with("cordon mcp: "), "{banner}");
+    list_and_close(server, input, output, "one pipe for output and errors");
+}

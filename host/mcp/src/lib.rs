@@ -10,7 +10,7 @@
 //! turns `ask` verdicts into elicitation and [`questions`] tools' own
 //! questions, [`sealed`] keeps 2026-07-28 rounds' request state, [`relay`] forwards components'
 //! progress and logs, [`server`] is the handler, [`watch`] follows the
-//! plugins folder, and [`serve_stdio`] and
+//! plugins folder, and [`serve_stdio`] (on [`stdio`]'s streams) and
 //! [`http`] the transports.
 
 pub mod approvals;
@@ -21,6 +21,7 @@ pub mod questions;
 pub mod relay;
 pub mod sealed;
 pub mod server;
+pub mod stdio;
 pub mod watch;
 
 pub use catalog::{Catalog, CatalogError};
@@ -32,8 +33,10 @@ use rmcp::ServiceExt;
 /// Serve `server` on this process's standard input and output until the
 /// client closes them.
 pub async fn serve_stdio(server: CordonMcp) -> anyhow::Result<()> {
+    let streams = stdio::streams()
+        .map_err(|error| anyhow::anyhow!("serving on standard input and output: {error}"))?;
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(streams)
         .await
         .map_err(|error| anyhow::anyhow!("the MCP session did not start: {error}"))?;
     running
