@@ -176,19 +176,7 @@ async fn loop_overhead(plugins: &Arc<Plugins>, events: &Arc<EventLog>) {
             .expect("run");
         loop_times.push(started.elapsed() / u32::try_from(STEPS).expect("steps"));
 
-        let started = Instant::now();
-        for step in 0..STEPS {
-            let state = Arc::new(StateSnapshot::default());
-            let outcome = plugins
-                .call(
-                    "hostile.echo",
-                    json!({ "step": step }),
-                    CallContext::outside_run(state),
-                )
-                .await;
-            outcome.result.expect("direct call");
-        }
-        direct_times.push(started.elapsed() / u32::try_from(STEPS).expect("steps"));
+        direct_times.push(direct_round(plugins).await);
     }
     let per_step = median(loop_times);
     let per_call = median(direct_times);
@@ -306,19 +294,7 @@ async fn served_time(
 async fn served_overhead(plugins: &Arc<Plugins>, events: &Arc<EventLog>) {
     let mut direct_times = Vec::new();
     for _ in 0..7 {
-        let started = Instant::now();
-        for step in 0..STEPS {
-            let state = Arc::new(StateSnapshot::default());
-            let outcome = plugins
-                .call(
-                    "hostile.echo",
-                    json!({ "step": step }),
-                    CallContext::outside_run(state),
-                )
-                .await;
-            outcome.result.expect("direct call");
-        }
-        direct_times.push(started.elapsed() / u32::try_from(STEPS).expect("steps"));
+        direct_times.push(direct_round(plugins).await);
     }
     let per_call = median(direct_times);
     let dir = tempfile::tempdir().expect("dir");
@@ -349,6 +325,23 @@ async fn served_overhead(plugins: &Arc<Plugins>, events: &Arc<EventLog>) {
             per_request.as_secs_f64() / per_call.as_secs_f64()
         );
     }
+}
+
+/// Time per call of [`STEPS`] direct calls of `hostile.echo`, one after another.
+async fn direct_round(plugins: &Plugins) -> Duration {
+    let started = Instant::now();
+    for step in 0..STEPS {
+        let state = Arc::new(StateSnapshot::default());
+        let outcome = plugins
+            .call(
+                "hostile.echo",
+                json!({ "step": step }),
+                CallContext::outside_run(state),
+            )
+            .await;
+        outcome.result.expect("direct call");
+    }
+    started.elapsed() / u32::try_from(STEPS).expect("steps")
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
