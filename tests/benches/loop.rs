@@ -4,8 +4,8 @@
 //! hook, and the bundled `guard`), against the same loop without hooks; and
 //! SQLite step commits per second with durability on, against a bare rusqlite
 //! insert of the same bytes; and a served request (one call judged, run and
-//! committed as a step, as `cordon mcp` serves it) on SQLite, with commits on
-//! disk and reaching only the process, against the call alone. Every baseline
+//! committed as a step, as `cordon mcp` serves it) with commits in memory, on
+//! SQLite reaching only the process and on disk, against the call alone. Every baseline
 //! runs in the same process, right beside what it is compared with.
 //!
 //! Run with `cargo bench -p cordon-tests --bench loop`.

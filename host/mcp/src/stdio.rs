@@ -11,7 +11,7 @@
 //! that open file sees. Standard error stays as it is, and a stream shared
 //! with it is left alone, so writing a diagnostic never meets a full pipe.
 
-use std::fs::{File, Metadata};
+use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -73,8 +73,8 @@ struct Stream {
 
 impl Stream {
     fn of(fd: BorrowedFd<'_>) -> io::Result<Self> {
-        let fd = fd.try_clone_to_owned()?;
-        let metadata = metadata(&fd)?;
+        let file = File::from(fd.try_clone_to_owned()?);
+        let metadata = file.metadata()?;
         let kind = if metadata.file_type().is_fifo() {
             Some(Kind::Pipe)
         } else if metadata.file_type().is_socket() {
@@ -83,15 +83,11 @@ impl Stream {
             None
         };
         Ok(Self {
-            fd,
+            fd: OwnedFd::from(file),
             kind,
             file: (metadata.dev(), metadata.ino()),
         })
     }
-}
-
-fn metadata(fd: &OwnedFd) -> io::Result<Metadata> {
-    File::from(fd.try_clone()?).metadata()
 }
 
 fn socket(fd: OwnedFd) -> io::Result<tokio::net::UnixStream> {
