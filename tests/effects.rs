@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use cordon_kernel::{
     AgentDef, CallContext, CallResult, CommitStore, EndCause, Event, EventLog, LimitKind,
-    MemoryCommitStore, ModelResponse, PermissionPolicy, RunError, RunOutcome, Runtime,
+    MemoryCommitStore, ModelResponse, PermissionPolicy, Reach, RunError, RunOutcome, Runtime,
     StateSnapshot, ToolErrorKind, ToolSet, ToolSets, Verdict, Writer,
 };
 use cordon_tests::script::{Script, answer, calls};
@@ -439,4 +439,69 @@ async fn a_tool_that_fails_or_traps_after_writing_brings_back_no_write() {
         assert_eq!(outcome.result.expect_err(tool).kind, kind, "{tool}");
         assert!(outcome.writes.is_empty(), "{tool}: {:?}", outcome.writes);
     }
+}
+
+/// A tool reaches past its step exactly when its bundle is granted a
+/// writable directory, an origin or other tools; each case below differs
+/// from the first in one grant. The hostile component says its `echo` is
+/// read-only and its `state-write` is not, which changes nothing: reach comes
+/// from what the host grants, not from what a bundle says.
+#[tokio::test]
+async fn only_grants_that_act_past_the_step_let_a_tool_reach_beyond_it() {
+    let dir = |mode: &str| {
+        format!("[[grants.dirs]]\nhost = \"data\"\nguest = \"/data\"\nmode = \"{mode}\"\n")
+    };
+    let cases = [
+        ("nothing", String::new(), Reach::Outcome),
+        (
+            "state",
+            "[grants.state]\nread = [\"k\"]\nwrite = [\"k\"]\n".into(),
+            Reach::Outcome,
+        ),
+        (
+            "a question",
+            "[grants]\nelicit = true\n".into(),
+            Reach::Outcome,
+        ),
+        (
+            "variables",
+            "[grants]\nenv = [\"HOME\"]\n".into(),
+            Reach::Outcome,
+        ),
+        ("a read-only directory", dir("ro"), Reach::Outcome),
+        ("a writable directory", dir("rw"), Reach::Beyond),
+        (
+            "an origin",
+            "[grants]\nnetwork = [\"https://api.example.com\"]\n".into(),
+            Reach::Beyond,
+        ),
+        (
+            "other tools",
+            "[grants]\ntools = [\"hostile.echo\"]\n".into(),
+            Reach::Beyond,
+        ),
+    ];
+    for (granted, grants, expected) in cases {
+        let fixture = Fixture::new();
+        std::fs::create_dir(fixture.workspace.path().join("data")).unwrap();
+        fixture.bundle(
+            "hostile",
+            &manifest("hostile", &grants),
+            Path::new(artifacts::HOSTILE),
+        );
+        let loaded = fixture.load().await;
+        for tool in ["hostile.echo", "hostile.state-write"] {
+            assert_eq!(
+                loaded.plugins.reach(tool),
+                expected,
+                "{tool} granted {granted}"
+            );
+        }
+    }
+    let loaded = Fixture::new().load().await;
+    assert_eq!(
+        loaded.plugins.reach("hostile.echo"),
+        Reach::Beyond,
+        "a tool no bundle provides is not vouched for"
+    );
 }

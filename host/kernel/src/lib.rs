@@ -71,7 +71,7 @@ pub use state::{
     StateStoreError, StateWrite, Touch, apply_writes,
 };
 pub use tool::{
-    CallContext, NestedCalls, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
+    CallContext, NestedCalls, Reach, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
     ToolFuture, ToolOutput, ToolSet, ToolSets, ToolSpec, call_committed, nearest_name,
     schema_problems, unknown_tool,
 };

@@ -36,7 +36,7 @@ use crate::progress::{Observer, Progress, StepEvents, Trail, Unobserved};
 use crate::requester::Requester;
 use crate::skills::{ActiveSkills, SkillActivation, SkillCatalog, SkillChange};
 use crate::state::StateWrite;
-use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
+use crate::tool::{Reach, ToolError, ToolErrorKind, ToolSet, ToolSpec};
 
 /// Where a run stands when the loop returns.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +142,8 @@ pub(crate) enum Intents {
     Always,
     /// Only when a call may have effects: a served request lost to a crash is
     /// never resumed, so an intent only records that an effect may have
-    /// happened; read-only and idempotent calls need none.
+    /// happened; read-only and idempotent calls need none, nor do calls whose
+    /// every effect travels with their outcome ([`Reach::Outcome`]).
     ForEffects,
 }
 
@@ -864,6 +865,17 @@ impl Runtime {
         )
     }
 
+    /// Whether a served call of `name` needs no intent: lost to a crash, it
+    /// leaves nothing an intent would have to own up to, because its tool
+    /// (among `specs`) is vouched read-only or idempotent, or the host grants
+    /// it nothing that acts past the step ([`Reach::Outcome`]).
+    fn leaves_no_trace(&self, specs: &[ToolSpec], name: &str) -> bool {
+        self.tools.reach(name) == Reach::Outcome
+            || specs.iter().any(|spec| {
+                spec.name == name && (spec.annotations.read_only || spec.annotations.idempotent)
+            })
+    }
+
     /// Run the allowed calls of `records` that have no result yet, answer the
     /// denied ones, run the step-end hooks, and commit the step. Returns the
     /// records as committed.
@@ -974,12 +986,9 @@ impl Runtime {
         }
         let effects = || {
             let specs = self.tools.specs();
-            runnable.iter().any(|&index| {
-                !specs.iter().any(|spec| {
-                    spec.name == records[index].call.name
-                        && (spec.annotations.read_only || spec.annotations.idempotent)
-                })
-            })
+            runnable
+                .iter()
+                .any(|&index| !self.leaves_no_trace(&specs, &records[index].call.name))
         };
         if self.intents == Intents::Always || effects() {
             self.store

@@ -45,6 +45,22 @@ impl ToolAnnotations {
     };
 }
 
+/// How far a tool's calls can act, as the host that runs them knows from
+/// what it grants them, not from what the tool says of itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Everything a call changes travels back with its outcome (state
+    /// writes, staged files, events) and reaches the store only through the
+    /// step commit: the host grants it nothing that acts past the step. A call
+    /// lost before its step commits has changed nothing, so running it again
+    /// is running it for the first time.
+    Outcome,
+    /// A call may change what the step commit does not hold: host files,
+    /// other systems over the network, other tools. What the host cannot
+    /// vouch for counts as this.
+    Beyond,
+}
+
 /// What a tool tells the model and the host about itself. The schemas are
 /// shared, so that the listing each step and request takes stays cheap.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -279,6 +295,13 @@ pub trait ToolSet: Send + Sync {
     /// [`ToolError`]; a tool set never panics on a tool's behalf and never
     /// commits state itself.
     fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a>;
+
+    /// How far a call of `name` can act. A set that cannot tell answers
+    /// [`Reach::Beyond`], as does a name it does not provide.
+    fn reach(&self, name: &str) -> Reach {
+        let _ = name;
+        Reach::Beyond
+    }
 }
 
 /// Call `name` outside any run and commit its writes to `store` if it succeeds:
@@ -352,6 +375,12 @@ impl ToolSet for ToolSets {
                 ))
             }),
         }
+    }
+
+    fn reach(&self, name: &str) -> Reach {
+        self.owners
+            .get(name)
+            .map_or(Reach::Beyond, |&index| self.sets[index].reach(name))
     }
 }
 

@@ -350,11 +350,13 @@ async fn cancelling_a_request_stops_its_call_and_the_step_still_commits() {
 #[tokio::test]
 async fn only_a_request_that_may_have_effects_records_an_intent() {
     let store = Arc::new(MemoryCommitStore::new());
-    let tools = Arc::new(Functions::new().with("look", READ_ONLY, echo()).with(
-        "send",
-        EFFECTFUL,
-        echo(),
-    ));
+    let tools = Arc::new(
+        Functions::new()
+            .with("look", READ_ONLY, echo())
+            .with("send", EFFECTFUL, echo())
+            .with("tally", EFFECTFUL, echo())
+            .confined("tally"),
+    );
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     {
         let (store, seen) = (store.clone(), seen.clone());
@@ -379,7 +381,7 @@ async fn only_a_request_that_may_have_effects_records_an_intent() {
     )
     .await
     .unwrap();
-    for (id, tool) in [("c1", "look"), ("c2", "send")] {
+    for (id, tool) in [("c1", "look"), ("c2", "send"), ("c3", "tally")] {
         run.call(
             vec![call(id, tool, json!({}))],
             &DeferApprovals,
@@ -392,8 +394,9 @@ async fn only_a_request_that_may_have_effects_records_an_intent() {
     }
     assert_eq!(
         *seen.lock().unwrap(),
-        [false, true],
-        "a read-only call runs without an intent, an effectful one with"
+        [false, true, false],
+        "a read-only call runs without an intent, an effectful one with, and one whose \
+         effects all travel with its outcome without"
     );
     assert!(
         store.load("served-1").await.unwrap().intent.is_none(),

@@ -7,7 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use cordon_kernel::{
     CallContext, CallResult, GateVerdict, HookFuture, HookPhase, HookSet, InferenceRequest,
-    InferenceVerdict, Observation, StateReader, StepSummary, ToolCall, ToolFuture, ToolSet,
+    InferenceVerdict, Observation, Reach, StateReader, StepSummary, ToolCall, ToolFuture, ToolSet,
     ToolSpec,
 };
 
@@ -63,6 +63,10 @@ impl ToolSet for LiveSet {
     ) -> ToolFuture<'a> {
         let tools = self.current().tools;
         Box::pin(async move { tools.call(name, args, context).await })
+    }
+
+    fn reach(&self, name: &str) -> Reach {
+        self.current().tools.reach(name)
     }
 }
 

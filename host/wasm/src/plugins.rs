@@ -8,12 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use cordon_kernel::{CallContext, EventSink, ToolAnnotations, ToolFuture, ToolSet, ToolSpec};
+use cordon_kernel::{
+    CallContext, EventSink, Reach, ToolAnnotations, ToolFuture, ToolSet, ToolSpec,
+};
 use serde_json::Value;
 
 use crate::approvals::Approvals;
 use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle, Origin, Request};
 use crate::call;
+use crate::capabilities;
 use crate::capabilities::dirs::guard::FileGuard;
 use crate::capabilities::network::policy::NetworkPolicy;
 use crate::engine::{Engine, EngineError, HostConfig};
@@ -462,5 +465,12 @@ impl ToolSet for Plugins {
 
     fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a> {
         call::invoke(&self.inner, name, args, context)
+    }
+
+    fn reach(&self, name: &str) -> Reach {
+        self.inner
+            .tools
+            .get(name)
+            .map_or(Reach::Beyond, |entry| capabilities::reach(&entry.bundle))
     }
 }

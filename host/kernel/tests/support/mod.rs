@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use cordon_kernel::{
     AgentDef, CallContext, CallResult, EventLog, MemoryCommitStore, Message, ModelDelta,
-    ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, PermissionPolicy, Rule,
-    Runtime, StateOp, StateReader, StateWrite, StopReason, ToolAnnotations, ToolCall,
+    ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, PermissionPolicy, Reach,
+    Rule, Runtime, StateOp, StateReader, StateWrite, StopReason, ToolAnnotations, ToolCall,
     ToolCallOutcome, ToolErrorKind, ToolFuture, ToolOutput, ToolSet, ToolSpec, Usage, Verdict,
 };
 use serde_json::{Value, json};
@@ -104,6 +104,8 @@ pub(crate) struct Functions {
     /// Tools that call another tool, through the call's gate, with their
     /// own arguments: (tool, callee).
     pub nests: Vec<(String, String)>,
+    /// Tools whose every effect travels with their outcome.
+    pub confined: Vec<String>,
 }
 
 impl Functions {
@@ -114,7 +116,15 @@ impl Functions {
             during: Mutex::new(None),
             rendezvous: None,
             nests: Vec::new(),
+            confined: Vec::new(),
         }
+    }
+
+    /// Mark tool `name` as acting only through its outcome
+    /// ([`Reach::Outcome`]), whatever its annotations say.
+    pub(crate) fn confined(mut self, name: &str) -> Self {
+        self.confined.push(name.into());
+        self
     }
 
     /// Add tool `name`, which calls `callee` with its own arguments and
@@ -196,6 +206,14 @@ impl ToolSet for Functions {
                 },
             }
         })
+    }
+
+    fn reach(&self, name: &str) -> Reach {
+        if self.confined.iter().any(|tool| tool == name) {
+            Reach::Outcome
+        } else {
+            Reach::Beyond
+        }
     }
 }
 

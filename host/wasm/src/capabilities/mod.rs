@@ -24,7 +24,9 @@ pub(crate) mod tools;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cordon_kernel::{Asker, CallContext, Cancellation, NestedCalls, StateReader, StateSnapshot};
+use cordon_kernel::{
+    Asker, CallContext, Cancellation, NestedCalls, Reach, StateReader, StateSnapshot,
+};
 use wasmtime::component::Linker;
 use wasmtime_wasi::WasiCtxBuilder;
 
@@ -36,13 +38,29 @@ use crate::workspace::CallFiles;
 
 use content::ContentOutput;
 use dirs::guard::FileGuard;
-use dirs::{DirAccess, ResolvedDir};
+use dirs::{DirAccess, DirMode, ResolvedDir};
 use elicit::ElicitAccess;
 use interpreters::vfs::Vfs;
 use interpreters::{CommandIo, InterpreterAccess};
 use log::LogOutput;
 use state::StateAccess;
 use tools::ToolAccess;
+
+/// How far the calls of `bundle` can act, from the grants in force: past
+/// their step when it may write a host directory, connect to any origin, or
+/// call other tools. Nothing else it is granted acts outside the call: state
+/// writes, log lines and content travel back with the outcome, variables
+/// and read-only directories are only read, and a question only asks.
+pub(crate) fn reach(bundle: &Bundle) -> Reach {
+    let writes_files = bundle.dirs.iter().any(|dir| dir.mode == DirMode::Rw);
+    let connects = !bundle.network.is_empty();
+    let calls_tools = !bundle.manifest.grants.tools.is_empty();
+    if writes_files || connects || calls_tools {
+        Reach::Beyond
+    } else {
+        Reach::Outcome
+    }
+}
 
 /// Prepares one call's capabilities from its bundle's grants.
 pub(crate) struct CallBuilder<'a> {
