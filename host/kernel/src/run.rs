@@ -866,14 +866,18 @@ impl Runtime {
     }
 
     /// Whether a served call of `name` needs no intent: lost to a crash, it
-    /// leaves nothing an intent would have to own up to, because its tool
-    /// (among `specs`) is vouched read-only or idempotent, or the host grants
-    /// it nothing that acts past the step ([`Reach::Outcome`]).
-    fn leaves_no_trace(&self, specs: &[ToolSpec], name: &str) -> bool {
+    /// leaves nothing an intent would have to own up to, because the host
+    /// grants it nothing that acts past the step ([`Reach::Outcome`]) or its
+    /// tool is vouched read-only or idempotent. The tools' specs are listed
+    /// into `specs` only when the grants do not decide.
+    fn leaves_no_trace(&self, specs: &mut Option<Vec<ToolSpec>>, name: &str) -> bool {
         self.tools.reach(name) == Reach::Outcome
-            || specs.iter().any(|spec| {
-                spec.name == name && (spec.annotations.read_only || spec.annotations.idempotent)
-            })
+            || specs
+                .get_or_insert_with(|| self.tools.specs())
+                .iter()
+                .any(|spec| {
+                    spec.name == name && (spec.annotations.read_only || spec.annotations.idempotent)
+                })
     }
 
     /// Run the allowed calls of `records` that have no result yet, answer the
@@ -985,10 +989,10 @@ impl Runtime {
             return Ok(());
         }
         let effects = || {
-            let specs = self.tools.specs();
+            let mut specs = None;
             runnable
                 .iter()
-                .any(|&index| !self.leaves_no_trace(&specs, &records[index].call.name))
+                .any(|&index| !self.leaves_no_trace(&mut specs, &records[index].call.name))
         };
         if self.intents == Intents::Always || effects() {
             self.store

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use cordon_kernel::{Answer as Answered, AskFuture, Asker, Question, Unasked};
 use cordon_kernel::{
     Approval, ApprovalFuture, Approver, CallResult, Cancellation, CommitStore, DeferApprovals,
-    Disposition, EventLog, MemoryCommitStore, NO_APPROVER, PendingCall, Requester, Runtime, Served,
-    ServedRun, ToolCall, ToolErrorKind, Unanswered, Verdict,
+    Disposition, EventLog, MemoryCommitStore, NO_APPROVER, PendingCall, Reach, Requester, Runtime,
+    Served, ServedRun, ToolCall, ToolErrorKind, ToolSet, ToolSets, Unanswered, Verdict,
 };
 use serde_json::{Value, json};
 use support::*;
@@ -402,6 +402,27 @@ async fn only_a_request_that_may_have_effects_records_an_intent() {
         store.load("served-1").await.unwrap().intent.is_none(),
         "the commit clears it"
     );
+}
+
+/// Sets offered as one answer each name's reach from the set that serves it:
+/// a set that vouches for a name another set serves, or that no set serves,
+/// is not asked.
+#[test]
+fn tool_sets_answer_reach_from_the_set_serving_the_name() {
+    let first = Functions::new()
+        .with("look", EFFECTFUL, echo())
+        .confined("send")
+        .confined("ghost");
+    let second = Functions::new()
+        .with("send", EFFECTFUL, echo())
+        .with("tally", EFFECTFUL, echo())
+        .confined("look")
+        .confined("tally");
+    let sets = ToolSets::new(vec![Arc::new(first), Arc::new(second)]).unwrap();
+    assert_eq!(sets.reach("look"), Reach::Beyond);
+    assert_eq!(sets.reach("send"), Reach::Beyond);
+    assert_eq!(sets.reach("tally"), Reach::Outcome);
+    assert_eq!(sets.reach("ghost"), Reach::Beyond);
 }
 
 /// A tool whose result carries an image beside its JSON.
