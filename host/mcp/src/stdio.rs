@@ -47,8 +47,10 @@ impl Kind {
     }
 }
 
-/// This process's standard input and output. Fails only when a stream that
-/// can be registered could not be, having been made non-blocking already.
+/// This process's standard input and output. Fails only when a pipe or a
+/// socket could not be registered: one opened only for the other direction,
+/// which could not serve as that stream through any handle, or one already
+/// made non-blocking when the reactor refused it.
 pub fn streams() -> io::Result<(Input, Output)> {
     let input = Stream::of(io::stdin().as_fd())?;
     let output = Stream::of(io::stdout().as_fd())?;
