@@ -479,13 +479,26 @@ impl SqliteCommitStore {
         })
     }
 
-    /// The thread of run `run_id`, without decoding the rest of its header.
-    fn thread_of(&self, connection: &Connection, run_id: &str) -> Result<String, CommitError> {
-        connection
-            .prepare_cached("SELECT thread FROM runs WHERE run_id = ?1")
-            .and_then(|mut statement| statement.query_row([run_id], |row| row.get(0)).optional())
+    /// The thread of run `run_id` and its last step's number, in one
+    /// statement: all a commit reads before it writes.
+    fn thread_and_last_seq(
+        &self,
+        connection: &Connection,
+        run_id: &str,
+    ) -> Result<(String, u64), CommitError> {
+        let (thread, last): (String, i64) = connection
+            .prepare_cached(
+                "SELECT thread, (SELECT coalesce(max(seq), 0) FROM steps WHERE run_id = ?1)
+                 FROM runs WHERE run_id = ?1",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_row([run_id], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()
+            })
             .context(&self.path, "reading a run")?
-            .ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))
+            .ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))?;
+        Ok((thread, self.unsigned(last, || format!("run {run_id}"))?))
     }
 
     fn require_run(&self, connection: &Connection, run_id: &str) -> Result<(), CommitError> {
@@ -498,14 +511,6 @@ impl SqliteCommitStore {
         } else {
             Err(CommitError::UnknownRun(run_id.to_owned()))
         }
-    }
-
-    fn last_seq(&self, connection: &Connection, run_id: &str) -> Result<u64, CommitError> {
-        let last: i64 = connection
-            .prepare_cached("SELECT coalesce(max(seq), 0) FROM steps WHERE run_id = ?1")
-            .and_then(|mut statement| statement.query_row([run_id], |row| row.get(0)))
-            .context(&self.path, "reading the last step")?;
-        self.unsigned(last, || format!("run {run_id}"))
     }
 
     fn unsigned(&self, value: i64, what: impl FnOnce() -> String) -> Result<u64, CommitError> {
@@ -672,8 +677,8 @@ impl CommitStore for SqliteCommitStore {
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .context(&self.path, "starting a commit")?;
-        let thread = self.thread_of(&transaction, run_id)?;
-        check_sequence(commit, self.last_seq(&transaction, run_id)?)?;
+        let (thread, last_seq) = self.thread_and_last_seq(&transaction, run_id)?;
+        check_sequence(commit, last_seq)?;
         let seq = signed(commit.seq, "step number")?;
         let what = || format!("run {run_id} step {}", commit.seq);
         self.apply_to(&transaction, Owner::Run(run_id), &commit.state, what)?;
