@@ -344,11 +344,31 @@ impl Runtime {
     /// The tools a step of `agent` at `cursor` may call: those the agent
     /// uses and its active skills offer.
     pub(crate) fn offered(&self, agent: &AgentDef, cursor: &Cursor) -> Vec<ToolSpec> {
+        self.offered_under(agent, &cursor.skills)
+    }
+
+    /// The tools a step of `agent` may call while `skills` are active.
+    pub(crate) fn offered_under(&self, agent: &AgentDef, skills: &ActiveSkills) -> Vec<ToolSpec> {
         self.tools
             .specs()
             .into_iter()
-            .filter(|spec| agent.uses_tool(&spec.name) && cursor.skills.offers(&spec.name))
+            .filter(|spec| agent.uses_tool(&spec.name) && skills.offers(&spec.name))
             .collect()
+    }
+
+    /// The spec of `name` when a step of `agent` may call it while `skills`
+    /// are active.
+    pub(crate) fn offered_spec(
+        &self,
+        agent: &AgentDef,
+        skills: &ActiveSkills,
+        name: &str,
+    ) -> Option<ToolSpec> {
+        if agent.uses_tool(name) && skills.offers(name) {
+            self.tools.spec(name)
+        } else {
+            None
+        }
     }
 
     pub(crate) fn store(&self) -> &dyn CommitStore {
@@ -868,16 +888,14 @@ impl Runtime {
     /// Whether a served call of `name` needs no intent: lost to a crash, it
     /// leaves nothing an intent would have to own up to, because the host
     /// grants it nothing that acts past the step ([`Reach::Outcome`]) or its
-    /// tool is vouched read-only or idempotent. The tools' specs are listed
-    /// into `specs` only when the grants do not decide.
-    fn leaves_no_trace(&self, specs: &mut Option<Vec<ToolSpec>>, name: &str) -> bool {
+    /// tool is vouched read-only or idempotent. Its spec is read only when
+    /// the grants do not decide.
+    fn leaves_no_trace(&self, name: &str) -> bool {
         self.tools.reach(name) == Reach::Outcome
-            || specs
-                .get_or_insert_with(|| self.tools.specs())
-                .iter()
-                .any(|spec| {
-                    spec.name == name && (spec.annotations.read_only || spec.annotations.idempotent)
-                })
+            || self
+                .tools
+                .spec(name)
+                .is_some_and(|spec| spec.annotations.read_only || spec.annotations.idempotent)
     }
 
     /// Run the allowed calls of `records` that have no result yet, answer the
@@ -989,10 +1007,9 @@ impl Runtime {
             return Ok(());
         }
         let effects = || {
-            let mut specs = None;
             runnable
                 .iter()
-                .any(|&index| !self.leaves_no_trace(&mut specs, &records[index].call.name))
+                .any(|&index| !self.leaves_no_trace(&records[index].call.name))
         };
         if self.intents == Intents::Always || effects() {
             self.store

@@ -168,7 +168,6 @@ impl ServedRun {
             return Err(RunError::Ended(cursor.run_id.clone()));
         }
         let runtime = &self.runtime;
-        let specs = runtime.offered(&self.agent, &cursor);
         let mut step = cursor.step(&self.agent);
         let assistant = Message::Assistant {
             text: String::new(),
@@ -178,7 +177,8 @@ impl ServedRun {
         for call in calls {
             let record = if let Some(record) = malformed(&call) {
                 record
-            } else if let Some(spec) = specs.iter().find(|spec| spec.name == call.name) {
+            } else if let Some(spec) = runtime.offered_spec(&self.agent, &cursor.skills, &call.name)
+            {
                 let (call, decision) = gate::judge(
                     &self.agent,
                     &cursor.skills,
@@ -278,7 +278,7 @@ impl ServedRun {
         // Only a change of the active skills changes what the run offers;
         // the listing is taken again only then.
         let offers_changed = !skills.activations().eq(cursor.skills.activations())
-            && runtime.offered(&self.agent, &cursor) != specs;
+            && runtime.offered(&self.agent, &cursor) != runtime.offered_under(&self.agent, &skills);
         Ok(Served::Committed {
             records,
             offers_changed,

@@ -291,6 +291,12 @@ pub trait ToolSet: Send + Sync {
     /// Every tool this set provides, in a stable order.
     fn specs(&self) -> Vec<ToolSpec>;
 
+    /// The spec of the tool `name`, when this set provides it: the one
+    /// [`ToolSet::specs`] lists under that name.
+    fn spec(&self, name: &str) -> Option<ToolSpec> {
+        self.specs().into_iter().find(|spec| spec.name == name)
+    }
+
     /// Call the tool `name` with `args` in `context`. Every failure is a
     /// [`ToolError`]; a tool set never panics on a tool's behalf and never
     /// commits state itself.
@@ -363,6 +369,12 @@ impl ToolSets {
 impl ToolSet for ToolSets {
     fn specs(&self) -> Vec<ToolSpec> {
         self.specs.clone()
+    }
+
+    fn spec(&self, name: &str) -> Option<ToolSpec> {
+        self.owners
+            .get(name)
+            .and_then(|&index| self.sets[index].spec(name))
     }
 
     fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a> {

@@ -425,6 +425,20 @@ fn tool_sets_answer_reach_from_the_set_serving_the_name() {
     assert_eq!(sets.reach("ghost"), Reach::Beyond);
 }
 
+#[test]
+fn tool_sets_give_the_spec_of_the_set_serving_the_name() {
+    let first = Functions::new().with("look", READ_ONLY, echo());
+    let second = Functions::new().with("send", EFFECTFUL, echo());
+    let sets = ToolSets::new(vec![Arc::new(first), Arc::new(second)]).unwrap();
+    for name in ["look", "send"] {
+        let listed = sets.specs().into_iter().find(|spec| spec.name == name);
+        assert!(listed.is_some(), "{name}");
+        assert_eq!(sets.spec(name), listed, "{name}");
+    }
+    assert_eq!(sets.spec("send").unwrap().annotations, EFFECTFUL);
+    assert_eq!(sets.spec("ghost"), None);
+}
+
 /// A tool whose result carries an image beside its JSON.
 fn picture() -> Handler {
     Box::new(|_, _| cordon_kernel::ToolCallOutcome {

@@ -55,6 +55,10 @@ impl ToolSet for LiveSet {
         self.current().tools.specs()
     }
 
+    fn spec(&self, name: &str) -> Option<ToolSpec> {
+        self.current().tools.spec(name)
+    }
+
     fn call<'a>(
         &'a self,
         name: &'a str,

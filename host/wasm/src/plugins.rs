@@ -463,6 +463,10 @@ impl ToolSet for Plugins {
             .collect()
     }
 
+    fn spec(&self, name: &str) -> Option<ToolSpec> {
+        self.inner.tools.get(name).map(|entry| entry.spec.clone())
+    }
+
     fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a> {
         call::invoke(&self.inner, name, args, context)
     }
