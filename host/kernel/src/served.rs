@@ -276,7 +276,7 @@ impl ServedRun {
         }
         let records = records?;
         // Only a change of the active skills changes what the run offers;
-        // the listing is taken again only then.
+        // the tools are listed, under the skills before and after, only then.
         let offers_changed = !skills.activations().eq(cursor.skills.activations())
             && runtime.offered(&self.agent, &cursor) != runtime.offered_under(&self.agent, &skills);
         Ok(Served::Committed {
