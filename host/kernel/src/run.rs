@@ -895,7 +895,7 @@ impl Runtime {
             || self
                 .tools
                 .spec(name)
-                .is_some_and(|spec| spec.annotations.read_only || spec.annotations.idempotent)
+                .is_some_and(|spec| spec.annotations.repeatable())
     }
 
     /// Run the allowed calls of `records` that have no result yet, answer the
@@ -1169,7 +1169,7 @@ impl Runtime {
             .tools
             .specs()
             .into_iter()
-            .filter(|spec| spec.annotations.read_only || spec.annotations.idempotent)
+            .filter(|spec| spec.annotations.repeatable())
             .map(|spec| spec.name)
             .collect();
         // Calls the policy asked about may have been waiting while the

@@ -43,6 +43,12 @@ impl ToolAnnotations {
         idempotent: false,
         open_world: true,
     };
+
+    /// Whether running the tool again, after a crash lost whether it ran, is
+    /// harmless: it changes nothing, or a repeat changes nothing more.
+    pub fn repeatable(self) -> bool {
+        self.read_only || self.idempotent
+    }
 }
 
 /// How far a tool's calls can act, as the host that runs them knows from

@@ -422,6 +422,31 @@ async fn an_interrupted_read_only_call_runs_again_on_resume() {
 }
 
 #[tokio::test]
+async fn an_interrupted_idempotent_call_runs_again_on_resume() {
+    let idempotent = cordon_kernel::ToolAnnotations {
+        idempotent: true,
+        ..EFFECTFUL
+    };
+    let tools = Functions::new().with("put", idempotent, echo());
+    let rig = rig(vec![say("ok")], tools);
+    interrupted(&rig.store, "put").await;
+    let agent = agent(Verdict::Allow, &[], 5);
+    let outcome = rig
+        .runtime
+        .resume(&agent, "r", &BTreeMap::new())
+        .await
+        .unwrap();
+    assert!(matches!(
+        outcome,
+        RunOutcome::Ended {
+            cause: EndCause::FinalAnswer,
+            ..
+        }
+    ));
+    assert_eq!(rig.tools.calls(), 1, "a repeat changes nothing more");
+}
+
+#[tokio::test]
 async fn an_interrupted_effectful_call_is_indeterminate_until_decided() {
     let tools = Functions::new().with("count", EFFECTFUL, counter());
     let rig = rig(vec![say("ok")], tools);
