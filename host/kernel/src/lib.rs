@@ -24,6 +24,7 @@ mod nested;
 mod phases;
 pub mod policy;
 pub mod progress;
+pub mod reload;
 pub mod requester;
 pub mod run;
 pub mod served;
@@ -60,6 +61,7 @@ pub use model::{
 };
 pub use policy::{Decision, PermissionPolicy, PolicyError, Rule, Verdict};
 pub use progress::{Observer, Progress, Unobserved};
+pub use reload::Reloadable;
 pub use requester::Requester;
 pub use run::{RunError, RunOutcome, Runtime};
 pub use served::{NO_APPROVER, Served, ServedRun, Unanswered};

@@ -10,6 +10,7 @@
 //! calls recorded as started but never committed run again only when their tool
 //! is read-only or idempotent.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,6 +34,7 @@ use crate::nested::{CallGate, StepCalls, StepPorts};
 use crate::phases::{self, Inference};
 use crate::policy::{Decision, Verdict};
 use crate::progress::{Observer, Progress, StepEvents, Trail, Unobserved};
+use crate::reload::Reloadable;
 use crate::requester::Requester;
 use crate::skills::{ActiveSkills, SkillActivation, SkillCatalog, SkillChange};
 use crate::state::StateWrite;
@@ -119,17 +121,21 @@ fn carried(earlier: &RunRecord) -> Result<(Continued, Vec<Message>), RunError> {
 }
 
 /// The loop and the ports it runs on.
+#[derive(Clone)]
 pub struct Runtime {
     model: Arc<dyn ModelProvider>,
     tools: Arc<dyn ToolSet>,
     hooks: Arc<dyn HookSet>,
+    /// Where the tools and hooks in force are read, when a host replaces
+    /// them while runs go on.
+    reloads: Option<Arc<dyn Reloadable>>,
     files: Arc<dyn FileLedger>,
     store: Arc<dyn CommitStore>,
     approver: Arc<dyn Approver>,
     observer: Arc<dyn Observer>,
     events: Arc<StepEvents>,
     cancelled: Arc<AtomicBool>,
-    metadata: BTreeMap<String, String>,
+    metadata: Arc<BTreeMap<String, String>>,
     catalog: Option<Arc<dyn SkillCatalog>>,
     intents: Intents,
     commits: Durability,
@@ -274,16 +280,43 @@ impl Runtime {
             model,
             tools,
             hooks: Arc::new(NoHooks),
+            reloads: None,
             files: Arc::new(NoFiles),
             store,
             approver: Arc::new(DeferApprovals),
             observer: Arc::new(Unobserved),
             events: Arc::new(StepEvents::new(live)),
             cancelled: Arc::new(AtomicBool::new(false)),
-            metadata: BTreeMap::new(),
+            metadata: Arc::default(),
             catalog: None,
             intents: Intents::Always,
             commits: Durability::Disk,
+        }
+    }
+
+    /// Take the tools and hooks from `reloads` when each served request
+    /// and each drive of the loop starts, instead of those given to
+    /// [`Runtime::new`] and [`Runtime::with_hooks`], and keep them to its
+    /// end (see [`crate::reload`]).
+    pub fn with_reloads(mut self, reloads: Arc<dyn Reloadable>) -> Self {
+        self.reloads = Some(reloads);
+        self
+    }
+
+    /// This runtime with the tools and hooks in force now fixed, for one
+    /// request or one drive of the loop: itself when nothing replaces them.
+    pub(crate) fn pinned(&self) -> Cow<'_, Self> {
+        match &self.reloads {
+            None => Cow::Borrowed(self),
+            Some(reloads) => {
+                let (tools, hooks) = reloads.in_force();
+                Cow::Owned(Self {
+                    tools,
+                    hooks,
+                    reloads: None,
+                    ..self.clone()
+                })
+            }
         }
     }
 
@@ -337,7 +370,7 @@ impl Runtime {
 
     /// Record `metadata` in the header of every run this runtime starts.
     pub fn with_run_metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
-        self.metadata = metadata;
+        self.metadata = Arc::new(metadata);
         self
     }
 
@@ -512,7 +545,7 @@ impl Runtime {
                 agent: agent.name.clone(),
                 created,
                 thread: thread.to_owned(),
-                metadata: self.metadata.clone(),
+                metadata: BTreeMap::clone(&self.metadata),
             })
             .await?;
         let state = self.store.thread_state(thread).await?;
@@ -539,6 +572,7 @@ impl Runtime {
         decisions: &BTreeMap<String, Approval>,
     ) -> Result<RunOutcome, RunError> {
         let outcome = self
+            .pinned()
             .resume_inner(&Arc::new(agent.clone()), run_id, decisions)
             .await;
         self.forget_on_error(outcome)
@@ -653,8 +687,14 @@ impl Runtime {
         Ok(false)
     }
 
-    /// The loop proper, from `cursor` until the run waits or ends.
-    async fn drive(
+    /// The loop, from `cursor` until the run waits or ends, with the tools
+    /// and hooks in force when it starts.
+    async fn drive(&self, agent: &Arc<AgentDef>, cursor: Cursor) -> Result<RunOutcome, RunError> {
+        self.pinned().steps(agent, cursor).await
+    }
+
+    /// The loop proper.
+    async fn steps(
         &self,
         agent: &Arc<AgentDef>,
         mut cursor: Cursor,

@@ -140,7 +140,7 @@ impl ServedRun {
     /// The tools a request may call now: those the agent uses.
     pub async fn offered(&self) -> Vec<ToolSpec> {
         let cursor = self.cursor.lock().await;
-        self.runtime.offered(&self.agent, &cursor)
+        self.runtime.pinned().offered(&self.agent, &cursor)
     }
 
     /// The run's id.
@@ -167,7 +167,9 @@ impl ServedRun {
         if cursor.ended {
             return Err(RunError::Ended(cursor.run_id.clone()));
         }
-        let runtime = &self.runtime;
+        // One version of the tools and hooks serves the whole request.
+        let runtime = self.runtime.pinned();
+        let runtime = &*runtime;
         let mut step = cursor.step(&self.agent);
         let assistant = Message::Assistant {
             text: String::new(),

@@ -16,6 +16,7 @@ use serde_json::json;
 
 mod support;
 
+use support::reloads::{answering, reloading};
 use support::*;
 
 #[tokio::test]
@@ -718,4 +719,36 @@ async fn a_run_goes_on_with_an_earlier_runs_conversation_in_its_thread() {
         store.load("r4").await.is_err(),
         "nothing of the refused run is kept"
     );
+}
+
+/// A drive of the loop keeps the tools and hooks in force when it started:
+/// a reload during its first step serves the next run, not the next step.
+#[tokio::test]
+async fn a_reload_during_a_run_serves_the_next_run() {
+    let before = Arc::new(Functions::new().with("t", READ_ONLY, answering(json!("before"))));
+    let after = Arc::new(Functions::new().with("t", READ_ONLY, answering(json!("after"))));
+    let model = Replay::new(vec![
+        call(&[("c1", "t", json!({}))]),
+        call(&[("c2", "t", json!({}))]),
+        say("one"),
+        call(&[("c3", "t", json!({}))]),
+        say("two"),
+    ]);
+    let store = Arc::new(MemoryCommitStore::new());
+    let runtime = cordon_kernel::Runtime::new(
+        model.clone(),
+        Arc::new(Functions::new()),
+        store.clone(),
+        Arc::new(cordon_kernel::EventLog::new()),
+    )
+    .with_reloads(reloading(before.clone(), after.clone()));
+    let agent = agent(Verdict::Allow, &[], 5);
+    runtime.start(&agent, "r1", 1, "go").await.unwrap();
+    assert_eq!(
+        (before.calls(), after.calls()),
+        (2, 0),
+        "both steps of the first run"
+    );
+    runtime.start(&agent, "r2", 2, "again").await.unwrap();
+    assert_eq!((before.calls(), after.calls()), (2, 1));
 }

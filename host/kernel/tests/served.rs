@@ -15,6 +15,7 @@ use cordon_kernel::{
     Served, ServedRun, ToolCall, ToolErrorKind, ToolSet, ToolSets, Unanswered, Verdict,
 };
 use serde_json::{Value, json};
+use support::reloads::{answering, reloading};
 use support::*;
 
 fn call(id: &str, name: &str, args: Value) -> ToolCall {
@@ -682,5 +683,75 @@ async fn a_deferred_question_withdraws_the_step_and_the_answer_brought_back_comm
         error_kind(&unasked[0]).0,
         ToolErrorKind::Denied,
         "nobody to ask"
+    );
+}
+
+/// A reload landing while a request's gate waits on a hook takes effect from
+/// the next request: the call runs the version its spec was judged by, and
+/// the intent is skipped because that version leaves no trace, not because
+/// of what the new one says.
+#[tokio::test]
+async fn a_request_keeps_the_tools_in_force_when_it_started_through_a_reload() {
+    let store = Arc::new(MemoryCommitStore::new());
+    let intents = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let before = Arc::new(
+        Functions::new()
+            .with("t", READ_ONLY, answering(json!("before")))
+            .confined("t"),
+    );
+    let after = Arc::new(Functions::new().with("t", EFFECTFUL, answering(json!("after"))));
+    for tools in [&before, &after] {
+        let (store, intents) = (store.clone(), intents.clone());
+        *tools.during.lock().unwrap() = Some(Box::new(move || {
+            let intent = store
+                .load("served-1")
+                .now_or_never()
+                .expect("the test store answers at once")
+                .unwrap()
+                .intent
+                .is_some();
+            intents.lock().unwrap().push(intent);
+        }));
+    }
+    let reloads = reloading(before.clone(), after.clone());
+    let runtime = Runtime::for_requests(
+        Arc::new(Functions::new()),
+        store.clone(),
+        Arc::new(EventLog::new()),
+    )
+    .with_reloads(reloads.clone());
+    let run = ServedRun::open(
+        runtime,
+        &agent(Verdict::Allow, &[], 4),
+        "main",
+        "served-1",
+        7,
+    )
+    .await
+    .unwrap();
+    let mut answers = Vec::new();
+    for id in ["c1", "c2"] {
+        let records = run
+            .call(
+                vec![call(id, "t", json!({}))],
+                &DeferApprovals,
+                Unanswered::Deny,
+                &Requester::default(),
+            )
+            .await
+            .unwrap()
+            .committed();
+        answers.push(output(&records[0]).clone());
+    }
+    assert_eq!(
+        answers,
+        [json!("before"), json!("after")],
+        "the reload during the first request served the second"
+    );
+    assert_eq!((before.calls(), after.calls()), (1, 1));
+    assert_eq!(
+        *intents.lock().unwrap(),
+        [false, true],
+        "each call's intent follows the version that ran it"
     );
 }

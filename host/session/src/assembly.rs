@@ -409,7 +409,7 @@ impl Assembly {
     pub fn runtime(&self, model: Arc<dyn ModelProvider>, live: Arc<dyn EventSink>) -> Runtime {
         self.wire(Runtime::new(
             model,
-            self.set.clone(),
+            self.set.current().tools,
             self.store.commits(),
             live,
         ))
@@ -419,7 +419,7 @@ impl Assembly {
     /// tools, hooks, workspace and store, and no model.
     pub fn runtime_for_requests(&self, live: Arc<dyn EventSink>) -> Runtime {
         self.wire(Runtime::for_requests(
-            self.set.clone(),
+            self.set.current().tools,
             self.store.commits(),
             live,
         ))
@@ -427,7 +427,8 @@ impl Assembly {
 
     fn wire(&self, runtime: Runtime) -> Runtime {
         let mut runtime = runtime
-            .with_hooks(self.set.clone())
+            .with_hooks(self.set.current().hooks)
+            .with_reloads(self.set.clone())
             .with_skills(self.skills.catalog.clone())
             .with_run_metadata(self.launch.metadata());
         if let Some(ledger) = self.workspace.as_ref().and_then(Workspace::ledger) {

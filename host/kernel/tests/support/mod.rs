@@ -15,6 +15,8 @@ use cordon_kernel::{
 };
 use serde_json::{Value, json};
 
+pub(crate) mod reloads;
+
 /// What the model saw at each step.
 #[derive(Debug, Clone)]
 pub(crate) struct Seen {
