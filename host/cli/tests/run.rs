@@ -10,15 +10,19 @@ mod support;
 
 use support::{Project, text};
 
-/// A project with the notes plugin and the hostile fixture (given a long timeout).
+/// A project with the notes plugin and the hostile fixture, given a long
+/// timeout and a tool to call, so its calls may act past their step: one that
+/// a crash interrupted is never run again unasked.
 fn project() -> Project {
     let project = Project::new();
     project.bundled("notes", artifacts::NOTES);
     project.bundle(
         "hostile",
-        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n[limits]\ntimeout-ms = 120000\n",
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\
+         [grants]\ntools = [\"hostile.echo\"]\n[limits]\ntimeout-ms = 120000\n",
         artifacts::HOSTILE,
     );
+    project.approve("hostile");
     project
 }
 

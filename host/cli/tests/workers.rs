@@ -37,14 +37,19 @@ fn sleep_script(ms: u64) -> String {
     )
 }
 
+/// A project with the notes plugin and the hostile fixture, given a long
+/// timeout and a tool to call, so its calls may act past their step: one that
+/// a dead worker left under way is never run again unasked.
 fn project() -> Project {
     let project = Project::sharing_compiled();
     project.bundled("notes", artifacts::NOTES);
     project.bundle(
         "hostile",
-        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n[limits]\ntimeout-ms = 120000\n",
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\
+         [grants]\ntools = [\"hostile.echo\"]\n[limits]\ntimeout-ms = 120000\n",
         artifacts::HOSTILE,
     );
+    project.approve("hostile");
     project.write("agent.toml", AGENT);
     project.write("script.toml", NOTE_SCRIPT);
     project

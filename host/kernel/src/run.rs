@@ -7,11 +7,12 @@
 //! A run pauses with a committed [`RunOutcome::Waiting`] when a call needs a
 //! person's approval (or when a crash left a call whose effect is unknown) and
 //! resumes later on the same path. A resumed run starts from the last commit;
-//! calls recorded as started but never committed run again only when their tool
-//! is read-only or idempotent.
+//! calls recorded as started but never committed run again only when they
+//! could have changed nothing outside their step: their tool set reports them
+//! confined to their outcome, or their tool is read-only or idempotent.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -925,11 +926,12 @@ impl Runtime {
         )
     }
 
-    /// Whether a served call of `name` needs no intent: lost to a crash, it
-    /// leaves nothing an intent would have to own up to, because the host
-    /// grants it nothing that acts past the step ([`Reach::Outcome`]) or its
-    /// tool is vouched read-only or idempotent. Its spec is read only when
-    /// the grants do not decide.
+    /// Whether a call of `name` lost to a crash left nothing an intent would
+    /// have to own up to, because the host grants it nothing that acts past
+    /// the step ([`Reach::Outcome`]) or its tool is vouched read-only or
+    /// idempotent: a served call of it needs no intent, and one an
+    /// interrupted step recorded runs again on resume. Its spec is read only
+    /// when the grants do not decide.
     fn leaves_no_trace(&self, name: &str) -> bool {
         self.tools.reach(name) == Reach::Outcome
             || self
@@ -1194,10 +1196,10 @@ impl Runtime {
         })))
     }
 
-    /// A crash left `intent` uncommitted. Calls whose tools are read-only or
-    /// idempotent run again; any other call waits for a person unless
-    /// `decisions` already settle it. Returns the waiting outcome when the run
-    /// must pause.
+    /// A crash left `intent` uncommitted. Calls that left no trace
+    /// ([`Runtime::leaves_no_trace`]) run again; any other call waits for a
+    /// person unless `decisions` already settle it. Returns the waiting
+    /// outcome when the run must pause.
     async fn settle_interrupted(
         &self,
         agent: &Arc<AgentDef>,
@@ -1205,13 +1207,6 @@ impl Runtime {
         intent: Intent,
         decisions: &BTreeMap<String, Approval>,
     ) -> Result<Option<RunOutcome>, RunError> {
-        let safe: BTreeSet<String> = self
-            .tools
-            .specs()
-            .into_iter()
-            .filter(|spec| spec.annotations.repeatable())
-            .map(|spec| spec.name)
-            .collect();
         // Calls the policy asked about may have been waiting while the
         // allowed ones of their step ran; they still wait.
         let pending: Vec<PendingCall> = intent
@@ -1220,7 +1215,7 @@ impl Runtime {
             .filter(|record| record.result.is_none())
             .filter_map(|record| {
                 match record.decision.verdict {
-                    Verdict::Allow if !safe.contains(&record.call.name) => {
+                    Verdict::Allow if !self.leaves_no_trace(&record.call.name) => {
                         Some(PendingReason::Indeterminate)
                     }
                     Verdict::Ask => Some(PendingReason::Approval {

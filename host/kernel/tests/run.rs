@@ -447,6 +447,34 @@ async fn an_interrupted_idempotent_call_runs_again_on_resume() {
     assert_eq!(rig.tools.calls(), 1, "a repeat changes nothing more");
 }
 
+/// A call whose grants confine every effect to its outcome left nothing
+/// behind when it was lost, whatever its annotations claim, so it runs again.
+#[tokio::test]
+async fn an_interrupted_call_confined_to_its_outcome_runs_again_on_resume() {
+    let tools = Functions::new()
+        .with("count", EFFECTFUL, counter())
+        .confined("count");
+    let rig = rig(vec![say("ok")], tools);
+    interrupted(&rig.store, "count").await;
+    let agent = agent(Verdict::Allow, &[], 5);
+    let outcome = rig
+        .runtime
+        .resume(&agent, "r", &BTreeMap::new())
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            outcome,
+            RunOutcome::Ended {
+                cause: EndCause::FinalAnswer,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(rig.tools.calls(), 1);
+}
+
 #[tokio::test]
 async fn an_interrupted_effectful_call_is_indeterminate_until_decided() {
     let tools = Functions::new().with("count", EFFECTFUL, counter());
