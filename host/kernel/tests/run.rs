@@ -401,61 +401,11 @@ async fn interrupted(store: &MemoryCommitStore, tool: &str) {
         .unwrap();
 }
 
-#[tokio::test]
-async fn an_interrupted_read_only_call_runs_again_on_resume() {
-    let tools = Functions::new().with("echo", READ_ONLY, echo());
+/// Resume the run a crash left with a call of `tool` under way, and check
+/// the call ran again, once, and the run went on to its answer.
+async fn runs_again_on_resume(tools: Functions, tool: &str) {
     let rig = rig(vec![say("ok")], tools);
-    interrupted(&rig.store, "echo").await;
-    let agent = agent(Verdict::Allow, &[], 5);
-    let outcome = rig
-        .runtime
-        .resume(&agent, "r", &BTreeMap::new())
-        .await
-        .unwrap();
-    assert!(matches!(
-        outcome,
-        RunOutcome::Ended {
-            cause: EndCause::FinalAnswer,
-            ..
-        }
-    ));
-    assert_eq!(rig.tools.calls(), 1);
-}
-
-#[tokio::test]
-async fn an_interrupted_idempotent_call_runs_again_on_resume() {
-    let idempotent = cordon_kernel::ToolAnnotations {
-        idempotent: true,
-        ..EFFECTFUL
-    };
-    let tools = Functions::new().with("put", idempotent, echo());
-    let rig = rig(vec![say("ok")], tools);
-    interrupted(&rig.store, "put").await;
-    let agent = agent(Verdict::Allow, &[], 5);
-    let outcome = rig
-        .runtime
-        .resume(&agent, "r", &BTreeMap::new())
-        .await
-        .unwrap();
-    assert!(matches!(
-        outcome,
-        RunOutcome::Ended {
-            cause: EndCause::FinalAnswer,
-            ..
-        }
-    ));
-    assert_eq!(rig.tools.calls(), 1, "a repeat changes nothing more");
-}
-
-/// A call whose grants confine every effect to its outcome left nothing
-/// behind when it was lost, whatever its annotations claim, so it runs again.
-#[tokio::test]
-async fn an_interrupted_call_confined_to_its_outcome_runs_again_on_resume() {
-    let tools = Functions::new()
-        .with("count", EFFECTFUL, counter())
-        .confined("count");
-    let rig = rig(vec![say("ok")], tools);
-    interrupted(&rig.store, "count").await;
+    interrupted(&rig.store, tool).await;
     let agent = agent(Verdict::Allow, &[], 5);
     let outcome = rig
         .runtime
@@ -473,6 +423,31 @@ async fn an_interrupted_call_confined_to_its_outcome_runs_again_on_resume() {
         "{outcome:?}"
     );
     assert_eq!(rig.tools.calls(), 1);
+}
+
+#[tokio::test]
+async fn an_interrupted_read_only_call_runs_again_on_resume() {
+    runs_again_on_resume(Functions::new().with("echo", READ_ONLY, echo()), "echo").await;
+}
+
+/// A repeat changes nothing more.
+#[tokio::test]
+async fn an_interrupted_idempotent_call_runs_again_on_resume() {
+    let idempotent = cordon_kernel::ToolAnnotations {
+        idempotent: true,
+        ..EFFECTFUL
+    };
+    runs_again_on_resume(Functions::new().with("put", idempotent, echo()), "put").await;
+}
+
+/// A call whose grants confine every effect to its outcome left nothing
+/// behind when it was lost, whatever its annotations claim.
+#[tokio::test]
+async fn an_interrupted_call_confined_to_its_outcome_runs_again_on_resume() {
+    let tools = Functions::new()
+        .with("count", EFFECTFUL, counter())
+        .confined("count");
+    runs_again_on_resume(tools, "count").await;
 }
 
 #[tokio::test]

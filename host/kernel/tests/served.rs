@@ -348,6 +348,26 @@ async fn cancelling_a_request_stops_its_call_and_the_step_still_commits() {
     assert_eq!(store.load("served-1").await.unwrap().commits.len(), 1);
 }
 
+/// While each of `tools`' calls runs, note in `seen` whether run
+/// `served-1` has an intent.
+fn note_intents(
+    tools: &Functions,
+    store: &Arc<MemoryCommitStore>,
+    seen: &Arc<std::sync::Mutex<Vec<bool>>>,
+) {
+    let (store, seen) = (store.clone(), seen.clone());
+    *tools.during.lock().unwrap() = Some(Box::new(move || {
+        let intent = store
+            .load("served-1")
+            .now_or_never()
+            .expect("the test store answers at once")
+            .unwrap()
+            .intent
+            .is_some();
+        seen.lock().unwrap().push(intent);
+    }));
+}
+
 #[tokio::test]
 async fn only_a_request_that_may_have_effects_records_an_intent() {
     let store = Arc::new(MemoryCommitStore::new());
@@ -359,19 +379,7 @@ async fn only_a_request_that_may_have_effects_records_an_intent() {
             .confined("tally"),
     );
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    {
-        let (store, seen) = (store.clone(), seen.clone());
-        *tools.during.lock().unwrap() = Some(Box::new(move || {
-            let intent = store
-                .load("served-1")
-                .now_or_never()
-                .expect("the test store answers at once")
-                .unwrap()
-                .intent
-                .is_some();
-            seen.lock().unwrap().push(intent);
-        }));
-    }
+    note_intents(&tools, &store, &seen);
     let runtime = Runtime::for_requests(tools.clone(), store.clone(), Arc::new(EventLog::new()));
     let run = ServedRun::open(
         runtime,
@@ -701,17 +709,7 @@ async fn a_request_keeps_the_tools_in_force_when_it_started_through_a_reload() {
     );
     let after = Arc::new(Functions::new().with("t", EFFECTFUL, answering(json!("after"))));
     for tools in [&before, &after] {
-        let (store, intents) = (store.clone(), intents.clone());
-        *tools.during.lock().unwrap() = Some(Box::new(move || {
-            let intent = store
-                .load("served-1")
-                .now_or_never()
-                .expect("the test store answers at once")
-                .unwrap()
-                .intent
-                .is_some();
-            intents.lock().unwrap().push(intent);
-        }));
+        note_intents(tools, &store, &intents);
     }
     let reloads = reloading(before.clone(), after.clone());
     let runtime = Runtime::for_requests(

@@ -21,6 +21,9 @@ impl Reloadable for Reloads {
     }
 }
 
+/// What answers the phases [`Reloading`] does not handle.
+static UNHANDLED: NoHooks = NoHooks;
+
 /// A before-tool-call hook that runs `reload` the first time it judges a
 /// call, as a reload landing while the gate waits on a hook would.
 pub(crate) struct Reloading {
@@ -37,11 +40,11 @@ impl HookSet for Reloading {
 
     fn before_inference<'a>(
         &'a self,
-        _hook: &'a str,
-        _request: &'a InferenceRequest,
-        _state: Arc<dyn StateReader>,
+        hook: &'a str,
+        request: &'a InferenceRequest,
+        state: Arc<dyn StateReader>,
     ) -> HookFuture<'a, InferenceVerdict> {
-        Box::pin(async { HookOutcome::answered(InferenceVerdict::Proceed) })
+        UNHANDLED.before_inference(hook, request, state)
     }
 
     fn before_tool_call<'a>(
@@ -58,21 +61,21 @@ impl HookSet for Reloading {
 
     fn after_tool_call<'a>(
         &'a self,
-        _hook: &'a str,
-        _call: &'a ToolCall,
-        _result: &'a CallResult,
-        _state: Arc<dyn StateReader>,
+        hook: &'a str,
+        call: &'a ToolCall,
+        result: &'a CallResult,
+        state: Arc<dyn StateReader>,
     ) -> HookFuture<'a, Observation> {
-        Box::pin(async { HookOutcome::answered(Observation::Keep) })
+        UNHANDLED.after_tool_call(hook, call, result, state)
     }
 
     fn step_end<'a>(
         &'a self,
-        _hook: &'a str,
-        _summary: &'a StepSummary,
-        _state: Arc<dyn StateReader>,
+        hook: &'a str,
+        summary: &'a StepSummary,
+        state: Arc<dyn StateReader>,
     ) -> HookFuture<'a, ()> {
-        Box::pin(async { HookOutcome::answered(()) })
+        UNHANDLED.step_end(hook, summary, state)
     }
 }
 
