@@ -9,6 +9,7 @@
 pub mod conformance;
 mod files;
 mod flusher;
+mod immediate;
 mod leased;
 mod owner;
 mod postgres;

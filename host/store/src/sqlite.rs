@@ -12,7 +12,7 @@
 //! work on the polling thread and are ready when first polled: a local file's
 //! commit is shorter than a hop to another thread.
 //!
-//! # Schema (version 3)
+//! # Schema (version 4)
 //!
 //! ```sql
 //! runs         (run_id TEXT PRIMARY KEY, agent TEXT, created INTEGER,
@@ -77,6 +77,7 @@ use serde_json::Value;
 
 use crate::files;
 use crate::flusher::Flusher;
+use crate::immediate::Immediate;
 use crate::owner::Owner;
 
 /// How long a store waits for another writer before giving up.
@@ -559,14 +560,12 @@ impl SqliteCommitStore {
     /// transaction.
     fn insert_intent(
         &self,
-        connection: &mut Connection,
+        connection: &Connection,
         run_id: &str,
         seq: i64,
         body: &str,
     ) -> Result<(), CommitError> {
-        let transaction = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .context(&self.path, "starting an intent")?;
+        let transaction = Immediate::begin(connection).context(&self.path, "starting an intent")?;
         self.require_run(&transaction, run_id)?;
         transaction
             .prepare_cached(
@@ -673,10 +672,8 @@ impl CommitStore for SqliteCommitStore {
                 commit.seq
             ))
         })?;
-        let mut connection = self.writer(durability)?;
-        let transaction = connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .context(&self.path, "starting a commit")?;
+        let connection = self.writer(durability)?;
+        let transaction = Immediate::begin(&connection).context(&self.path, "starting a commit")?;
         let (thread, last_seq) = self.thread_and_last_seq(&transaction, run_id)?;
         check_sequence(commit, last_seq)?;
         let seq = signed(commit.seq, "step number")?;
@@ -712,8 +709,8 @@ impl CommitStore for SqliteCommitStore {
         let body = serde_json::to_string(intent).map_err(|error| {
             CommitError::Storage(format!("encoding the intent of run {run_id}: {error}"))
         })?;
-        let mut connection = self.writer(durability)?;
-        self.insert_intent(&mut connection, run_id, seq, &body)?;
+        let connection = self.writer(durability)?;
+        self.insert_intent(&connection, run_id, seq, &body)?;
         self.written(durability);
         Ok(())
     }
