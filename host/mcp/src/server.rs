@@ -233,16 +233,7 @@ impl CordonMcp {
             (false, true) => Arc::new(AskDuring(context.peer.clone())),
             (true, true) => Arc::new(AskBetween(round.answers.clone())),
         };
-        // A client's `notifications/cancelled` stops the call's instance; the
-        // step commits what happened all the same.
         let cancel = Cancellation::new();
-        let watcher = {
-            let (cancel, requested) = (cancel.clone(), context.ct.clone());
-            tokio::spawn(async move {
-                requested.cancelled().await;
-                cancel.cancel();
-            })
-        };
         let turn = self.shared.turn.lock().await;
         let relaying = self.shared.relay.open(audience);
         let requester = Requester {
@@ -252,11 +243,19 @@ impl CordonMcp {
         let served = self
             .shared
             .run
-            .call(vec![call], approver, unanswered, &requester)
-            .await;
+            .call(vec![call], approver, unanswered, &requester);
+        tokio::pin!(served);
+        // A client's `notifications/cancelled` stops the call's instance; the
+        // step commits what happened all the same.
+        let served = tokio::select! {
+            served = &mut served => served,
+            () = context.ct.cancelled() => {
+                cancel.cancel();
+                served.await
+            }
+        };
         relaying.finish().await;
         drop(turn);
-        watcher.abort();
         match served {
             Ok(Served::Committed {
                 records,
