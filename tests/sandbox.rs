@@ -652,3 +652,32 @@ async fn a_call_waits_for_a_free_slot_and_fails_as_a_limit_naming_the_pool_when_
     .expect("the pool serves again once free");
     assert_eq!(again.content, json!([2]));
 }
+
+/// An instance is taken down after its call has answered; the slot it held
+/// is free again before the next call needs it.
+#[tokio::test]
+async fn a_pool_of_one_slot_serves_calls_one_after_another() {
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "hostile",
+        &manifest("hostile", "[limits]\ntimeout-ms = 200\n"),
+        Path::new(artifacts::HOSTILE),
+    );
+    let host = cordon_wasm::PluginHost::new(cordon_wasm::HostConfig {
+        max_instances: 1,
+        ..cordon_wasm::HostConfig::default()
+    })
+    .unwrap();
+    let report = fixture.report(&host).await;
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let plugins = host
+        .plugins(report.bundles, Arc::new(cordon_kernel::EventLog::new()))
+        .unwrap();
+    let state = Arc::new(MemoryStateStore::new());
+    for n in 0..20 {
+        let answer = call_committed(&plugins, state.clone(), "hostile.echo", json!({ "n": n }))
+            .await
+            .unwrap_or_else(|error| panic!("call {n}: {error}"));
+        assert_eq!(answer.content, json!({ "n": n }));
+    }
+}

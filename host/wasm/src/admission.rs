@@ -13,13 +13,15 @@
 //! interpreter, the biggest interpreter's too. Everything started inside an
 //! admitted chain (nested calls, their hooks, a workspace tool they call, an
 //! interpreter a shell runs) runs on the chain's slots, so a chain never
-//! waits on itself.
+//! waits on itself. The slots stay held until the chain's instance is taken
+//! down ([`crate::teardown`]), which may be after its answer has gone, so a
+//! call admitted meanwhile never finds the pool short of a slot it counted.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::capabilities::tools::MAX_CALL_DEPTH;
 
@@ -73,43 +75,69 @@ impl Admission {
         self.size
     }
 
-    /// Run `future` once the slots its chain needs are free: `slots` for
-    /// one instance, or enough for a chain of nested calls when `nests`,
-    /// and `reserved` more for what it starts beside (an interpreter a
-    /// backend's shell runs). Waits at most `timeout`.
-    pub(crate) async fn run<F: Future>(
+    /// Hold the slots a chain needs once they are free: `slots` for one
+    /// instance, or enough for a chain of nested calls when `nests`, and
+    /// `reserved` more for what it starts beside (an interpreter a backend's
+    /// shell runs). Waits at most `timeout`. Work already inside a chain
+    /// runs on its slots and holds none of its own.
+    pub(crate) async fn admit(
         &self,
         slots: u32,
         nests: bool,
         reserved: u32,
         timeout: Duration,
-        future: F,
-    ) -> Result<F::Output, PoolFull> {
+    ) -> Result<Held, PoolFull> {
         if inside_chain() {
-            return Ok(future.await);
+            return Ok(Held(None));
         }
         let levels = if nests { MAX_CALL_DEPTH + 1 } else { 1 };
         let wanted = levels
             .saturating_mul(slots.max(1))
             .saturating_add(reserved)
             .min(self.size.max(1));
-        let slots = tokio::time::timeout(timeout, self.slots.acquire_many(wanted))
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .ok_or(PoolFull {
-                size: self.size,
-                waited: timeout.as_millis(),
-            })?;
-        let output = ADMITTED.scope((), future).await;
-        drop(slots);
-        Ok(output)
+        let permit =
+            tokio::time::timeout(timeout, Arc::clone(&self.slots).acquire_many_owned(wanted))
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .ok_or(PoolFull {
+                    size: self.size,
+                    waited: timeout.as_millis(),
+                })?;
+        Ok(Held(Some(permit)))
+    }
+}
+
+/// Slots of the pool held for one chain, freed when this is dropped; none
+/// for work inside a chain, which runs on the chain's.
+pub(crate) struct Held(Option<OwnedSemaphorePermit>);
+
+impl Held {
+    /// Run `future` on these slots: whatever it starts runs on them too.
+    pub(crate) async fn scope<F: Future>(&self, future: F) -> F::Output {
+        ADMITTED.scope((), future).await
+    }
+
+    /// Whether these are a chain's own slots, rather than the enclosing
+    /// chain's.
+    pub(crate) fn starts_chain(&self) -> bool {
+        self.0.is_some()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Run `future` on one slot of `pool`, waiting at most `timeout`.
+    async fn run<F: Future>(
+        pool: &Admission,
+        timeout: Duration,
+        future: F,
+    ) -> Result<F::Output, PoolFull> {
+        let held = pool.admit(1, false, 0, timeout).await?;
+        Ok(held.scope(future).await)
+    }
 
     #[tokio::test]
     async fn a_call_waits_for_a_slot_and_gives_up_at_its_timeout() {
@@ -118,25 +146,21 @@ mod tests {
         let holder = {
             let pool = Arc::clone(&pool);
             tokio::spawn(async move {
-                pool.run(1, false, 0, Duration::from_secs(5), async {
+                run(&pool, Duration::from_secs(5), async {
                     held.await.ok();
                 })
                 .await
             })
         };
         tokio::task::yield_now().await;
-        let full = pool
-            .run(1, false, 0, Duration::from_millis(20), async {})
+        let full = run(&pool, Duration::from_millis(20), async {})
             .await
             .unwrap_err();
         assert_eq!(full.size, 1);
         assert!(full.to_string().contains("--max-instances"), "{full}");
         let waiting = {
             let pool = Arc::clone(&pool);
-            tokio::spawn(async move {
-                pool.run(1, false, 0, Duration::from_secs(5), async { 7 })
-                    .await
-            })
+            tokio::spawn(async move { run(&pool, Duration::from_secs(5), async { 7 }).await })
         };
         release.send(()).unwrap();
         holder.await.unwrap().unwrap();
@@ -146,15 +170,41 @@ mod tests {
     #[tokio::test]
     async fn work_inside_a_chain_runs_on_the_chains_slots() {
         let pool = Admission::new(1);
-        let nested = pool
-            .run(1, false, 0, Duration::from_secs(1), async {
-                assert!(inside_chain());
-                pool.run(1, false, 0, Duration::from_millis(10), async { 3 })
-                    .await
-            })
+        let nested = run(&pool, Duration::from_secs(1), async {
+            assert!(inside_chain());
+            let inner = pool
+                .admit(1, false, 0, Duration::from_millis(10))
+                .await
+                .unwrap();
+            assert!(!inner.starts_chain());
+            inner.scope(async { 3 }).await
+        })
+        .await
+        .unwrap();
+        assert_eq!(nested, 3);
+        assert!(!inside_chain());
+    }
+
+    #[tokio::test]
+    async fn slots_stay_held_after_the_work_until_they_are_let_go() {
+        let pool = Admission::new(1);
+        let held = pool
+            .admit(1, false, 0, Duration::from_millis(10))
             .await
             .unwrap();
-        assert_eq!(nested.unwrap(), 3);
-        assert!(!inside_chain());
+        assert!(held.starts_chain());
+        held.scope(async {}).await;
+        assert!(
+            pool.admit(1, false, 0, Duration::from_millis(10))
+                .await
+                .is_err(),
+            "the work ended, but its slots are still held"
+        );
+        drop(held);
+        assert!(
+            pool.admit(1, false, 0, Duration::from_millis(10))
+                .await
+                .is_ok()
+        );
     }
 }

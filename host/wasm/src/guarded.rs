@@ -19,6 +19,7 @@ use crate::capabilities::staging::StagingLimitExceeded;
 use crate::capabilities::state::StateUnavailable;
 use crate::engine::Engine;
 use crate::sandbox::{CallState, Effects};
+use crate::teardown;
 
 /// The body of one call: given the store and a fresh instance, call the
 /// export. Owns what it needs so that it borrows only the store.
@@ -67,7 +68,8 @@ impl<T> Finished<T> {
 
 /// Run `body` in a fresh instance of the bundle `call` is built for, once
 /// the instance pool has a slot for it: enough for a chain of nested calls
-/// when `nests`.
+/// when `nests`. The instance is taken down once the call's outcome is out
+/// of it ([`teardown`]).
 pub(crate) async fn call<T>(
     engine: &Engine,
     call: CallBuilder<'_>,
@@ -80,51 +82,55 @@ pub(crate) async fn call<T>(
     let timeout = call.timeout();
     let cancel = call.cancel();
     let reserved = call.reserved();
-    let ran = engine
+    let held = match engine
         .admission
-        .run(bundle.footprint.slots(), nests, reserved, timeout, async {
-            let mut store = match call.build().and_then(|state| limited(engine, state)) {
-                Ok(store) => store,
-                Err(error) => {
-                    return Finished::failed(ToolError::new(
-                        ToolErrorKind::Failed,
-                        format!("cannot prepare the sandbox: {error:#}"),
-                    ));
-                }
-            };
-            let running = tokio::time::timeout(timeout, async {
-                let instance = bundle.pre.instantiate_async(&mut store).await?;
-                body(&mut store, instance).await
-            });
-            // Dropping the running call drops its instance: a cancelled call
-            // stops where it is, and nothing it staged survives.
-            let returned = tokio::select! {
-                returned = running => returned,
-                () = cancel.cancelled() => {
-                    return Finished::failed(ToolError::new(
-                        ToolErrorKind::Cancelled,
-                        format!("{label} was cancelled by whoever asked for it; its instance was stopped"),
-                    ));
-                }
-            };
-            let state = store.into_data();
-            let output = state.vfs.is_some().then(|| state.log.command_output());
-            match settle(returned, &state) {
-                Ok(value) => Finished {
-                    result: Ok(value),
-                    effects: state.into_effects(),
-                    output,
-                },
-                Err(error) => Finished {
-                    output,
-                    ..Finished::failed(error)
-                },
-            }
-        })
-        .await;
-    ran.unwrap_or_else(|full| {
-        Finished::failed(audit.exceeded(label, LimitKind::Instances, full.to_string()))
-    })
+        .admit(bundle.footprint.slots(), nests, reserved, timeout)
+        .await
+    {
+        Ok(held) => held,
+        Err(full) => {
+            return Finished::failed(audit.exceeded(label, LimitKind::Instances, full.to_string()));
+        }
+    };
+    let mut store = match call.build().and_then(|state| limited(engine, state)) {
+        Ok(store) => store,
+        Err(error) => {
+            return Finished::failed(ToolError::new(
+                ToolErrorKind::Failed,
+                format!("cannot prepare the sandbox: {error:#}"),
+            ));
+        }
+    };
+    let running = held.scope(tokio::time::timeout(timeout, async {
+        let instance = bundle.pre.instantiate_async(&mut store).await?;
+        body(&mut store, instance).await
+    }));
+    // Dropping the running call drops its instance: a cancelled call
+    // stops where it is, and nothing it staged survives.
+    let returned = tokio::select! {
+        returned = running => returned,
+        () = cancel.cancelled() => {
+            return Finished::failed(ToolError::new(
+                ToolErrorKind::Cancelled,
+                format!("{label} was cancelled by whoever asked for it; its instance was stopped"),
+            ));
+        }
+    };
+    let state = store.data_mut();
+    let output = state.vfs.is_some().then(|| state.log.command_output());
+    let finished = match settle(returned, state) {
+        Ok(value) => Finished {
+            result: Ok(value),
+            effects: state.take_effects(),
+            output,
+        },
+        Err(error) => Finished {
+            output,
+            ..Finished::failed(error)
+        },
+    };
+    teardown::take_down(store, held);
+    finished
 }
 
 /// A store holding `state`, with its bundle's limits applied.

@@ -44,6 +44,7 @@ mod progress;
 mod safeguards;
 mod sandbox;
 mod state_keys;
+mod teardown;
 pub mod workspace;
 
 pub use approvals::{Approval, Approvals, ApprovalsError, GRANTS_FILE, Unapproved, bundled_grants};

@@ -79,18 +79,23 @@ impl CallState {
         &mut self.table
     }
 
-    /// What the call staged. A backend's own layer of files fits its call
-    /// quota already; a step's quota is the loop's to judge.
-    pub(crate) fn into_effects(self) -> Effects {
-        let mut files = self.staging.map(CallFiles::into_writes).unwrap_or_default();
-        if let Some(tools) = self.tools {
+    /// Take out what the call staged, leaving the rest to be taken down
+    /// with its instance. A backend's own layer of files fits its call quota
+    /// already; a step's quota is the loop's to judge.
+    pub(crate) fn take_effects(&mut self) -> Effects {
+        let mut files = self
+            .staging
+            .take()
+            .map(CallFiles::into_writes)
+            .unwrap_or_default();
+        if let Some(tools) = self.tools.take() {
             files.extend(tools.into_files());
         }
         Effects {
-            writes: self.state.into_writes(),
+            writes: self.state.take_writes(),
             files,
             blocks_size: self.content.size(),
-            blocks: self.content.into_blocks(),
+            blocks: self.content.take_blocks(),
         }
     }
 

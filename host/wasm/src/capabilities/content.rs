@@ -46,9 +46,9 @@ impl ContentOutput {
         self.used
     }
 
-    /// The blocks, in the order they were attached.
-    pub(crate) fn into_blocks(self) -> Vec<ContentBlock> {
-        self.blocks
+    /// Take out the blocks, in the order they were attached.
+    pub(crate) fn take_blocks(&mut self) -> Vec<ContentBlock> {
+        std::mem::take(&mut self.blocks)
     }
 
     fn attach(&mut self, block: ContentBlock) -> Result<(), String> {
@@ -134,7 +134,7 @@ mod tests {
                 .is_ok()
         );
         assert_eq!(output.size(), 8);
-        let blocks = output.into_blocks();
+        let blocks = output.take_blocks();
         assert_eq!(blocks.len(), 2);
         assert_eq!(blocks[1], ContentBlock::Text { text: "abc".into() });
     }
@@ -146,7 +146,7 @@ mod tests {
             .attach(ContentBlock::Text { text: "x".into() })
             .unwrap_err();
         assert!(refused.contains("only a tool call"), "{refused}");
-        assert!(output.into_blocks().is_empty());
+        assert!(output.take_blocks().is_empty());
     }
 
     #[test]

@@ -129,9 +129,9 @@ impl StateAccess {
         Ok(Ok(()))
     }
 
-    /// The writes the call staged, in order.
-    pub(crate) fn into_writes(self) -> Vec<StateWrite> {
-        self.staged.into_writes()
+    /// Take out the writes the call staged, in order.
+    pub(crate) fn take_writes(&mut self) -> Vec<StateWrite> {
+        std::mem::take(&mut self.staged).into_writes()
     }
 }
 
