@@ -14,15 +14,19 @@ mod support;
 use support::{Project, both, text};
 
 /// A project folder with the `dir` backend and the hostile fixture as
-/// plugins, a few files, and its run store inside.
+/// plugins, a few files, and its run store inside. The hostile bundle is
+/// granted a tool to call, so its calls may act past their step: one that a
+/// crash interrupted is never run again unasked.
 fn project() -> Project {
     let project = Project::new();
     project.bundled("dir", artifacts::DIR);
     project.bundle(
         "hostile",
-        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n[limits]\ntimeout-ms = 120000\n",
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\
+         [grants]\ntools = [\"hostile.echo\"]\n[limits]\ntimeout-ms = 120000\n",
         artifacts::HOSTILE,
     );
+    project.approve("hostile");
     project.write(
         "src/lib.rs",
         "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
