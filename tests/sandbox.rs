@@ -584,6 +584,18 @@ async fn many_more_concurrent_calls_than_instance_slots_all_succeed() {
     assert!(limit_events(&loaded).is_empty());
 }
 
+/// `fixture`'s bundles loaded on a host whose instance pool has one slot.
+async fn on_one_slot(fixture: &Fixture) -> Loaded {
+    let host = cordon_wasm::PluginHost::new(cordon_wasm::HostConfig {
+        max_instances: 1,
+        ..cordon_wasm::HostConfig::default()
+    })
+    .unwrap();
+    fixture
+        .load_on(host, cordon_wasm::Safeguards::default())
+        .await
+}
+
 #[tokio::test]
 async fn a_call_waits_for_a_free_slot_and_fails_as_a_limit_naming_the_pool_when_none_frees() {
     let fixture = Fixture::new();
@@ -597,30 +609,16 @@ async fn a_call_waits_for_a_free_slot_and_fails_as_a_limit_naming_the_pool_when_
         &manifest("jq", "[limits]\ntimeout-ms = 200\n"),
         Path::new(artifacts::JQ),
     );
-    let host = cordon_wasm::PluginHost::new(cordon_wasm::HostConfig {
-        max_instances: 1,
-        ..cordon_wasm::HostConfig::default()
-    })
-    .unwrap();
-    let report = fixture.report(&host).await;
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    let events = Arc::new(cordon_kernel::EventLog::new());
-    let plugins = host.plugins(report.bundles, events.clone()).unwrap();
-    let state = Arc::new(MemoryStateStore::new());
+    let loaded = on_one_slot(&fixture).await;
     // One call holds the only slot for a second and a half. A call of the
     // same bundle (3 s to spare) waits for it and runs; a `jq` call, whose
     // bundle allows 200 ms, gives up waiting.
-    let holder = call_committed(
-        &plugins,
-        state.clone(),
-        "hostile.sleep",
-        json!({"ms": 1500}),
-    );
+    let holder = loaded.call("hostile.sleep", json!({"ms": 1500}));
     let later = |tool: &'static str, args: Value| {
-        let (plugins, state) = (&plugins, state.clone());
+        let loaded = &loaded;
         async move {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            call_committed(plugins, state, tool, args).await
+            loaded.call(tool, args).await
         }
     };
     let (held, waited, refused) = tokio::join!(
@@ -636,20 +634,17 @@ async fn a_call_waits_for_a_free_slot_and_fails_as_a_limit_naming_the_pool_when_
         refused.message.contains("all 1 slots") && refused.message.contains("--max-instances"),
         "{refused}"
     );
-    let pool_limits: Vec<Event> = events
+    let pool_limits: Vec<Event> = loaded
+        .events
         .snapshot()
         .into_iter()
         .filter(|event| matches!(event, Event::LimitExceeded { limit: LimitKind::Instances, bundle, .. } if bundle == "jq"))
         .collect();
     assert_eq!(pool_limits.len(), 1, "{pool_limits:?}");
-    let again = call_committed(
-        &plugins,
-        state,
-        "jq.query",
-        json!({"filter": ".", "input": 2}),
-    )
-    .await
-    .expect("the pool serves again once free");
+    let again = loaded
+        .call("jq.query", json!({"filter": ".", "input": 2}))
+        .await
+        .expect("the pool serves again once free");
     assert_eq!(again.content, json!([2]));
 }
 
@@ -663,19 +658,10 @@ async fn a_pool_of_one_slot_serves_calls_one_after_another() {
         &manifest("hostile", "[limits]\ntimeout-ms = 200\n"),
         Path::new(artifacts::HOSTILE),
     );
-    let host = cordon_wasm::PluginHost::new(cordon_wasm::HostConfig {
-        max_instances: 1,
-        ..cordon_wasm::HostConfig::default()
-    })
-    .unwrap();
-    let report = fixture.report(&host).await;
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    let plugins = host
-        .plugins(report.bundles, Arc::new(cordon_kernel::EventLog::new()))
-        .unwrap();
-    let state = Arc::new(MemoryStateStore::new());
+    let loaded = on_one_slot(&fixture).await;
     for n in 0..20 {
-        let answer = call_committed(&plugins, state.clone(), "hostile.echo", json!({ "n": n }))
+        let answer = loaded
+            .call("hostile.echo", json!({ "n": n }))
             .await
             .unwrap_or_else(|error| panic!("call {n}: {error}"));
         assert_eq!(answer.content, json!({ "n": n }));
