@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Builds the bundled plugins for wasm32-wasip2 and copies each component into its
 # bundle folder as plugins/<name>/<name>.wasm, next to its plugin.toml.
+#
+# They are built by the build script of the `cordon-bundled` crate, the same
+# build that records their digests in `cordon`: a bundle counts as bundled with
+# Cordon only when its component is, byte for byte, the one this build made.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,18 +22,14 @@ rustup target add wasm32-wasip2 >/dev/null 2>&1 || {
     exit 1
 }
 
-packages=()
-for name in "${plugins[@]}"; do
-    packages+=(-p "cordon-plugin-$name")
-done
-cargo build --profile guest --target wasm32-wasip2 "${packages[@]}"
+cargo build -p cordon-bundled
+built="$target_dir/guests/wasm32-wasip2/guest"
 
 for name in "${plugins[@]}"; do
-    built="$target_dir/wasm32-wasip2/guest/cordon_plugin_$name.wasm"
-    cp "$built" "plugins/$name/$name.wasm"
+    cp "$built/cordon_plugin_$name.wasm" "plugins/$name/$name.wasm"
     echo "plugins/$name/$name.wasm"
 done
 
 # The memory bundle runs the dir backend's component under its own manifest.
-cp "$target_dir/wasm32-wasip2/guest/cordon_plugin_dir.wasm" plugins/memory/memory.wasm
+cp "$built/cordon_plugin_dir.wasm" plugins/memory/memory.wasm
 echo "plugins/memory/memory.wasm"
