@@ -5,7 +5,7 @@ use std::path::Path;
 
 use cordon_kernel::HookPhase;
 use cordon_tests::{Fixture, artifacts, hook_manifest, host, manifest};
-use cordon_wasm::{BundleError, BundleKind, CacheOutcome, HostConfig, PluginHost};
+use cordon_wasm::{BundleError, BundleKind, CacheOutcome, Discarded, HostConfig, PluginHost};
 
 async fn only_error(fixture: &Fixture) -> (BundleError, String) {
     let report = fixture.report(&host()).await;
@@ -317,11 +317,11 @@ async fn a_missing_granted_directory_is_refused() {
 }
 
 #[tokio::test]
-async fn a_second_load_uses_the_compiled_cache() {
+async fn a_second_load_uses_the_compiled_cache_and_a_tampered_entry_never_runs() {
     let cache = tempfile::tempdir().unwrap();
     let host = || {
         PluginHost::new(HostConfig {
-            cache_dir: Some(cache.path().to_owned()),
+            cache: Some(cordon_tests::cache_in(cache.path())),
             max_instances: 4,
         })
         .unwrap()
@@ -336,17 +336,75 @@ async fn a_second_load_uses_the_compiled_cache() {
     assert_eq!(first.bundles[0].cache, CacheOutcome::Compiled);
     let second = fixture.report(&host()).await;
     assert_eq!(second.bundles[0].cache, CacheOutcome::Hit);
+    let entry = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "cwasm"))
+        .expect("the entry");
+    let sealed = std::fs::read(&entry).unwrap();
 
-    for entry in std::fs::read_dir(cache.path()).unwrap() {
-        std::fs::write(entry.unwrap().path(), b"corrupted").unwrap();
+    // Another component's entry, sealed with the same key, moved over it.
+    let other = Fixture::new();
+    other.bundled_plugin("jq", Path::new(artifacts::JQ));
+    let jq_cache = tempfile::tempdir().unwrap();
+    let jq_host = PluginHost::new(HostConfig {
+        cache: Some(cordon_tests::cache_in(jq_cache.path())),
+        max_instances: 4,
+    })
+    .unwrap();
+    assert!(other.report(&jq_host).await.errors.is_empty());
+    let jq_entry = std::fs::read_dir(jq_cache.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "cwasm"))
+        .expect("jq's entry");
+    let mut flipped = sealed.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x40;
+    for (what, tampered, why) in [
+        (
+            "swapped",
+            std::fs::read(&jq_entry).unwrap(),
+            Discarded::Unverified,
+        ),
+        ("bit-flipped", flipped, Discarded::Unverified),
+        (
+            "truncated",
+            sealed[..sealed.len() - 4096].to_vec(),
+            Discarded::Unverified,
+        ),
+        ("corrupted", b"corrupted".to_vec(), Discarded::Malformed),
+    ] {
+        std::fs::write(&entry, tampered).unwrap();
+        let reloading = host();
+        let loaded = fixture.report(&reloading).await;
+        assert!(loaded.errors.is_empty(), "{what}: {:?}", loaded.errors);
+        assert_eq!(
+            loaded.bundles[0].cache,
+            CacheOutcome::Replaced(why),
+            "a {what} entry is discarded and compiled again"
+        );
+        assert_eq!(
+            fixture.report(&host()).await.bundles[0].cache,
+            CacheOutcome::Hit,
+            "{what}: the entry was replaced"
+        );
+        let plugins = reloading
+            .plugins(
+                loaded.bundles,
+                std::sync::Arc::new(cordon_kernel::EventLog::new()),
+            )
+            .unwrap_or_else(|errors| panic!("{}", errors[0]));
+        let echoed = cordon_kernel::call_committed(
+            &plugins,
+            std::sync::Arc::new(cordon_kernel::MemoryStateStore::new()),
+            "hostile.echo",
+            serde_json::json!({ "said": what }),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{what}: {error}"));
+        assert_eq!(echoed.content["said"], what, "the component is its own");
     }
-    let third = fixture.report(&host()).await;
-    assert!(third.errors.is_empty(), "{:?}", third.errors);
-    assert_eq!(
-        third.bundles[0].cache,
-        CacheOutcome::Compiled,
-        "a corrupt entry is replaced"
-    );
 }
 
 #[tokio::test]

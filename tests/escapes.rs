@@ -11,7 +11,7 @@ use std::path::Path;
 
 use cordon_kernel::{Capability, FileRules, ToolErrorKind};
 use cordon_tests::{Fixture, Loaded, Rig, artifacts, manifest};
-use cordon_wasm::{Safeguards, WorkspaceOptions};
+use cordon_wasm::{Holds, Reserved, Safeguards, WorkspaceOptions};
 use serde_json::{Value, json};
 
 /// What the stand-in for the run store holds.
@@ -211,6 +211,262 @@ async fn the_store_is_out_of_reach_of_the_workspace_tools_on_every_backend() {
     }
 }
 
+/// Every `.cordon` folder or file under the workspace root but the root's own.
+fn nested_cordon_folders(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_owned()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let kind = entry.file_type().unwrap();
+            if path == root.join(".cordon") {
+                continue;
+            }
+            if entry.file_name() == ".cordon" {
+                found.push(path.strip_prefix(root).unwrap().display().to_string());
+            }
+            if kind.is_dir() {
+                pending.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn no_tool_plants_changes_or_removes_operator_files_at_any_depth_on_any_backend() {
+    for setup in SETUPS {
+        let rig = rig(setup, Safeguards::default()).await;
+        let root = rig.fixture.workspace.path().to_owned();
+        // A cloned repository's own `.cordon`, which a run may read.
+        std::fs::create_dir_all(root.join("repo/.cordon")).unwrap();
+        std::fs::write(root.join("repo/.cordon/config.toml"), "max-instances = 4\n").unwrap();
+        let approval = "[bundles.evil]\nsha256 = \"0000\"\n";
+        for path in [
+            "sub/.cordon/grants.toml",
+            "a/b/.cordon/config.toml",
+            "lnk/sub/.cordon/grants.toml",
+            "sub/up/c/.cordon/plugins/evil/plugin.toml",
+            "repo/.cordon/config.toml",
+            "d/.cordon",
+        ] {
+            let error = rig
+                .call("write", json!({ "path": path, "content": approval }))
+                .await
+                .expect_err(path);
+            assert_eq!(
+                error.kind,
+                ToolErrorKind::Denied,
+                "{setup:?} {path}: {error}"
+            );
+        }
+        let edit = rig
+            .call(
+                "edit",
+                json!({"path": "repo/.cordon/config.toml", "old_string": "4", "new_string": "400"}),
+            )
+            .await
+            .expect_err("edit");
+        assert_eq!(edit.kind, ToolErrorKind::Denied, "{setup:?}: {edit}");
+        for line in [
+            "mkdir -p a/b/.cordon",
+            "mkdir -p e && echo x > e/.cordon",
+            "mkdir f && mv f sub/.cordon",
+            "mkdir -p g/h && mv g/h g/.cordon",
+            "ln -s repo/.cordon linked && echo x > linked/grants.toml",
+            "echo '[bundles.evil]' > lnk/repo/.cordon/grants.toml",
+            "echo x >> repo/.cordon/config.toml",
+            "rm -rf repo/.cordon",
+            "mv repo moved",
+            "cp -r repo/.cordon sub/.cordon",
+        ] {
+            let (code, _, _) = rig.sh(line).await;
+            assert_ne!(code, 0, "{setup:?} `{line}` succeeded");
+        }
+        assert_eq!(
+            rig.ok("read", json!({"path": "repo/.cordon/config.toml"}))
+                .await["content"],
+            "max-instances = 4\n",
+            "{setup:?}: a nested `.cordon` is read, and never changed"
+        );
+        rig.commit();
+        assert_eq!(
+            nested_cordon_folders(&root),
+            ["repo/.cordon"],
+            "{setup:?}: nothing was planted"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("repo/.cordon/config.toml")).unwrap(),
+            "max-instances = 4\n"
+        );
+        let denials = rig.loaded.events.denials();
+        assert!(
+            denials
+                .iter()
+                .any(|denial| denial.reason.contains("operator files")
+                    && denial.target.contains(".cordon")),
+            "{setup:?}: refusals are audited, naming the folder: {denials:?}"
+        );
+        assert_eq!(
+            rig.ok("read", json!({"path": "README.md"})).await["content"],
+            "# Project\nCordon runs tools.\n",
+            "{setup:?}: still serving"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_plugins_folder_in_the_workspace_is_read_only_to_every_tool_on_every_backend() {
+    let guard = "[plugin]\nname = \"guard\"\n[config]\ndeny-tools = [\"rm\"]\n";
+    for setup in SETUPS {
+        let name = match setup {
+            Setup::Memory => "memory",
+            Setup::DirTransactional | Setup::DirDirect => "dir",
+        };
+        let options = WorkspaceOptions {
+            transactional: setup == Setup::DirTransactional,
+            seed: true,
+        };
+        let rig = Rig::bind_guarded(name, options, |fixture, _| {
+            project(fixture.workspace.path());
+            fixture.bundled_plugin(name, Path::new(artifacts::DIR));
+            let folder = fixture.workspace.path().join("plugins");
+            std::fs::create_dir_all(folder.join("guard")).unwrap();
+            std::fs::write(folder.join("guard/plugin.toml"), guard).unwrap();
+            Safeguards {
+                plugins: vec![folder],
+                ..Safeguards::default()
+            }
+        })
+        .await;
+        let root = rig.fixture.workspace.path().to_owned();
+        for (tool, args) in [
+            (
+                "write",
+                json!({"path": "plugins/guard/plugin.toml", "content": "[config]\n"}),
+            ),
+            (
+                "write",
+                json!({"path": "plugins/evil/plugin.toml", "content": "[plugin]\n"}),
+            ),
+            (
+                "write",
+                json!({"path": "lnk/plugins/guard/guard.wasm", "content": "x"}),
+            ),
+            (
+                "edit",
+                json!({"path": "plugins/guard/plugin.toml", "old_string": "\"rm\"", "new_string": ""}),
+            ),
+        ] {
+            let error = rig.call(tool, args.clone()).await.expect_err(tool);
+            assert_eq!(
+                error.kind,
+                ToolErrorKind::Denied,
+                "{setup:?} {tool} {args}: {error}"
+            );
+        }
+        for line in [
+            "echo 'deny-tools = []' >> plugins/guard/plugin.toml",
+            "rm -rf plugins/guard",
+            "mv plugins/guard plugins/old",
+            "mkdir plugins/evil",
+            "mv plugins elsewhere",
+        ] {
+            let (code, _, _) = rig.sh(line).await;
+            assert_ne!(code, 0, "{setup:?} `{line}` succeeded");
+        }
+        let (code, out, _) = rig.sh("cat plugins/guard/plugin.toml").await;
+        assert_eq!((code, out.as_str()), (0, guard), "{setup:?}: it is read");
+        rig.commit();
+        assert_eq!(
+            std::fs::read_to_string(root.join("plugins/guard/plugin.toml")).unwrap(),
+            guard,
+            "{setup:?}"
+        );
+        assert!(!root.join("plugins/evil").exists(), "{setup:?}");
+        assert!(
+            rig.loaded
+                .events
+                .denials()
+                .iter()
+                .any(|denial| denial.reason.contains("plugins folder")),
+            "{setup:?}: refusals are audited"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_backend_plants_no_operator_files_and_loosens_no_plugin_by_its_own_grant() {
+    for transactional in [true, false] {
+        let manifest = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"sandbox\"\ncomponent = \"tool.wasm\"\n[limits]\ntimeout-ms = 5000\n[[grants.dirs]]\nhost = \".\"\nguest = \"/workspace\"\nmode = \"rw\"\n";
+        let workspace = tempfile::tempdir().unwrap();
+        let plugins = workspace.path().join("plugins");
+        std::fs::create_dir_all(plugins.join("guard")).unwrap();
+        std::fs::write(
+            plugins.join("guard/plugin.toml"),
+            "[plugin]\nname = \"guard\"\n",
+        )
+        .unwrap();
+        let fixture = Fixture {
+            workspace,
+            plugins: tempfile::tempdir().unwrap(),
+        };
+        fixture.bundle("hostile", manifest, Path::new(artifacts::HOSTILE_BACKEND));
+        let loaded = fixture
+            .load_with(Safeguards {
+                plugins: vec![plugins.clone()],
+                ..Safeguards::default()
+            })
+            .await;
+        let workspace = loaded
+            .plugins
+            .workspace(
+                "hostile",
+                WorkspaceOptions {
+                    transactional,
+                    seed: true,
+                },
+            )
+            .unwrap();
+        let attempts: &[&str] = if transactional {
+            &["stage-operator-files", "stage-plugins"]
+        } else {
+            &["plant-operator-files", "edit-plugins"]
+        };
+        for attempt in attempts {
+            let outcome = workspace
+                .tools()
+                .call(
+                    "read",
+                    json!({ "path": attempt }),
+                    cordon_kernel::CallContext::outside_run(std::sync::Arc::new(
+                        cordon_kernel::StateSnapshot::default(),
+                    )),
+                )
+                .await;
+            let error = outcome.result.expect_err(attempt);
+            assert_eq!(error.kind, ToolErrorKind::Denied, "{attempt}: {error}");
+            assert!(outcome.files.is_empty(), "{attempt}: nothing staged");
+        }
+        let root = fixture.workspace.path();
+        assert!(nested_cordon_folders(root).is_empty(), "{transactional}");
+        assert_eq!(
+            std::fs::read_to_string(plugins.join("guard/plugin.toml")).unwrap(),
+            "[plugin]\nname = \"guard\"\n"
+        );
+        let denials = loaded.events.denials();
+        assert!(
+            denials
+                .iter()
+                .any(|denial| denial.reason.contains("operator files"))
+                && denials
+                    .iter()
+                    .any(|denial| denial.reason.contains("plugins folder")),
+            "{denials:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_direct_run_clears_its_folder_but_never_the_store() {
     let rig = rig(Setup::DirDirect, Safeguards::default()).await;
@@ -391,7 +647,7 @@ async fn a_store_kept_elsewhere_under_a_grant_is_out_of_reach_too() {
     );
     let loaded = fixture
         .load_with(Safeguards {
-            reserved: vec![root.join("data/runs")],
+            reserved: vec![Reserved::new(root.join("data/runs"), Holds::RunStore)],
             ..Safeguards::default()
         })
         .await;

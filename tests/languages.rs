@@ -331,7 +331,7 @@ async fn a_cached_python_component_loads_without_compiling_again() {
     let bundle = built_bundle(EXAMPLE_TOOLS_DIR, "csv");
     let load = || async {
         let host = PluginHost::new(HostConfig {
-            cache_dir: Some(cache.path().to_owned()),
+            cache: Some(cordon_tests::cache_in(cache.path())),
             ..HostConfig::default()
         })
         .expect("host");

@@ -158,7 +158,7 @@ async fn measure(subject: &Subject) -> Figures {
     let workspace = tempfile::tempdir().expect("workspace");
     let host = || {
         PluginHost::new(HostConfig {
-            cache_dir: Some(cache.path().to_owned()),
+            cache: Some(cordon_tests::cache_in(cache.path())),
             ..HostConfig::default()
         })
         .expect("host")

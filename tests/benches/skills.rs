@@ -215,7 +215,7 @@ async fn interpreter_load() {
     let workspace = tempfile::tempdir().expect("workspace");
     let host = || {
         PluginHost::new(HostConfig {
-            cache_dir: Some(cache.path().to_owned()),
+            cache: Some(cordon_tests::cache_in(cache.path())),
             ..HostConfig::default()
         })
         .expect("host")

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use cordon_kernel::{EventLog, MemoryStateStore, ToolError, ToolOutput, call_committed};
-use cordon_wasm::{DirReport, HostConfig, PluginHost, Plugins, Safeguards};
+use cordon_wasm::{
+    BundledPlugins, CacheConfig, CacheKey, DirReport, HostConfig, PluginHost, Plugins, Safeguards,
+};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -27,13 +29,34 @@ fn cache_dir() -> PathBuf {
         .to_owned()
 }
 
-/// A plugin host sharing the test binary's cache.
+/// The compile cache in `dir`, sealed with a key of this test binary's.
+pub fn cache_in(dir: &Path) -> CacheConfig {
+    static KEY: OnceLock<CacheKey> = OnceLock::new();
+    CacheConfig {
+        dir: dir.to_owned(),
+        key: KEY.get_or_init(CacheKey::ephemeral).clone(),
+    }
+}
+
+/// The plugins this build of Cordon ships, as the host knows them.
+pub fn bundled() -> BundledPlugins {
+    BundledPlugins::new(
+        cordon_bundled::PLUGINS
+            .iter()
+            .map(|plugin| (plugin.name, plugin.manifest, plugin.sha256)),
+    )
+    .expect("the bundled plugins' manifests are valid")
+}
+
+/// A plugin host sharing the test binary's cache, knowing the bundled
+/// plugins by their components.
 pub fn host() -> PluginHost {
     PluginHost::new(HostConfig {
-        cache_dir: Some(cache_dir()),
+        cache: Some(cache_in(&cache_dir())),
         max_instances: 16,
     })
     .expect("create plugin host")
+    .with_bundled(bundled())
 }
 
 /// A plugins directory and a workspace root, both temporary.
@@ -181,10 +204,11 @@ pub fn built_bundle(parent: &str, folder: &str) -> PathBuf {
 /// state and events.
 pub async fn load_bundles(dirs: &[PathBuf], workspace: &Path, safeguards: Safeguards) -> Loaded {
     let host = PluginHost::new(HostConfig {
-        cache_dir: Some(cache_dir()),
+        cache: Some(cache_in(&cache_dir())),
         ..HostConfig::default()
     })
-    .expect("create plugin host");
+    .expect("create plugin host")
+    .with_bundled(bundled());
     let mut bundles = Vec::new();
     for dir in dirs {
         let loaded = host

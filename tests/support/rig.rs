@@ -42,9 +42,24 @@ impl Rig {
         safeguards: Safeguards,
         prepare: impl FnOnce(&Fixture, &Path),
     ) -> Self {
+        Self::bind_guarded(name, options, |fixture, outside| {
+            prepare(fixture, outside);
+            safeguards
+        })
+        .await
+    }
+
+    /// A workspace `prepare` fills (given the fixture and a folder outside
+    /// it), bound to backend `name` with `options`, every call under the
+    /// safeguards `prepare` returns, which may name the fixture's folders.
+    pub async fn bind_guarded(
+        name: &str,
+        options: WorkspaceOptions,
+        prepare: impl FnOnce(&Fixture, &Path) -> Safeguards,
+    ) -> Self {
         let fixture = Fixture::new();
         let outside = tempfile::tempdir().unwrap();
-        prepare(&fixture, outside.path());
+        let safeguards = prepare(&fixture, outside.path());
         let loaded = fixture.load_with(safeguards).await;
         let workspace = loaded.plugins.workspace(name, options).unwrap();
         Self {

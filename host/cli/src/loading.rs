@@ -96,6 +96,7 @@ impl LoadProgress for LoadDisplay {
                 CacheOutcome::Hit => "from the cache",
                 CacheOutcome::Compiled => "compiled and cached",
                 CacheOutcome::Uncached => "compiled, not cached",
+                CacheOutcome::Replaced(_) => "compiled again and cached",
             };
             self.say(&format!("loaded {name}: {how} in {} ms", time.as_millis()));
         }

@@ -51,8 +51,8 @@ fn new_build_check_call(project: &Project, kind: &str, lang: &str, name: &str) {
 
     assert!(
         built.contains(&format!(
-            "it loads once `cordon grants approve {name}` records it"
-        )),
+            "it does not load yet: it asks for state read [{name}.greetings]"
+        )) && built.contains(&format!("`cordon grants approve {name}`")),
         "what it asks for waits for the operator: {built}"
     );
     project.approve(&folder_name(&folder));
@@ -62,7 +62,7 @@ fn new_build_check_call(project: &Project, kind: &str, lang: &str, name: &str) {
         "{checked}"
     );
     assert!(
-        checked.contains("(cached, "),
+        checked.contains("; cached, "),
         "no compile on the first use: {checked}"
     );
 }

@@ -83,7 +83,7 @@ fn diagnostics_are_coloured_on_a_terminal_unless_no_color_is_set() {
     let (_, coloured) = project.at_terminal(&["tool", "list"], "");
     let warning = coloured
         .lines()
-        .find(|line| line.contains("discarding unusable compiled component"))
+        .find(|line| line.contains("refused a compiled component from the cache"))
         .unwrap_or_else(|| panic!("the damage is warned about: {coloured}"));
     assert!(
         warning.contains('\u{1b}'),
@@ -94,7 +94,7 @@ fn diagnostics_are_coloured_on_a_terminal_unless_no_color_is_set() {
     let (_, plain) = project.at_terminal_with(&["tool", "list"], "", &[("NO_COLOR", "1")]);
     let warning = plain
         .lines()
-        .find(|line| line.contains("discarding unusable compiled component"))
+        .find(|line| line.contains("refused a compiled component from the cache"))
         .unwrap_or_else(|| panic!("the damage is warned about: {plain}"));
     assert!(
         !warning.contains('\u{1b}'),
@@ -105,7 +105,7 @@ fn diagnostics_are_coloured_on_a_terminal_unless_no_color_is_set() {
     let piped = project.cordon(&["tool", "list"]);
     let said = text(&piped.stderr);
     assert!(
-        said.contains("discarding unusable compiled component"),
+        said.contains("refused a compiled component from the cache"),
         "{said}"
     );
     assert!(

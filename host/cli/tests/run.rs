@@ -292,6 +292,7 @@ fn on_a_terminal_the_operator_is_asked_and_the_answer_is_used() {
         .args(["-qec", &line, "/dev/null"])
         .current_dir(project.dir.path())
         .env("CORDON_CACHE_DIR", project.cache.path())
+        .env("XDG_STATE_HOME", project.state_home())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

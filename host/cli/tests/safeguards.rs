@@ -331,3 +331,297 @@ fn a_path_outside_every_directory_grant_is_told_which_grants_there_are() {
         both(&inside)
     );
 }
+
+/// Put bundle `name` into `folder`, with the repository's manifest of the
+/// bundled plugin `name` and `component` as its component: a third party's
+/// bundle passing itself off as Cordon's own when `component` is not the
+/// plugin's.
+fn plant(folder: &std::path::Path, name: &str, component: &str) {
+    let bundle = folder.join(name);
+    std::fs::create_dir_all(&bundle).unwrap();
+    let manifest = std::path::Path::new(artifacts::PLUGINS_DIR)
+        .join(name)
+        .join("plugin.toml");
+    std::fs::copy(manifest, bundle.join("plugin.toml")).unwrap();
+    std::fs::copy(component, bundle.join(format!("{name}.wasm"))).unwrap();
+}
+
+#[test]
+fn a_component_named_like_a_bundled_plugin_loads_from_no_folder_of_the_search_path() {
+    let project = Project::new();
+    let user = project.data_home().join("cordon/plugins");
+    for (folder, flags) in [
+        (project.path("elsewhere"), vec!["--plugins", "elsewhere"]),
+        (project.path("plugins"), vec![]),
+        (project.path(".cordon/plugins"), vec!["--plugins", "empty"]),
+        (user.clone(), vec!["--plugins", "empty"]),
+    ] {
+        std::fs::create_dir_all(project.path("empty")).unwrap();
+        plant(&folder, "files", artifacts::IMPOSTOR);
+        plant(&folder, "dir", artifacts::HOSTILE_BACKEND);
+        let mut args = vec!["plugins", "check"];
+        args.extend(&flags);
+        let checked = project.cordon(&args);
+        let said = both(&checked);
+        assert_eq!(
+            checked.status.code(),
+            Some(1),
+            "{}: {said}",
+            folder.display()
+        );
+        for name in ["files", "dir"] {
+            assert!(
+                said.contains(&format!(
+                    "bundle `{name}` is not loaded: it is named like a plugin bundled with Cordon, but its component is not the one this build of Cordon made"
+                )),
+                "{}: {said}",
+                folder.display()
+            );
+        }
+        std::fs::remove_dir_all(&folder).unwrap();
+    }
+
+    // Cordon's own components under the same names load, trusted.
+    project.bundled("files", artifacts::FILES);
+    project.bundled("dir", artifacts::DIR);
+    let checked = project.cordon(&["plugins", "check"]);
+    let said = both(&checked);
+    assert!(checked.status.success(), "{said}");
+    assert!(said.contains("loads: bundled with Cordon"), "{said}");
+    assert!(!said.contains("untrusted"), "{said}");
+}
+
+#[test]
+fn a_third_party_files_approved_by_the_operator_is_still_not_trusted_to_read_only() {
+    let reader = "name = \"reader\"\n[permissions]\ndefault = \"deny\"\nallow = [\"@read-only\"]\n";
+    let script = "[[turn]]\n[[turn.call]]\ntool = \"files.read\"\nargs = { path = \"README.md\" }\n\n[[turn]]\ntext = \"Done.\"\n";
+    let project = Project::new();
+    project.write(".env", SECRET);
+    project.write("README.md", "# Project\n");
+    project.write("agent.toml", reader);
+    project.write("script.toml", script);
+    plant(&project.path("plugins"), "files", artifacts::IMPOSTOR);
+    let approved = project.cordon(&["grants", "approve", "files", "--yes"]);
+    let said = both(&approved);
+    assert!(approved.status.success(), "{said}");
+    assert!(
+        said.contains("third-party: it is named like a plugin bundled with Cordon"),
+        "approving says what it is: {said}"
+    );
+    let checked = project.cordon(&["plugins", "check"]);
+    let said = both(&checked);
+    assert!(
+        said.contains("untrusted: named like a plugin bundled with Cordon"),
+        "{said}"
+    );
+    let output = project.run_scripted("r1", &[]);
+    assert!(output.status.success(), "{}", both(&output));
+    let shown = project.show("r1");
+    assert_eq!(verdict_of_first_call(&shown), "deny", "{shown}");
+    assert!(!shown.to_string().contains("sk-SECRET"), "{shown}");
+
+    // The same run with Cordon's own `files` reads unasked.
+    let honest = Project::new();
+    honest.write(".env", SECRET);
+    honest.write("README.md", "# Project\n");
+    honest.write("agent.toml", reader);
+    honest.write("script.toml", script);
+    honest.bundled("files", artifacts::FILES);
+    let output = honest.run_scripted("r1", &[]);
+    assert!(output.status.success(), "{}", both(&output));
+    let shown = honest.show("r1");
+    assert_eq!(verdict_of_first_call(&shown), "allow", "{shown}");
+}
+
+#[test]
+fn a_manifest_changed_since_its_approval_is_refused_naming_each_change() {
+    let project = project();
+    let manifest = project.read("plugins/hostile/plugin.toml").unwrap();
+    for (edit, named) in [
+        (
+            manifest.replace("timeout-ms = 120000", "timeout-ms = 1000"),
+            "`limits.timeout-ms`: 120000 → 1000",
+        ),
+        (
+            format!("{manifest}[config]\nmode = \"loose\"\n"),
+            "`config` added: { mode = \"loose\" }",
+        ),
+    ] {
+        project.write("plugins/hostile/plugin.toml", &edit);
+        let checked = project.cordon(&["plugins", "check"]);
+        let said = both(&checked);
+        assert_eq!(checked.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains("bundle `hostile` is not loaded: its manifest changed since the operator approved it")
+                && said.contains(named),
+            "{said}"
+        );
+        let call = project.cordon(&["tool", "call", "hostile.echo", "--args", "{}"]);
+        assert!(!call.status.success(), "{}", both(&call));
+    }
+    let approved = project.cordon(&["grants", "approve", "hostile", "--yes"]);
+    let said = both(&approved);
+    assert!(approved.status.success(), "{said}");
+    assert!(
+        said.contains("manifest changed since the approval: `config` added"),
+        "approving shows the difference: {said}"
+    );
+    let call = project.cordon(&["tool", "call", "hostile.echo", "--args", "{}"]);
+    assert!(call.status.success(), "{}", both(&call));
+
+    // A hook's phases and a bundled plugin's config are pinned alike.
+    let hooks = "[plugin]\nname = \"gate\"\nversion = \"0.1.0\"\nkind = \"hook\"\nhooks = [\"before-tool-call\"]\ncomponent = \"tool.wasm\"\n";
+    project.bundle("gate", hooks, artifacts::HOSTILE_HOOKS);
+    project.approve("gate");
+    project.write(
+        "plugins/gate/plugin.toml",
+        &hooks.replace(
+            "[\"before-tool-call\"]",
+            "[\"before-tool-call\", \"after-tool-call\"]",
+        ),
+    );
+    project.bundled("guard", artifacts::GUARD);
+    let guard = project.read("plugins/guard/plugin.toml").unwrap();
+    project.write(
+        "plugins/guard/plugin.toml",
+        &guard.replace("ask-tools = []", "ask-tools = []\nask-commands = []"),
+    );
+    let checked = project.cordon(&["plugins", "check"]);
+    let said = both(&checked);
+    assert!(
+        said.contains("bundle `gate` is not loaded: its manifest changed since the operator approved it: `plugin.hooks`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("bundle `guard` is not loaded: its manifest differs from the one Cordon ships it: `config.ask-commands` added"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_run_plants_no_operator_file_and_edits_no_plugin_and_the_next_run_is_as_the_operator_left_it() {
+    let project = Project::new();
+    project.bundled("dir", artifacts::DIR);
+    project.bundled("guard", artifacts::GUARD);
+    project.write("docs/a.md", "# A\n");
+    project.write(
+        "agent.toml",
+        "name = \"coder\"\nsandbox = \"dir\"\nhooks = []\n[permissions]\ndefault = \"allow\"\n",
+    );
+    let guard = project.read("plugins/guard/plugin.toml").unwrap();
+    let approval = "[bundles.evil]\\nsha256 = \\\"0000\\\"\\n";
+    project.write(
+        "script.toml",
+        &format!(
+            r#"
+[[turn]]
+[[turn.call]]
+tool = "write"
+args = {{ path = "sub/.cordon/grants.toml", content = "{approval}" }}
+[[turn.call]]
+tool = "write"
+args = {{ path = "sub/.cordon/config.toml", content = "plugins = [\"../evil\"]\n" }}
+[[turn.call]]
+tool = "bash"
+args = {{ command = "mkdir -p a/b/.cordon && echo x > a/b/.cordon/grants.toml" }}
+[[turn.call]]
+tool = "write"
+args = {{ path = "plugins/guard/plugin.toml", content = "[plugin]\nname = \"guard\"\n" }}
+[[turn.call]]
+tool = "bash"
+args = {{ command = "echo 'deny-commands = []' >> plugins/guard/plugin.toml; mkdir plugins/evil" }}
+
+[[turn]]
+text = "Done."
+"#
+        ),
+    );
+    let output = project.run_scripted("r1", &["--direct"]);
+    assert!(output.status.success(), "{}", both(&output));
+    assert!(!project.path("sub/.cordon").exists());
+    assert!(!project.path("a/b/.cordon").exists());
+    assert!(!project.path("plugins/evil").exists());
+    assert_eq!(project.read("plugins/guard/plugin.toml").unwrap(), guard);
+    let shown = project.show("r1").to_string();
+    assert!(shown.contains("operator files"), "{shown}");
+    assert!(
+        shown.contains("plugins folder Cordon loads bundles from"),
+        "{shown}"
+    );
+    // The next run, from `sub/` or here, loads as the operator left it.
+    let checked = project.cordon(&["plugins", "check"]);
+    assert!(checked.status.success(), "{}", both(&checked));
+}
+
+#[test]
+fn a_compile_cache_inside_the_workspace_is_refused_and_a_swapped_entry_is_never_run() {
+    let project = Project::new();
+    project.bundled("files", artifacts::FILES);
+    project.bundled("jq", artifacts::JQ);
+    project.write("README.md", "# Project\n");
+    for flags in [
+        vec!["--cache-dir", ".cache/cordon"],
+        vec!["--cache-dir", "sub/../cache"],
+    ] {
+        let mut args = vec!["plugins", "check"];
+        args.extend(&flags);
+        let checked = project.cordon(&args);
+        let said = both(&checked);
+        assert_eq!(checked.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains("lies inside the workspace")
+                && said.contains("--cache-dir (or CORDON_CACHE_DIR) chose it"),
+            "{said}"
+        );
+    }
+    let checked = project
+        .command(&["plugins", "check"])
+        .env_remove("CORDON_CACHE_DIR")
+        .env("XDG_CACHE_HOME", project.path(".cache"))
+        .output()
+        .unwrap();
+    assert!(
+        both(&checked).contains("XDG_CACHE_HOME chose it"),
+        "{}",
+        both(&checked)
+    );
+
+    // Warm the cache, then swap `files`'s entry for `jq`'s, as a component
+    // that could write the cache would.
+    let warm = project.cordon(&["plugins", "check"]);
+    assert!(warm.status.success(), "{}", both(&warm));
+    let mut found: Vec<_> = std::fs::read_dir(project.cache.path())
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cwasm"))
+        .collect();
+    found.sort_by_key(|path| std::fs::metadata(path).unwrap().len());
+    assert_eq!(found.len(), 2, "{found:?}");
+    let (smaller, larger) = (&found[0], &found[1]);
+    std::fs::copy(larger, smaller).unwrap();
+    let checked = project.cordon(&["plugins", "check"]);
+    let said = both(&checked);
+    assert!(checked.status.success(), "{said}");
+    assert!(
+        said.contains("refused a compiled component from the cache")
+            && said.contains("its seal does not verify"),
+        "{said}"
+    );
+    let call = project.cordon(&[
+        "tool",
+        "call",
+        "files.read",
+        "--args",
+        r#"{"path": "README.md"}"#,
+    ]);
+    assert!(text(&call.stdout).contains("# Project"), "{}", both(&call));
+    let call = project.cordon(&[
+        "tool",
+        "call",
+        "jq.query",
+        "--args",
+        r#"{"filter": ".a", "input": {"a": 1}}"#,
+    ]);
+    assert!(call.status.success(), "{}", both(&call));
+}

@@ -290,10 +290,11 @@ impl Assembly {
         );
         let mut skills = skillset::assemble(&host, &roots, &launch.workspace).await;
         let mut safeguards = context::safeguards(
+            settings,
             &operator,
             agent.permissions.files(),
-            file,
-            &launch.workspace,
+            (file, &launch.workspace),
+            &launch.plugins,
         );
         safeguards.skills = skills.folders().into_values().collect();
         adopt_bundle_state(&mut agent, &report.bundles, launch.agent.as_deref())?;

@@ -6,25 +6,33 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use cordon_kernel::FileRules;
-use cordon_wasm::{DirReport, HostConfig, PluginHost, Safeguards};
+use cordon_wasm::{
+    BundledPlugins, DirReport, Holds, HostConfig, ManifestError, PluginHost, Reserved, Safeguards,
+};
 
+use crate::cache;
 use crate::operator::Operator;
 use crate::plugin_path::PluginPath;
 use crate::settings::HostSettings;
-use crate::xdg::{self, Base};
+
+/// The plugins this build of Cordon ships, known by the digests of the
+/// components this build made.
+pub fn bundled() -> Result<BundledPlugins, ManifestError> {
+    BundledPlugins::new(
+        cordon_bundled::PLUGINS
+            .iter()
+            .map(|plugin| (plugin.name, plugin.manifest, plugin.sha256)),
+    )
+}
 
 /// A plugin host configured from the command line and the operator's config.
 pub fn host(settings: &HostSettings, operator: &Operator) -> anyhow::Result<PluginHost> {
-    let cache_dir = if settings.no_cache {
-        None
-    } else {
-        settings.cache_dir.clone().or_else(default_cache_dir)
-    };
     let defaults = HostConfig::default();
     let host = PluginHost::new(HostConfig {
-        cache_dir,
+        cache: cache::config(settings)?,
         max_instances: operator.max_instances.unwrap_or(defaults.max_instances),
     })?
+    .with_bundled(bundled()?)
     .with_approvals(operator.approvals.clone())
     .with_network(operator.network.policy()?);
     Ok(match &settings.progress {
@@ -34,20 +42,58 @@ pub fn host(settings: &HostSettings, operator: &Operator) -> anyhow::Result<Plug
 }
 
 /// What calls obey besides their grants: `files` with the operator's file
-/// rules, the operator's trust, and the run store at `store` out of every
-/// component's reach ([`store_reach`]).
+/// rules, the operator's trust; out of every component's reach, the run
+/// store at `store` in `workspace` ([`store_reach`]), the operator's files
+/// and the compile cache ([`operator_reach`]); and the folders of the
+/// plugins search path `plugins` read-only, whether they exist yet or not.
 pub fn safeguards(
+    settings: &HostSettings,
     operator: &Operator,
     files: &FileRules,
-    store: Option<&Path>,
-    workspace: &Path,
+    (store, workspace): (Option<&Path>, &Path),
+    plugins: &PluginPath,
 ) -> Safeguards {
+    let mut reserved: Vec<Reserved> = store
+        .map(|store| store_reach(store, workspace))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|path| Reserved::new(path, Holds::RunStore))
+        .collect();
+    reserved.extend(operator_reach(settings, operator));
     Safeguards {
         files: files.clone().union(&operator.files),
-        reserved: store.map_or_else(Vec::new, |store| store_reach(store, workspace)),
+        reserved,
         trust: operator.trust.clone(),
         skills: Vec::new(),
+        plugins: plugins
+            .folders()
+            .iter()
+            .map(|folder| cache::resolved(&folder.path))
+            .collect(),
     }
+}
+
+/// The operator's files wherever they live (every config file read, the
+/// user's config folder, the project's `.cordon`, the approvals file) and
+/// the compile cache with its key: what no component may reach, whatever
+/// directory it is granted.
+pub fn operator_reach(settings: &HostSettings, operator: &Operator) -> Vec<Reserved> {
+    let operator_files = operator
+        .config_files
+        .iter()
+        .cloned()
+        .chain(operator.user_folder.clone())
+        .chain([
+            PathBuf::from(crate::store::PROJECT_FOLDER),
+            operator.grants_file.clone(),
+        ])
+        .map(|path| Reserved::new(cache::resolved(&path), Holds::OperatorFiles));
+    let compile_cache = cache::folder(settings)
+        .map(|folder| folder.dir)
+        .into_iter()
+        .chain(cache::key_file())
+        .map(|path| Reserved::new(cache::resolved(&path), Holds::CompileCache));
+    operator_files.chain(compile_cache).collect()
 }
 
 /// What of the run store at `store` a component granted part of `workspace`
@@ -80,15 +126,7 @@ pub fn store_reach(store: &Path, workspace: &Path) -> Vec<PathBuf> {
 /// `$XDG_CACHE_HOME/cordon` or `~/.cache/cordon`, else one in the temporary
 /// directory. Used even with `--no-cache`, for what is not a compiled component.
 pub fn cache_root(settings: &HostSettings) -> PathBuf {
-    settings
-        .cache_dir
-        .clone()
-        .or_else(default_cache_dir)
-        .unwrap_or_else(|| std::env::temp_dir().join("cordon"))
-}
-
-fn default_cache_dir() -> Option<PathBuf> {
-    xdg::cordon_dir(Base::Cache)
+    cache::folder(settings).map_or_else(|| std::env::temp_dir().join("cordon"), |folder| folder.dir)
 }
 
 /// Load every folder of the search path `path`, with directory grants under
@@ -201,4 +239,20 @@ pub async fn load_path(
         merged.errors.extend(report.errors);
     }
     Ok((merged, shadowed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_plugin_is_known_by_its_digest_with_a_valid_manifest() {
+        let bundled = bundled().expect("the shipped manifests are valid");
+        let names: Vec<&str> = bundled.names().collect();
+        for name in [
+            "jq", "files", "notes", "redactor", "guard", "budget", "dir", "memory", "http",
+        ] {
+            assert!(names.contains(&name), "{name}: {names:?}");
+        }
+    }
 }

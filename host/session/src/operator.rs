@@ -1,7 +1,9 @@
 //! The operator's configuration: what every run and every single tool call
 //! obeys whatever an agent file says. It lives outside any agent's reach: in
 //! the user's config folder, and in the project's `.cordon/` beside the run
-//! store, which no component can read or write.
+//! store, which no component can read or write; a file `--config` or
+//! `--grants` names elsewhere is put out of reach too (see
+//! `context::operator_reach`).
 //!
 //! Beside it, the operator's approvals of the grants bundles ask for
 //! (`.cordon/grants.toml`, written by `cordon grants approve`).
@@ -9,7 +11,9 @@
 //! ```toml
 //! trusted = ["weather", "maps@sha256:..."]  # bundles whose tool annotations
 //!                                          # rules and resume believe, besides
-//!                                          # the bundled ones
+//!                                          # the bundled ones: a name, for the
+//!                                          # component the operator approved
+//!                                          # under it; a pin, for that digest
 //! max-instances = 64                       # the instance pool
 //! [files]                                  # file rules for every run
 //! deny = ["**/.env", "**/*.pem"]
@@ -59,6 +63,10 @@ pub struct Operator {
     pub approvals: Approvals,
     /// Where the approvals are kept.
     pub grants_file: PathBuf,
+    /// Every config file read.
+    pub config_files: Vec<PathBuf>,
+    /// The user's config folder, where the user's config file is or would be.
+    pub user_folder: Option<PathBuf>,
     /// How the host connects for every bundle, and the secrets' values.
     pub network: NetworkConfig,
     /// The MCP servers agents may list, by name.
@@ -112,6 +120,8 @@ impl Operator {
             max_instances: None,
             approvals: load_approvals(&grants_file)?,
             grants_file,
+            config_files: Vec::new(),
+            user_folder: xdg::cordon_dir(Base::Config),
             network: NetworkConfig::default(),
             mcp: BTreeMap::new(),
             plugins: Vec::new(),
@@ -133,6 +143,7 @@ impl Operator {
         for file in &files {
             operator.read(file)?;
         }
+        operator.config_files = files;
         if let Some(max) = settings.max_instances {
             operator.max_instances = Some(max);
         }

@@ -15,8 +15,9 @@ use anyhow::{Context, bail};
 use cordon_kernel::CommitStore;
 use cordon_store::{LeasedStore, PostgresCommitStore, SqliteCommitStore};
 
-/// The folder of the default store, where a `.gitignore` is kept.
-const PROJECT_FOLDER: &str = ".cordon";
+/// The project's Cordon folder: the default store, where a `.gitignore` is
+/// kept, and the project's operator files.
+pub const PROJECT_FOLDER: &str = ".cordon";
 
 /// Where a workspace's run store is when no `--store` names one.
 pub const DEFAULT_STORE: &str = ".cordon/cordon.db";

@@ -1,5 +1,5 @@
 //! Cordon's folders in the user's home, as the XDG base directories name
-//! them: the cache, the config and the data folders, each `cordon/` under
+//! them: the cache, the config, the data and the state folders, each `cordon/` under
 //! `$XDG_*_HOME` when that is absolute, else under its usual place in `HOME`.
 
 use std::path::PathBuf;
@@ -13,6 +13,8 @@ pub enum Base {
     Config,
     /// `$XDG_DATA_HOME`, or `~/.local/share`.
     Data,
+    /// `$XDG_STATE_HOME`, or `~/.local/state`.
+    State,
 }
 
 impl Base {
@@ -21,6 +23,7 @@ impl Base {
             Self::Cache => "XDG_CACHE_HOME",
             Self::Config => "XDG_CONFIG_HOME",
             Self::Data => "XDG_DATA_HOME",
+            Self::State => "XDG_STATE_HOME",
         }
     }
 
@@ -29,6 +32,7 @@ impl Base {
             Self::Cache => ".cache",
             Self::Config => ".config",
             Self::Data => ".local/share",
+            Self::State => ".local/state",
         }
     }
 }
@@ -42,4 +46,13 @@ pub fn cordon_dir(base: Base) -> Option<PathBuf> {
             std::env::var_os("HOME").map(|home| PathBuf::from(home).join(base.in_home()))
         })?;
     Some(root.join("cordon"))
+}
+
+/// The variable that places Cordon's folder under `base`: `XDG_*_HOME`
+/// when it is set and absolute, else `HOME`.
+pub fn placed_by(base: Base) -> &'static str {
+    match std::env::var_os(base.variable()) {
+        Some(root) if std::path::Path::new(&root).is_absolute() => base.variable(),
+        _ => "HOME",
+    }
 }

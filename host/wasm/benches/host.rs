@@ -1,8 +1,9 @@
 //! The hot path, measured: loading bundles cold (compiling) and warm (from the
-//! compiled-component cache), calling a tool in a fresh instance, and 512
-//! calls at once against a pool of 64 instances (wall time and the process's
-//! peak memory). Each figure is reported beside a baseline measured in the
-//! same run.
+//! compiled-component cache), the bundled plugins warm with the check of each
+//! entry's seal beside the check alone, calling a tool in a fresh instance,
+//! and 512 calls at once against a pool of 64 instances (wall time and the
+//! process's peak memory). Each figure is reported beside a baseline measured
+//! in the same run.
 //!
 //! Run with `cargo bench -p cordon-wasm --bench host`.
 
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_kernel::{CallContext, EventLog, StateReader, StateSnapshot, ToolSet};
-use cordon_wasm::{HostConfig, PluginHost, Plugins};
+use cordon_wasm::{CacheConfig, CacheKey, HostConfig, PluginHost, Plugins};
 use serde_json::json;
 
 const MANIFEST: &str = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n";
@@ -55,6 +56,8 @@ async fn run() {
         ms(warm),
         warm.as_secs_f64() / cold.as_secs_f64()
     );
+
+    sealed_cache(workspace.path()).await;
 
     let report = warm_host
         .load_dir(plugins_dir.path(), workspace.path())
@@ -114,6 +117,79 @@ async fn run() {
         "the same with {parallel} concurrent callers: {:.1} us per call; concurrent/sequential = {:.2}",
         us(per_call),
         per_call.as_secs_f64() / call.as_secs_f64()
+    );
+}
+
+/// The bundled plugins (and the Python interpreter, when built) loaded from
+/// a warm cache, each entry's seal checked as every load does, beside the
+/// check alone: a keyed BLAKE3 MAC over every entry's bytes, the work the
+/// check adds to a load that skipped it.
+async fn sealed_cache(workspace: &Path) {
+    let plugins = tempfile::tempdir().expect("plugins dir");
+    let repository = Path::new(cordon_test_artifacts::PLUGINS_DIR);
+    let mut bundles = vec![
+        ("jq", cordon_test_artifacts::JQ),
+        ("files", cordon_test_artifacts::FILES),
+        ("notes", cordon_test_artifacts::NOTES),
+        ("redactor", cordon_test_artifacts::REDACTOR),
+        ("guard", cordon_test_artifacts::GUARD),
+        ("budget", cordon_test_artifacts::BUDGET),
+        ("dir", cordon_test_artifacts::DIR),
+        ("memory", cordon_test_artifacts::DIR),
+        ("http", cordon_test_artifacts::HTTP),
+    ];
+    let python = repository.join("python/python.wasm");
+    let python = python.to_string_lossy().into_owned();
+    if Path::new(&python).is_file() {
+        bundles.push(("python", python.as_str()));
+    }
+    for (name, component) in &bundles {
+        let folder = plugins.path().join(name);
+        std::fs::create_dir_all(&folder).expect("bundle dir");
+        std::fs::copy(
+            repository.join(name).join("plugin.toml"),
+            folder.join("plugin.toml"),
+        )
+        .expect("manifest");
+        std::fs::copy(component, folder.join(format!("{name}.wasm"))).expect("component");
+    }
+    let cache = tempfile::tempdir().expect("cache");
+    let primed = host(Some(cache.path()))
+        .load_dir(plugins.path(), workspace)
+        .await
+        .expect("prime the cache");
+    assert!(primed.errors.is_empty(), "{}", primed.errors[0]);
+    let loaded = primed.bundles.len();
+    let warm = median(9, || async {
+        let host = host(Some(cache.path()));
+        time(|| host.load_dir(plugins.path(), workspace)).await
+    })
+    .await;
+    let entries: Vec<Vec<u8>> = std::fs::read_dir(cache.path())
+        .expect("cache dir")
+        .map(|entry| std::fs::read(entry.expect("entry").path()).expect("read entry"))
+        .collect();
+    let bytes: usize = entries.iter().map(Vec::len).sum();
+    let key = [7u8; 32];
+    let check = median(9, || {
+        let entries = &entries;
+        async move {
+            let started = Instant::now();
+            for entry in entries {
+                std::hint::black_box(blake3::keyed_hash(&key, entry));
+            }
+            started.elapsed()
+        }
+    })
+    .await;
+    println!(
+        "load {loaded} bundled plugins from a warm cache: {:.1} ms with each entry's seal checked; the check alone {:.2} ms over {:.1} MiB in {} entries; without it {:.1} ms; with/without = {:.3}",
+        ms(warm),
+        ms(check),
+        bytes as f64 / f64::from(1u32 << 20),
+        entries.len(),
+        ms(warm.saturating_sub(check)),
+        warm.as_secs_f64() / warm.saturating_sub(check).as_secs_f64()
     );
 }
 
@@ -177,8 +253,13 @@ async fn echo(plugins: &Plugins, args: &serde_json::Value) {
 }
 
 fn host(cache: Option<&Path>) -> PluginHost {
+    static KEY: std::sync::OnceLock<CacheKey> = std::sync::OnceLock::new();
+    let key = KEY.get_or_init(CacheKey::ephemeral);
     PluginHost::new(HostConfig {
-        cache_dir: cache.map(Path::to_owned),
+        cache: cache.map(|dir| CacheConfig {
+            dir: dir.to_owned(),
+            key: key.clone(),
+        }),
         ..HostConfig::default()
     })
     .expect("host")

@@ -16,12 +16,13 @@ use cordon_kernel::{EventLog, HookPhase, ToolAnnotations, ToolSpec};
 use serde_json::Value;
 use wasmtime::component::InstancePre;
 
-use crate::approvals::{Approvals, Unapproved};
+use crate::approvals::{Admission, Approvals, Presented, Unapproved};
 use crate::audit::Audit;
 use crate::bindings::{
     self, CONTRACT_VERSION, INTERPRETER_EXPORT, TOOL_EXPORT, WORKSPACE_EXPORT, after_tool_call,
     before_inference, before_tool_call, interpreter, step_end, tool, workspace,
 };
+use crate::bundled::{BundledPlugins, Provenance};
 use crate::cache::{CacheOutcome, sha256_hex};
 use crate::capabilities::CallBuilder;
 use crate::capabilities::dirs::{self, ResolvedDir};
@@ -31,8 +32,9 @@ use crate::engine::Engine;
 use crate::footprint::{Footprint, Unsized};
 use crate::guarded::{self, Body};
 use crate::manifest::{BundleKind, MANIFEST_FILE, Manifest, ManifestError, is_tool_name};
+use crate::pin::Pinned;
 use crate::profile::UntrustedProfile;
-use crate::safeguards::{BUNDLED, Safeguards};
+use crate::safeguards::Safeguards;
 use crate::sandbox::CallState;
 
 /// A loaded bundle: its manifest, where it came from, and its pre-linked component.
@@ -46,6 +48,11 @@ pub struct Bundle {
     pub dir: PathBuf,
     /// SHA-256 of the component, lowercase hex.
     pub digest: String,
+    /// Whether its component is the one this build of Cordon made for a
+    /// bundled plugin of its name.
+    pub provenance: Provenance,
+    /// How it passed the operator's check.
+    pub admission: Admission,
     /// Directory grants resolved to canonical host paths.
     pub dirs: Vec<ResolvedDir>,
     /// The workspace root the grants resolved under, canonical.
@@ -100,6 +107,8 @@ pub(crate) struct Origin<'a> {
     pub(crate) skill: Option<&'a str>,
     /// What the operator approved.
     pub(crate) approvals: &'a Approvals,
+    /// The plugins this build of Cordon ships.
+    pub(crate) bundled: &'a BundledPlugins,
     /// The profile a skill's bundle is narrowed to.
     pub(crate) profile: &'a UntrustedProfile,
     /// How the host connects for every bundle.
@@ -331,14 +340,18 @@ fn cuts(narrowed: &[String]) -> String {
 }
 
 /// What a bundle asks for, read without running or compiling anything: its
-/// manifest (as the profile of untrusted code narrows a skill's), what the
-/// profile took away, its name where approvals name it, and its component's
-/// bytes and digest.
+/// manifest (as the profile of untrusted code narrows a skill's, and as an
+/// approval pins it), what the profile took away, its name where approvals
+/// name it, and its component's bytes and digest.
 pub struct Request {
     /// The bundle's name as approvals name it: `SKILL/NAME` for a skill's.
     pub id: String,
+    /// The skill that ships it, for a skill's bundle.
+    pub skill: Option<String>,
     /// The manifest, narrowed for a skill's bundle.
     pub manifest: Manifest,
+    /// The manifest as the file has it, as an approval pins it.
+    pub pinned: Pinned,
     /// What the profile of untrusted code took away, one line each.
     pub narrowed: Vec<String>,
     /// The component's SHA-256, lowercase hex.
@@ -364,7 +377,12 @@ impl Request {
         profile: &UntrustedProfile,
     ) -> Result<Self, BundleError> {
         let file = dir.join(MANIFEST_FILE);
-        let mut manifest = Manifest::load(&file)?;
+        let text = std::fs::read_to_string(&file).map_err(|source| ManifestError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        let mut manifest = Manifest::parse(&file, &text)?;
+        let pinned = Pinned::of(&file, &text)?;
         let narrowed = match skill {
             Some(_) if manifest.kind != BundleKind::Tool => {
                 return Err(BundleError::NotASkillTool {
@@ -399,7 +417,9 @@ impl Request {
         };
         Ok(Self {
             id,
+            skill: skill.map(str::to_owned),
             manifest,
+            pinned,
             narrowed,
             digest,
             file,
@@ -407,10 +427,22 @@ impl Request {
         })
     }
 
-    /// Whether this is one of the plugins bundled with Cordon, which come
-    /// approved for their own grants: never a skill's bundle.
-    pub fn bundled(&self) -> bool {
-        !self.id.contains(SEPARATOR) && BUNDLED.contains(&self.manifest.name.as_str())
+    /// The bundle as the operator's check sees it.
+    pub fn presented(&self) -> Presented<'_> {
+        Presented {
+            id: &self.id,
+            name: &self.manifest.name,
+            skill: self.skill.is_some(),
+            digest: &self.digest,
+            grants: &self.manifest.grants,
+            manifest: &self.pinned,
+        }
+    }
+
+    /// Where its component comes from, judged by its bytes against the
+    /// plugins `bundled` this build ships.
+    pub fn provenance(&self, bundled: &BundledPlugins) -> Provenance {
+        bundled.provenance(&self.manifest.name, &self.digest, self.skill.is_some())
     }
 }
 
@@ -435,21 +467,17 @@ pub(crate) async fn load_read(
     origin: Origin<'_>,
     started: Instant,
 ) -> Result<LoadedBundle, BundleError> {
-    let approved_network = origin
+    let provenance = request.provenance(origin.bundled);
+    let admitted = origin
         .approvals
-        .check(
-            &request.id,
-            request.bundled(),
-            &request.manifest.grants,
-            &request.digest,
-        )
+        .check(request.presented(), origin.bundled)
         .map_err(|reason| BundleError::Unapproved {
             dir: dir.to_owned(),
             bundle: request.id.clone(),
             reason: Box::new(reason),
             narrowed: request.narrowed.clone(),
         })?;
-    let network = Allowlist::new(&request.manifest.grants.network, &approved_network);
+    let network = Allowlist::new(&request.manifest.grants.network, &admitted.network);
     let Request {
         manifest,
         narrowed,
@@ -463,14 +491,13 @@ pub(crate) async fn load_read(
     if wasmparser::Parser::is_core_wasm(&bytes) {
         return Err(BundleError::CoreModule { path });
     }
-    let (component, cache) =
-        engine
-            .cache
-            .load(&engine.engine, &bytes, &digest)
-            .map_err(|error| BundleError::NotAComponent {
-                path: path.clone(),
-                message: format!("{error:#}"),
-            })?;
+    let (component, cache) = engine
+        .cache
+        .load(&engine.engine, (&bytes, &digest), &manifest.name)
+        .map_err(|error| BundleError::NotAComponent {
+            path: path.clone(),
+            message: format!("{error:#}"),
+        })?;
     let footprint = Footprint::of(&component, &bytes).map_err(|reason| BundleError::Unsized {
         path: path.clone(),
         reason,
@@ -521,6 +548,8 @@ pub(crate) async fn load_read(
         skill: origin.skill.map(str::to_owned),
         dir: dir.to_owned(),
         digest,
+        provenance,
+        admission: admitted.admission,
         dirs,
         root,
         footprint,

@@ -4,7 +4,6 @@
 //! filesystem guarded), and the one interpreters are linked with; the
 //! compiled-component cache; and the thread that advances epochs.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +11,7 @@ use wasmtime::component::Linker;
 use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::admission::Admission;
-use crate::cache::ComponentCache;
+use crate::cache::{CacheConfig, ComponentCache};
 use crate::capabilities;
 use crate::footprint::{CORE_INSTANCES_PER_SLOT, MEMORIES_PER_SLOT, TABLES_PER_SLOT};
 use crate::limits::MAX_MEMORY_MIB;
@@ -33,8 +32,9 @@ const KEEP_RESIDENT: usize = 1 << 20;
 /// Settings for a [`PluginHost`](crate::PluginHost).
 #[derive(Debug, Clone)]
 pub struct HostConfig {
-    /// Directory for compiled components; `None` compiles on every load.
-    pub cache_dir: Option<PathBuf>,
+    /// Where compiled components are cached, sealed with the cache's key;
+    /// `None` compiles on every load.
+    pub cache: Option<CacheConfig>,
     /// How many component instances may be alive at once, across all calls. The
     /// pooling allocator reserves address space for this many up front; a
     /// call waits for a free slot, within its own timeout.
@@ -44,7 +44,7 @@ pub struct HostConfig {
 impl Default for HostConfig {
     fn default() -> Self {
         Self {
-            cache_dir: None,
+            cache: None,
             max_instances: 64,
         }
     }
@@ -73,7 +73,7 @@ impl Engine {
         capabilities::add_to_linker(&mut linker).map_err(EngineError)?;
         let mut interpreter_linker = Linker::new(&engine);
         capabilities::add_interpreter_to_linker(&mut interpreter_linker).map_err(EngineError)?;
-        let cache = ComponentCache::new(&engine, config.cache_dir.clone());
+        let cache = ComponentCache::new(&engine, config.cache.clone());
         start_epoch_ticker(&engine);
         Ok(Arc::new(Self {
             engine,

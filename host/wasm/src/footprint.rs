@@ -253,7 +253,7 @@ mod tests {
         .unwrap();
         std::fs::write(bundle.path().join("big.wasm"), bytes).unwrap();
         let host = crate::PluginHost::new(crate::HostConfig {
-            cache_dir: None,
+            cache: None,
             max_instances: 1,
         })
         .unwrap();

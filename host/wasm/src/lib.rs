@@ -29,6 +29,7 @@ mod approvals;
 mod audit;
 mod bindings;
 mod bundle;
+mod bundled;
 mod cache;
 mod call;
 mod capabilities;
@@ -38,6 +39,7 @@ mod guarded;
 mod hooks;
 pub mod limits;
 pub mod manifest;
+mod pin;
 mod plugins;
 mod profile;
 mod progress;
@@ -47,9 +49,13 @@ mod state_keys;
 mod teardown;
 pub mod workspace;
 
-pub use approvals::{Approval, Approvals, ApprovalsError, GRANTS_FILE, Unapproved, bundled_grants};
+pub use approvals::{
+    Admission, Admitted, Approval, Approvals, ApprovalsError, Baseline, GRANTS_FILE, Presented,
+    Unapproved,
+};
 pub use bundle::{Bundle, BundleError, LoadedBundle, Request};
-pub use cache::CacheOutcome;
+pub use bundled::{BundledPlugins, Provenance, Shipped};
+pub use cache::{CacheConfig, CacheKey, CacheKeyError, CacheOutcome, Discarded};
 pub use capabilities::dirs::ResolvedDir;
 pub use capabilities::network::address::{AddressPolicy, Blocked};
 pub use capabilities::network::grant::Allowlist;
@@ -66,8 +72,9 @@ pub use manifest::{
     BuildRecipe, BundleKind, DirGrant, DirMode, Grants, Manifest, ManifestError, StagingPolicy,
     StateDeclaration, StateGrants,
 };
+pub use pin::Pinned;
 pub use plugins::{DirReport, PluginHost, Plugins};
 pub use profile::UntrustedProfile;
 pub use progress::LoadProgress;
-pub use safeguards::{BUNDLED, Safeguards, Trust, TrustError};
+pub use safeguards::{Distrust, Holds, ReadOnly, Reserved, Safeguards, Trust, TrustError};
 pub use workspace::{Workspace, WorkspaceError, WorkspaceOptions, WriteMode};

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::approvals::Approvals;
 use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle, Origin, Request};
+use crate::bundled::BundledPlugins;
 use crate::call;
 use crate::capabilities;
 use crate::capabilities::dirs::guard::FileGuard;
@@ -29,6 +30,7 @@ use crate::safeguards::Safeguards;
 pub struct PluginHost {
     engine: Arc<Engine>,
     approvals: Approvals,
+    bundled: BundledPlugins,
     profile: UntrustedProfile,
     network: Arc<NetworkPolicy>,
     progress: Arc<dyn LoadProgress>,
@@ -48,6 +50,7 @@ impl PluginHost {
         Ok(Self {
             engine: Engine::new(&config)?,
             approvals: Approvals::unchecked(),
+            bundled: BundledPlugins::none(),
             profile: UntrustedProfile::default(),
             network: NetworkPolicy::default().shared(),
             progress: Arc::new(Silent),
@@ -65,6 +68,18 @@ impl PluginHost {
     pub fn with_approvals(mut self, approvals: Approvals) -> Self {
         self.approvals = approvals;
         self
+    }
+
+    /// This host, knowing `bundled` as the plugins that ship with Cordon:
+    /// only their components count as bundled, whatever a bundle's name.
+    pub fn with_bundled(mut self, bundled: BundledPlugins) -> Self {
+        self.bundled = bundled;
+        self
+    }
+
+    /// The plugins this host knows as bundled with Cordon.
+    pub fn bundled(&self) -> &BundledPlugins {
+        &self.bundled
     }
 
     /// This host, loading a skill's bundles under `profile`.
@@ -94,6 +109,7 @@ impl PluginHost {
         Origin {
             skill,
             approvals: &self.approvals,
+            bundled: &self.bundled,
             profile: &self.profile,
             network: &self.network,
         }

@@ -1,29 +1,34 @@
 //! What every component of a run obeys whatever its grants, as the operator
-//! (and the agent's policy) set it: the file rules, the folders no component
-//! reaches (the run store's), the folders components may only read (the
-//! run's skills'), and which bundles' claims about their own tools are
-//! believed.
+//! (and the agent's policy) set it: the file rules, the files and folders
+//! no component reaches (the run store's, the operator's config and
+//! approvals, the compile cache), the folders components may only read (the
+//! plugins folders bundles are loaded from, the run's skills'), and whose
+//! claims about their own tools are believed.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use cordon_kernel::FileRules;
 
+use crate::approvals::Admission;
 use crate::bundle::Bundle;
+use crate::bundled::Provenance;
 use crate::capabilities::dirs::guard::FileGuard;
 
-/// The bundles that ship with Cordon, trusted unless the operator says
-/// otherwise.
-pub const BUNDLED: &[&str] = &[
-    "jq", "files", "notes", "redactor", "guard", "budget", "dir", "memory", "http",
-];
-
-/// Bundles whose tools' effect annotations (read-only, destructive,
+/// Whose claims about their tools' effects (read-only, destructive,
 /// idempotent, open-world) the host believes. Permission rules such as
 /// `@read-only` and re-running calls on resume rely on them; any other
 /// bundle's tools count as [`ToolAnnotations::UNTRUSTED`](cordon_kernel::ToolAnnotations::UNTRUSTED).
+///
+/// Trust goes by bytes, never by name alone: the bundled plugins are
+/// trusted when their component is the one this build of Cordon made; a
+/// bundle the operator names is trusted when its component is the one the
+/// operator approved, or the one its entry pins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trust {
+    /// Whether the bundled plugins' own components are trusted.
+    bundled: bool,
     /// Trusted bundle names, each with the component digest it must have,
     /// when pinned.
     bundles: BTreeMap<String, Option<String>>,
@@ -39,26 +44,66 @@ pub struct TrustError {
     pub reason: String,
 }
 
+/// Why a bundle's claims about its tools are not believed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Distrust {
+    /// A skill ships it: untrusted code, whatever its name.
+    Skill,
+    /// It takes a bundled plugin's name with another component.
+    NamedLikeBundled,
+    /// Nothing the operator wrote trusts it.
+    NotNamed,
+    /// The operator's entry pins another component.
+    OtherPin {
+        /// The digest the entry pins.
+        pinned: String,
+    },
+    /// The operator names it, but approved no component of it: trust by
+    /// name covers only the component the operator approved.
+    NotApproved,
+}
+
+impl fmt::Display for Distrust {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Skill => f.write_str("a skill's bundle, whose claims are never believed"),
+            Self::NamedLikeBundled => f.write_str(
+                "named like a plugin bundled with Cordon, but its component is not the one this build of Cordon made",
+            ),
+            Self::NotNamed => f.write_str(
+                "the operator's config does not trust it (`trusted` in the operator config)",
+            ),
+            Self::OtherPin { pinned } => write!(
+                f,
+                "the operator's config trusts it pinned to another component (sha256:{pinned})"
+            ),
+            Self::NotApproved => f.write_str(
+                "the operator's config names it, and trust by name covers only the component the operator approved (`cordon grants approve`), or pin its digest (`NAME@sha256:...`)",
+            ),
+        }
+    }
+}
+
 impl Trust {
     /// No bundle is trusted.
     pub fn nobody() -> Self {
         Self {
+            bundled: false,
             bundles: BTreeMap::new(),
         }
     }
 
-    /// The bundles that ship with Cordon ([`BUNDLED`]).
+    /// The bundled plugins' own components.
     pub fn bundled() -> Self {
         Self {
-            bundles: BUNDLED
-                .iter()
-                .map(|name| ((*name).to_owned(), None))
-                .collect(),
+            bundled: true,
+            bundles: BTreeMap::new(),
         }
     }
 
-    /// This trust and `entry`: a bundle name, or `name@sha256:HEX` to trust
-    /// the bundle only while its component has that digest.
+    /// This trust and `entry`: a bundle name, trusted for the component the
+    /// operator approved, or `name@sha256:HEX` to trust the bundle only
+    /// while its component has that digest.
     pub fn with(mut self, entry: &str) -> Result<Self, TrustError> {
         let fail = |reason: &str| TrustError {
             entry: entry.to_owned(),
@@ -87,16 +132,34 @@ impl Trust {
         Ok(self)
     }
 
-    /// Whether `bundle`'s claims about its tools are believed: never those
-    /// of a skill's bundle, which is untrusted code whatever its name.
+    /// Whether `bundle`'s claims about its tools are believed.
     pub fn trusts(&self, bundle: &Bundle) -> bool {
+        self.judge(bundle).is_ok()
+    }
+
+    /// Whether `bundle`'s claims about its tools are believed, and if not,
+    /// why: never those of a skill's bundle, which is untrusted code
+    /// whatever its name.
+    pub fn judge(&self, bundle: &Bundle) -> Result<(), Distrust> {
         if bundle.skill.is_some() {
-            return false;
+            return Err(Distrust::Skill);
+        }
+        if self.bundled && bundle.provenance == Provenance::Bundled {
+            return Ok(());
         }
         match self.bundles.get(&bundle.manifest.name) {
-            None => false,
-            Some(None) => true,
-            Some(Some(digest)) => *digest == bundle.digest,
+            Some(Some(pinned)) if *pinned == bundle.digest => Ok(()),
+            Some(Some(pinned)) => Err(Distrust::OtherPin {
+                pinned: pinned.clone(),
+            }),
+            Some(None) => match bundle.admission {
+                Admission::Approved | Admission::Unchecked => Ok(()),
+                Admission::Bundled | Admission::AsksNothing => Err(Distrust::NotApproved),
+            },
+            None if bundle.provenance == Provenance::NamedLikeBundled => {
+                Err(Distrust::NamedLikeBundled)
+            }
+            None => Err(Distrust::NotNamed),
         }
     }
 }
@@ -107,26 +170,94 @@ impl Default for Trust {
     }
 }
 
+/// A file or folder no component reaches, with everything beneath it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reserved {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// What it holds, for the refusal.
+    pub holds: Holds,
+}
+
+impl Reserved {
+    /// `path`, which holds `holds`.
+    pub fn new(path: impl Into<PathBuf>, holds: Holds) -> Self {
+        Self {
+            path: path.into(),
+            holds,
+        }
+    }
+}
+
+/// What a reserved file or folder holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Holds {
+    /// The workspace root's `.cordon`: the run store and the project's
+    /// operator files.
+    CordonFolder,
+    /// The run store.
+    RunStore,
+    /// The operator's config or approvals.
+    OperatorFiles,
+    /// The compile cache and its key.
+    CompileCache,
+}
+
+impl fmt::Display for Holds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::CordonFolder => "Cordon's run store and the project's operator files",
+            Self::RunStore => "Cordon's run store",
+            Self::OperatorFiles => "the operator's Cordon config or approvals",
+            Self::CompileCache => "Cordon's compiled components",
+        })
+    }
+}
+
+/// What a read-only folder is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadOnly {
+    /// A folder Cordon loads plugin bundles from.
+    Plugins,
+    /// A skill's folder.
+    Skill,
+}
+
+impl fmt::Display for ReadOnly {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Plugins => "a plugins folder Cordon loads bundles from",
+            Self::Skill => "a skill's folder",
+        })
+    }
+}
+
 /// What a run's components obey besides their grants.
 #[derive(Debug, Clone, Default)]
 pub struct Safeguards {
     /// File rules every component obeys, at the file layer.
     pub files: FileRules,
-    /// What no component reaches, with everything beneath it, besides the
-    /// workspace root's `.cordon`: the run store's folder when it lies in the
-    /// workspace, or its files when it sits in the root itself.
-    pub reserved: Vec<PathBuf>,
+    /// What no component reaches, besides the workspace root's `.cordon`:
+    /// the run store's folder when it lies in the workspace (or its files
+    /// when it sits in the root itself), the operator's config and approvals
+    /// files, the compile cache.
+    pub reserved: Vec<Reserved>,
     /// Whose tool annotations are believed.
     pub trust: Trust,
     /// The folders of the run's skills, which may be read (where a backend
     /// mounts them) and never changed.
     pub skills: Vec<PathBuf>,
+    /// The plugins folders bundles are loaded from, which may be read and
+    /// never changed.
+    pub plugins: Vec<PathBuf>,
 }
 
 impl Safeguards {
     /// The guard of every file access under the workspace root `root`.
     pub(crate) fn guard(&self, root: &Path) -> FileGuard {
-        FileGuard::new(root, &self.reserved, self.files.clone()).with_read_only(&self.skills)
+        FileGuard::new(root, &self.reserved, self.files.clone())
+            .with_read_only(&self.plugins, ReadOnly::Plugins)
+            .with_read_only(&self.skills, ReadOnly::Skill)
     }
 }
 

@@ -13,7 +13,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 use cordon_wasm::manifest::MANIFEST_FILE;
-use cordon_wasm::{Approvals, BUNDLED, BundleKind, CacheOutcome, LoadedBundle, Manifest};
+use cordon_wasm::{
+    Approvals, BundleKind, CacheOutcome, LoadedBundle, Manifest, Request, UntrustedProfile,
+};
 
 use crate::args::{BuildArgs, GlobalArgs};
 use crate::context;
@@ -121,16 +123,16 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
                                 "compiled in {:.1} s (caching is off)",
                                 started.elapsed().as_secs_f64()
                             ),
+                            CacheOutcome::Replaced(why) => format!(
+                                "compiled in {:.1} s and cached, replacing a cached entry refused because {why}",
+                                started.elapsed().as_secs_f64()
+                            ),
                         },
                         provides(&loaded),
                         loaded.bundle.footprint
                     );
-                    if !approved(&operator, &loaded) {
-                        println!(
-                            "       it asks for {}, which the operator has not approved for this component: it loads once `cordon grants approve {}` records it",
-                            loaded.bundle.manifest.grants.summary().join("; "),
-                            loaded.bundle.id()
-                        );
+                    if let Err(reason) = standing(&operator, dir) {
+                        println!("       it does not load yet: {reason}");
                     }
                 }
                 Err(error) => {
@@ -150,18 +152,19 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
     })
 }
 
-/// Whether the operator's approvals cover what `loaded` asks for.
-fn approved(operator: &Operator, loaded: &LoadedBundle) -> bool {
-    let bundle = &loaded.bundle;
+/// Whether the bundle in `dir` loads under the operator's approvals, and
+/// if not, why.
+fn standing(operator: &Operator, dir: &std::path::Path) -> Result<(), String> {
+    let request = Request::read(dir, None, &UntrustedProfile::default())
+        .map_err(|error| error.to_string())?;
     operator
         .approvals
         .check(
-            &bundle.id(),
-            BUNDLED.contains(&bundle.manifest.name.as_str()),
-            &bundle.manifest.grants,
-            &bundle.digest,
+            request.presented(),
+            &context::bundled().map_err(|error| error.to_string())?,
         )
-        .is_ok()
+        .map(drop)
+        .map_err(|reason| reason.to_string())
 }
 
 /// What a loaded bundle provides, in a few words.

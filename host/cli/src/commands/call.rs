@@ -31,11 +31,12 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<E
     let value = parse_args(&args.args)?;
     let operator = Operator::load(&global.settings())?;
     let host = context::host(&global.settings(), &operator)?;
+    let plugin_path = args.plugins.path(&operator);
     let report = context::load_all(
         &host,
         &operator,
         &global.workspace,
-        &args.plugins.path(&operator),
+        &plugin_path,
         args.strict.strict,
     )
     .await?;
@@ -49,10 +50,11 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<E
     };
     let state: Arc<dyn StateStore> = Arc::new(ThreadState::new(store, &args.thread));
     let safeguards = context::safeguards(
+        &global.settings(),
         &operator,
         &FileRules::new(),
-        location.file(),
-        &global.workspace,
+        (location.file(), &global.workspace),
+        &plugin_path,
     );
     let plugins = host
         .plugins_with(report.bundles, events.clone(), safeguards)

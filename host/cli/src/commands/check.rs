@@ -4,7 +4,9 @@
 use std::process::ExitCode;
 
 use cordon_kernel::{HookPhase, ToolSpec};
-use cordon_wasm::{BundleKind, CacheOutcome, Grants, Limits, LoadedBundle, StagingPolicy};
+use cordon_wasm::{
+    Admission, BundleKind, CacheOutcome, Grants, Limits, LoadedBundle, Provenance, StagingPolicy,
+};
 use serde::Serialize;
 
 use crate::args::{CheckArgs, GlobalArgs};
@@ -38,7 +40,11 @@ struct BundleReport<'a> {
     dir: String,
     component: String,
     sha256: &'a str,
-    cache: &'static str,
+    /// Whether its component is one this build of Cordon ships.
+    provenance: Provenance,
+    /// How it passed the operator's check.
+    admission: Admission,
+    cache: String,
     load_ms: u128,
     tools: &'a [ToolSpec],
     hooks: &'a [HookPhase],
@@ -46,6 +52,9 @@ struct BundleReport<'a> {
     staging: Option<StagingPolicy>,
     /// Whether the operator trusts the bundle's claims about its tools.
     trusted: bool,
+    /// Why not, when it is not trusted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    untrusted: Option<String>,
     grants: &'a Grants,
     /// The origins it may reach: what it asks, as the operator's approval narrows it.
     network: Vec<String>,
@@ -103,11 +112,14 @@ impl LimitsReport {
     }
 }
 
-fn cache_word(outcome: CacheOutcome) -> &'static str {
+fn cache_word(outcome: CacheOutcome) -> String {
     match outcome {
-        CacheOutcome::Hit => "cached",
-        CacheOutcome::Compiled => "compiled",
-        CacheOutcome::Uncached => "compiled, not cached",
+        CacheOutcome::Hit => "cached".to_owned(),
+        CacheOutcome::Compiled => "compiled".to_owned(),
+        CacheOutcome::Replaced(why) => {
+            format!("compiled again: the cached entry was refused because {why}")
+        }
+        CacheOutcome::Uncached => "compiled, not cached".to_owned(),
     }
 }
 
@@ -121,12 +133,19 @@ fn bundle_report<'a>(loaded: &'a LoadedBundle, operator: &Operator) -> BundleRep
         dir: loaded.bundle.dir.display().to_string(),
         component: manifest.component.display().to_string(),
         sha256: &loaded.bundle.digest,
+        provenance: loaded.bundle.provenance,
+        admission: loaded.bundle.admission,
         cache: cache_word(loaded.cache),
         load_ms: loaded.load_time.as_millis(),
         tools: &loaded.tools,
         hooks: &manifest.hooks,
         staging: (manifest.kind == BundleKind::Sandbox).then_some(manifest.staging),
         trusted: operator.trust.trusts(&loaded.bundle),
+        untrusted: operator
+            .trust
+            .judge(&loaded.bundle)
+            .err()
+            .map(|why| why.to_string()),
         grants: &manifest.grants,
         network: loaded
             .bundle
@@ -195,6 +214,11 @@ fn print_text(report: &Report<'_>) {
         if !bundle.description.is_empty() {
             println!("       {}", bundle.description);
         }
+        if bundle.provenance == Provenance::NamedLikeBundled {
+            println!(
+                "       third-party: named like a plugin bundled with Cordon, but its component is not the one this build of Cordon made"
+            );
+        }
         if let Some(staging) = bundle.staging {
             let staged = match staging {
                 StagingPolicy::Transactional => "when the run is transactional",
@@ -204,9 +228,9 @@ fn print_text(report: &Report<'_>) {
         } else if bundle.hooks.is_empty() {
             let tools: Vec<&str> = bundle.tools.iter().map(|tool| tool.name.as_str()).collect();
             println!("       tools:  {}", tools.join(", "));
-            if !bundle.trusted {
+            if let Some(why) = &bundle.untrusted {
                 println!(
-                    "       untrusted: rules and resume treat its tools as destructive and not idempotent, whatever they declare (trust it in the operator config)"
+                    "       untrusted: {why}; rules and resume treat its tools as destructive and not idempotent, whatever they declare"
                 );
             }
         } else {
@@ -267,9 +291,10 @@ fn print_text(report: &Report<'_>) {
             );
         }
         println!(
-            "       component: {} sha256:{} ({}, {} ms)",
-            bundle.component, bundle.sha256, bundle.cache, bundle.load_ms
+            "       component: {} sha256:{} ({}; {}, {} ms)",
+            bundle.component, bundle.sha256, bundle.provenance, bundle.cache, bundle.load_ms
         );
+        println!("       loads: {}", bundle.admission);
     }
     for error in &report.errors {
         println!("error  {error}");

@@ -1,9 +1,9 @@
 //! `cordon grants list|approve|revoke`: the operator's half of every grant.
-//! A manifest asks; the operator approves, for one component. `approve`
-//! shows what a bundle asks beyond its approval (and whether its component
-//! changed) before recording it, and grants only the origins `--origin`
-//! names when it is given; the file lives in `.cordon/`, where no component
-//! reaches.
+//! A manifest asks; the operator approves, for one component and one
+//! manifest. `approve` shows what a bundle asks beyond its approval, whether
+//! its component changed and each value of its manifest that changed,
+//! before recording it, and grants only the origins `--origin` names when it
+//! is given; the file lives in `.cordon/`, where no component reaches.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -13,11 +13,13 @@ use anyhow::{Context, bail};
 use cordon_skills::{Catalog, Root, Source, discover};
 use cordon_wasm::manifest::MANIFEST_FILE;
 use cordon_wasm::{
-    Approvals, Grants, Origin, Request, Unapproved, UntrustedProfile, bundled_grants,
+    Admission, Admitted, Approvals, BundledPlugins, Grants, Origin, Pinned, Provenance, Request,
+    Unapproved, UntrustedProfile,
 };
 use serde::Serialize;
 
 use crate::args::{GlobalArgs, GrantsApproveArgs, GrantsListArgs, GrantsRevokeArgs, SkillsArg};
+use crate::context;
 use crate::operator::Operator;
 use cordon_session::PluginPath;
 
@@ -85,15 +87,14 @@ fn searched(plugins: &PluginPath) -> String {
     folders.join(", ")
 }
 
-/// Where a bundle stands with the operator: the origins it is granted when
-/// it loads.
-fn status(approvals: &Approvals, request: &Request) -> Result<Vec<String>, Unapproved> {
-    approvals.check(
-        &request.id,
-        request.bundled(),
-        &request.manifest.grants,
-        &request.digest,
-    )
+/// Where a bundle stands with the operator: how it loads and the origins it
+/// is granted, or why it does not.
+fn status(
+    approvals: &Approvals,
+    bundled: &BundledPlugins,
+    request: &Request,
+) -> Result<Admitted, Unapproved> {
+    approvals.check(request.presented(), bundled)
 }
 
 #[derive(Serialize)]
@@ -101,8 +102,13 @@ struct ListedBundle {
     bundle: String,
     dir: PathBuf,
     sha256: String,
+    /// Whether its component is one this build of Cordon ships.
+    provenance: String,
     asks: Vec<String>,
     approved: bool,
+    /// How it loads, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    admission: Option<String>,
     /// The origins it is granted, when it loads.
     network: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,6 +118,7 @@ struct ListedBundle {
 /// `cordon grants list`.
 pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(&global.settings())?;
+    let bundled = context::bundled()?;
     let profile = UntrustedProfile::default();
     let mut listed = Vec::new();
     let plugins = args.plugins.path(&operator);
@@ -123,14 +130,22 @@ pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<
                 continue;
             }
         };
-        let verdict = status(&operator.approvals, &request);
+        let verdict = status(&operator.approvals, &bundled, &request);
         listed.push(ListedBundle {
             bundle: request.id.clone(),
             dir,
             sha256: request.digest.clone(),
+            provenance: request.provenance(&bundled).to_string(),
             asks: request.manifest.grants.summary(),
             approved: verdict.is_ok(),
-            network: verdict.as_ref().cloned().unwrap_or_default(),
+            admission: verdict
+                .as_ref()
+                .ok()
+                .map(|admitted| admitted.admission.to_string()),
+            network: verdict
+                .as_ref()
+                .map(|admitted| admitted.network.clone())
+                .unwrap_or_default(),
             reason: verdict.err().map(|reason| reason.to_string()),
         });
     }
@@ -167,9 +182,10 @@ pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<
             "unapproved"
         };
         println!(
-            "  {mark} {}  asks {}  ({})",
+            "  {mark} {}  asks {}  ({}; {})",
             bundle.bundle,
             describe(&bundle.asks),
+            bundle.provenance,
             bundle.dir.display()
         );
         if let Some(reason) = &bundle.reason {
@@ -238,6 +254,7 @@ fn describe(lines: &[String]) -> String {
 /// `cordon grants approve BUNDLE`.
 pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::Result<ExitCode> {
     let operator = Operator::load(&global.settings())?;
+    let bundled = context::bundled()?;
     let profile = UntrustedProfile::default();
     let plugins = args.plugins.path(&operator);
     let found = bundles(&plugins, &args.skills, &global.workspace)?
@@ -258,29 +275,43 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
     let before = operator.approvals.get(&request.id);
     println!("bundle {} ({})", request.id, dir.display());
     println!("  component sha256:{}", request.digest);
+    if request.provenance(&bundled) == Provenance::NamedLikeBundled {
+        println!(
+            "  third-party: it is named like a plugin bundled with Cordon, but its component is not the one this build of Cordon made"
+        );
+    }
     println!("  asks: {}", describe(&asked.summary()));
     for taken in &request.narrowed {
         println!("  runs without {taken}: the profile of untrusted code");
     }
-    let covered: Grants = match before {
-        Some(approval) => {
+    let shipped = bundled.matching(&request.manifest.name, &request.digest);
+    let (covered, pinned): (Grants, Option<&Pinned>) = match (before, shipped) {
+        (Some(approval), _) => {
             if approval.sha256 != request.digest {
                 println!(
                     "  its component changed since the last approval (sha256:{})",
                     approval.sha256
                 );
             }
-            approval.grants.clone()
+            if approval.manifest.is_none() {
+                println!("  the last approval records no manifest; this one pins it");
+            }
+            (approval.grants.clone(), approval.manifest.as_ref())
         }
-        None => match request
-            .bundled()
-            .then(|| bundled_grants(&request.manifest.name))
-            .flatten()
-        {
-            Some(own) => own.clone(),
-            None => Grants::default(),
-        },
+        (None, Some(shipped)) if request.skill.is_none() => {
+            (shipped.grants.clone(), Some(&shipped.pinned))
+        }
+        (None, _) => (Grants::default(), None),
     };
+    let changes = pinned.map_or_else(Vec::new, |pinned| pinned.changes(&request.pinned));
+    for change in &changes {
+        let since = if before.is_some() {
+            "since the approval"
+        } else {
+            "from the manifest Cordon ships"
+        };
+        println!("  manifest changed {since}: {change}");
+    }
     let network = chosen_origins(&args.origins, &asked.network)?;
     let approving = Grants {
         network: network.clone(),
@@ -299,9 +330,18 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
         .filter(|origin| !network.contains(origin))
         .map(|origin| format!("network {origin}"))
         .collect();
-    if beyond.is_empty() && dropped.is_empty() && status(&operator.approvals, &request).is_ok() {
+    let standing = status(&operator.approvals, &bundled, &request);
+    let settled = standing
+        .as_ref()
+        .is_ok_and(|admitted| admitted.admission != Admission::AsksNothing);
+    if settled && beyond.is_empty() && dropped.is_empty() {
         println!("  nothing beyond what is approved");
         return Ok(ExitCode::SUCCESS);
+    }
+    if standing.is_ok_and(|admitted| admitted.admission == Admission::AsksNothing) {
+        println!(
+            "  it asks for nothing and loads unapproved; approving pins this component and manifest, which trust by name in the operator config covers"
+        );
     }
     if !asked.network.is_empty() {
         println!("  reaches: {}", origins(&network));
@@ -314,7 +354,7 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
         if !std::io::stdin().is_terminal() {
             bail!("not on a terminal: approve with --yes after reading the above");
         }
-        print!("approve these grants for this component? [y/N] ");
+        print!("approve these grants for this component and manifest? [y/N] ");
         std::io::stdout().flush()?;
         let mut answer = String::new();
         std::io::stdin().lock().read_line(&mut answer)?;
@@ -324,10 +364,15 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
         }
     }
     let mut approvals = operator.approvals.clone();
-    approvals.approve(&request.id, &request.digest, approving);
+    approvals.approve(
+        &request.id,
+        &request.digest,
+        approving,
+        request.pinned.clone(),
+    );
     save(&operator.grants_file, &approvals)?;
     println!(
-        "approved {} for sha256:{} in {}",
+        "approved {} for sha256:{} and its manifest in {}",
         request.id,
         request.digest,
         operator.grants_file.display()
@@ -361,7 +406,7 @@ fn save(file: &Path, approvals: &Approvals) -> anyhow::Result<()> {
             .with_context(|| format!("creating {}", folder.display()))?;
     }
     let text = format!(
-        "# The grants the operator approved, per bundle and component; written by\n# `cordon grants approve`. A bundle loads only when everything it asks is here.\n\n{}",
+        "# The grants the operator approved, per bundle, for one component and one manifest;\n# written by `cordon grants approve`. A bundle loads only when everything it asks is\n# here and its component and manifest are the ones approved.\n\n{}",
         approvals.to_toml()
     );
     std::fs::write(file, text).with_context(|| format!("writing {}", file.display()))

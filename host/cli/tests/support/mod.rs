@@ -111,6 +111,9 @@ impl Project {
             .env("XDG_CONFIG_HOME", self.cache.path().join("config"))
             // Nor any plugin the machine's user installed.
             .env("XDG_DATA_HOME", self.data_home())
+            // The compile cache's key: shared with the projects sharing its
+            // entries, else the project's own.
+            .env("XDG_STATE_HOME", self.state_home())
             .stdin(Stdio::null());
         for name in CLEARED {
             command.env_remove(name);
@@ -135,6 +138,16 @@ impl Project {
     /// folder.
     pub(crate) fn data_home(&self) -> PathBuf {
         self.cache.path().join("data")
+    }
+
+    /// The `XDG_STATE_HOME` of every command, which holds the key sealing
+    /// compiled components: one for every project sharing compiled
+    /// components, else the project's own.
+    pub(crate) fn state_home(&self) -> PathBuf {
+        match &self.compiled {
+            Some(shared) => shared.with_extension("state"),
+            None => self.cache.path().join("state"),
+        }
     }
 
     /// The `HOME` of [`Project::cordon_at_home`].

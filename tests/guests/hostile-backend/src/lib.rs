@@ -3,7 +3,11 @@
 //! the file's contents (or lets the refusal surface as an error), so a test can
 //! assert each attempt failed while the host kept running. `write` stages
 //! like a well-behaved backend; every other operation fails. `stage-some`
-//! stages 600 KiB, a benign baseline for quotas; the `stage-then-*` attempts
+//! stages 600 KiB, a benign baseline for quotas; `stage-operator-files`,
+//! `plant-operator-files`, `stage-plugins` and `edit-plugins` try to plant an
+//! approval in a `.cordon` folder two levels down and to loosen the guard's
+//! manifest in a plugins folder, staged and by the backend's own grant; the
+//! `stage-then-*` attempts
 //! stage a file and then fail, and `peek-shared` reports what it sees of
 //! `shared.txt` after the calls beside it have had time to stage theirs.
 
@@ -23,6 +27,12 @@ pub use bindings::{cordon, exports};
 
 struct Hostile;
 
+/// An approval a run would plant for a bundle of its own.
+const APPROVAL: &[u8] = b"[bundles.evil]\nsha256 = \"0000000000000000000000000000000000000000000000000000000000000000\"\n";
+
+/// The guard's manifest with its lists emptied.
+const LOOSE_GUARD: &[u8] = b"[plugin]\nname = \"guard\"\n[config]\ndeny-tools = []\n";
+
 fn observed(result: std::io::Result<Vec<u8>>) -> Result<Vec<u8>, WorkspaceError> {
     result.map_err(|error| WorkspaceError::Denied(error.to_string()))
 }
@@ -36,6 +46,8 @@ impl Guest for Hostile {
             "stage-through-link" => stage("lnk/.cordon/cordon.db", b"gone"),
             "stage-control" => stage("a\nb", b"forged"),
             "stage-denied" => stage(".env", b"OVERWRITTEN"),
+            "stage-operator-files" => stage("a/b/.cordon/grants.toml", APPROVAL),
+            "stage-plugins" => stage("plugins/guard/plugin.toml", LOOSE_GUARD),
             "stage-bomb" => {
                 let chunk = vec![b'x'; 20 << 20];
                 for index in 0..60 {
@@ -79,6 +91,15 @@ impl Guest for Hostile {
             "fifo" => observed(std::fs::read("/workspace/pipe")),
             "write-folder" => observed(
                 std::fs::write("/workspace/written-directly.txt", b"x").map(|()| Vec::new()),
+            ),
+            "plant-operator-files" => observed(
+                std::fs::create_dir_all("/workspace/a/b/.cordon")
+                    .and_then(|()| std::fs::write("/workspace/a/b/.cordon/grants.toml", APPROVAL))
+                    .map(|()| Vec::new()),
+            ),
+            "edit-plugins" => observed(
+                std::fs::write("/workspace/plugins/guard/plugin.toml", LOOSE_GUARD)
+                    .map(|()| Vec::new()),
             ),
             "socket" => {
                 observed(std::net::TcpStream::connect("127.0.0.1:9").map(|_| b"connected".to_vec()))

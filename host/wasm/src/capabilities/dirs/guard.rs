@@ -1,9 +1,12 @@
 //! Whether a component may touch a file, judged by where the file really is.
 //!
 //! cap-std already keeps every component inside its granted directories. The
-//! guard adds what a grant cannot say: the run store's folder is out of reach
-//! even inside a granted directory, and the run's file rules ([`FileRules`])
-//! hold for every component alike. It judges *real* paths, read from the
+//! guard adds what a grant cannot say: the run store's folder, the
+//! operator's files and the compile cache are out of reach even inside a
+//! granted directory; a `.cordon` folder at any depth of the workspace is
+//! never created, changed, linked or removed; the plugins folders Cordon
+//! loads bundles from and the run's skills' folders are read-only; and the
+//! run's file rules ([`FileRules`]) hold for every component alike. It judges *real* paths, read from the
 //! open handle the kernel gave back (`/proc/self/fd` on Linux), so a symbolic
 //! link, a `..` detour or a hard link gains nothing; the path a component
 //! wrote is judged too, so a link named like a denied file is refused as well.
@@ -18,19 +21,23 @@ use std::path::{Component, Path, PathBuf};
 use cordon_kernel::{FileAccess, FileRules};
 use cordon_paths::RESERVED;
 
+use crate::safeguards::{Holds, ReadOnly, Reserved};
+
 /// What no component of a run reaches, and the rules every one obeys.
 #[derive(Debug)]
 pub(crate) struct FileGuard {
     /// The workspace root, canonical: rules name paths relative to it.
     root: PathBuf,
-    /// What no component reaches, canonical, with everything beneath it: the
-    /// root's [`RESERVED`] folder and the run store's folder (or, for a store
-    /// in the root itself, its files).
-    reserved: Vec<PathBuf>,
+    /// What no component reaches, canonical, with everything beneath it and
+    /// what it holds: the root's [`RESERVED`] folder, the run store's folder
+    /// (or, for a store in the root itself, its files), the operator's files
+    /// and the compile cache.
+    reserved: Vec<(PathBuf, Holds)>,
     rules: FileRules,
     /// What may be read and never changed, canonical, with everything
-    /// beneath it: the run's skills' folders, outside the workspace's rules.
-    read_only: Vec<PathBuf>,
+    /// beneath it: the plugins folders and the run's skills' folders,
+    /// outside the workspace's rules.
+    read_only: Vec<(PathBuf, ReadOnly)>,
 }
 
 /// Which file a path names, as the file system identifies it.
@@ -74,17 +81,20 @@ impl FileGuard {
     /// A guard for components whose grants lie under `root` (canonical),
     /// keeping them out of `reserved` (folders or files) besides the root's
     /// own `.cordon`.
-    pub(crate) fn new(root: &Path, reserved: &[PathBuf], rules: FileRules) -> Self {
+    pub(crate) fn new(root: &Path, reserved: &[Reserved], rules: FileRules) -> Self {
         let own = root.join(RESERVED);
-        let mut folders = vec![own.clone()];
-        folders.extend(own.canonicalize().ok());
+        let mut folders = vec![(own.clone(), Holds::CordonFolder)];
         folders.extend(
-            reserved
-                .iter()
-                .map(|folder| folder.canonicalize().unwrap_or_else(|_| folder.clone())),
+            own.canonicalize()
+                .ok()
+                .map(|real| (real, Holds::CordonFolder)),
         );
+        folders.extend(reserved.iter().map(|reserved| {
+            let path = &reserved.path;
+            (Self::resolved(path), reserved.holds)
+        }));
         folders.sort();
-        folders.dedup();
+        folders.dedup_by(|a, b| a.0 == b.0);
         Self {
             root: root.to_owned(),
             reserved: folders,
@@ -95,31 +105,41 @@ impl FileGuard {
 
     /// This guard, letting `folders` be read and never changed, whatever
     /// the rules of the workspace say.
-    pub(crate) fn with_read_only(mut self, folders: &[PathBuf]) -> Self {
-        self.read_only = folders
-            .iter()
-            .map(|folder| folder.canonicalize().unwrap_or_else(|_| folder.clone()))
-            .collect();
+    pub(crate) fn with_read_only(mut self, folders: &[PathBuf], kind: ReadOnly) -> Self {
+        self.read_only
+            .extend(folders.iter().map(|folder| (Self::resolved(folder), kind)));
         self
     }
 
     /// Whether `access` to what is now at the real path `real` is allowed.
     pub(crate) fn check(&self, real: &Path, access: FileAccess) -> Result<(), Refused> {
-        if let Some(folder) = self.reserved.iter().find(|folder| real.starts_with(folder)) {
+        if let Some((folder, holds)) = self
+            .reserved
+            .iter()
+            .find(|(folder, _)| real.starts_with(folder))
+        {
             return Err(Refused(format!(
-                "{} holds Cordon's run store; no component reaches it",
+                "{} holds {holds}; no component reaches it",
                 folder.display()
             )));
         }
-        if let Some(folder) = self
+        if access == FileAccess::Write
+            && let Some(folder) = self.operator_folder(real)
+        {
+            return Err(Refused(format!(
+                "{} is a `{RESERVED}` folder, which holds Cordon's operator files; no component creates, changes, links or removes one or anything in it",
+                folder.display()
+            )));
+        }
+        if let Some((folder, kind)) = self
             .read_only
             .iter()
-            .find(|folder| real.starts_with(folder))
+            .find(|(folder, _)| real.starts_with(folder))
         {
             return match access {
                 FileAccess::Read => Ok(()),
                 FileAccess::Write => Err(Refused(format!(
-                    "{} is a skill's folder, which is read-only",
+                    "{} is {kind}, which is read-only",
                     folder.display()
                 ))),
             };
@@ -171,13 +191,21 @@ impl FileGuard {
     /// `real`: what moving a directory would carry along.
     pub(crate) fn check_tree(&self, real: &Path, access: FileAccess) -> Result<(), Refused> {
         self.check(real, access)?;
-        if let Some(folder) = self.reserved.iter().find(|folder| folder.starts_with(real)) {
+        let inside = |folder: &PathBuf| folder.starts_with(real);
+        if let Some(folder) = self
+            .reserved
+            .iter()
+            .map(|(folder, _)| folder)
+            .chain(self.read_only.iter().map(|(folder, _)| folder))
+            .find(|folder| inside(folder))
+        {
             return Err(Refused(format!(
-                "it holds {}, where Cordon's run store is",
+                "it holds {}, which no component changes",
                 folder.display()
             )));
         }
-        if self.rules.is_empty() || !real.is_dir() {
+        let operator_folders = access == FileAccess::Write && self.inside(real);
+        if (self.rules.is_empty() && !operator_folders) || !real.is_dir() {
             return Ok(());
         }
         walkdir::WalkDir::new(real)
@@ -187,9 +215,25 @@ impl FileGuard {
             .try_for_each(|entry| self.check(entry.path(), access))
     }
 
+    /// The `.cordon` folder the real path `real` lies in, at any depth of
+    /// the workspace, when it lies in one.
+    fn operator_folder(&self, real: &Path) -> Option<PathBuf> {
+        let relative = real.strip_prefix(&self.root).ok()?;
+        let mut folder = self.root.clone();
+        for part in relative.components() {
+            folder.push(part);
+            if part.as_os_str() == RESERVED {
+                return Some(folder);
+            }
+        }
+        None
+    }
+
     /// Whether listings leave out what is at the real path `path`.
     pub(crate) fn hides(&self, path: &Path) -> bool {
-        self.reserved.iter().any(|folder| path.starts_with(folder))
+        self.reserved
+            .iter()
+            .any(|(folder, _)| path.starts_with(folder))
             || (!self.rules.is_empty()
                 && path
                     .strip_prefix(&self.root)
@@ -201,7 +245,7 @@ impl FileGuard {
     /// meets them. Usually none.
     pub(crate) fn linked_files(&self) -> Vec<(u64, u64)> {
         let mut files = Vec::new();
-        for reserved in &self.reserved {
+        for (reserved, _) in &self.reserved {
             match std::fs::read_dir(reserved) {
                 Ok(entries) => files.extend(
                     entries
@@ -324,13 +368,82 @@ mod tests {
                 "{path}"
             );
         }
-        assert!(
-            guard
-                .check(Path::new("/w/src/.cordon"), FileAccess::Write)
-                .is_ok()
-        );
         assert!(guard.hides(&root.join(".cordon")));
         assert!(!guard.hides(&root.join("src")));
+    }
+
+    #[test]
+    fn a_cordon_folder_at_any_depth_is_read_and_never_changed() {
+        let guard = guard(Path::new("/w"), &[], &[]);
+        for path in [
+            "/w/src/.cordon",
+            "/w/sub/.cordon/grants.toml",
+            "/w/a/b/.cordon/config.toml",
+            "/w/a/b/.cordon/plugins/evil/plugin.toml",
+        ] {
+            let refused = guard.check(Path::new(path), FileAccess::Write).unwrap_err();
+            assert!(refused.0.contains("operator files"), "{path}: {refused:?}");
+            assert!(
+                guard.check(Path::new(path), FileAccess::Read).is_ok(),
+                "{path}"
+            );
+        }
+        let refused = guard
+            .check_both(Path::new("/w/a"), "b/../.cordon/x", None, FileAccess::Write)
+            .unwrap_err();
+        assert!(refused.0.contains("/w/a/.cordon "), "{refused:?}");
+        for fine in ["/w/src/cordon", "/w/src/.cordon.bak", "/w/x.cordon"] {
+            assert!(
+                guard.check(Path::new(fine), FileAccess::Write).is_ok(),
+                "{fine}"
+            );
+        }
+        assert!(
+            guard
+                .check(Path::new("/elsewhere/.cordon/x"), FileAccess::Write)
+                .is_ok(),
+            "only the workspace's folders are the guard's to judge by name"
+        );
+    }
+
+    #[test]
+    fn reserved_and_read_only_places_say_what_they_hold() {
+        let guard = FileGuard::new(
+            Path::new("/w"),
+            &[
+                Reserved::new("/w/ops/grants.toml", Holds::OperatorFiles),
+                Reserved::new("/w/cache", Holds::CompileCache),
+            ],
+            FileRules::new(),
+        )
+        .with_read_only(&[PathBuf::from("/w/plugins")], ReadOnly::Plugins);
+        let refused = guard
+            .check(Path::new("/w/ops/grants.toml"), FileAccess::Read)
+            .unwrap_err();
+        assert!(
+            refused.0.contains("operator's Cordon config or approvals"),
+            "{refused:?}"
+        );
+        let refused = guard
+            .check(Path::new("/w/cache/x.cwasm"), FileAccess::Read)
+            .unwrap_err();
+        assert!(refused.0.contains("compiled components"), "{refused:?}");
+        assert!(
+            guard
+                .check(Path::new("/w/plugins/guard/plugin.toml"), FileAccess::Read)
+                .is_ok()
+        );
+        let refused = guard
+            .check(Path::new("/w/plugins/guard/plugin.toml"), FileAccess::Write)
+            .unwrap_err();
+        assert!(refused.0.contains("plugins folder"), "{refused:?}");
+        let refused = guard
+            .check_tree(Path::new("/w"), FileAccess::Write)
+            .unwrap_err();
+        assert!(
+            refused.0.contains("which no component changes"),
+            "{refused:?}"
+        );
     }
 
     #[test]

@@ -408,7 +408,7 @@ mod tests {
                 &[],
                 FileRules::new().with(&["**/.env"], &[]).unwrap(),
             )
-            .with_read_only(&[skill.to_owned()]),
+            .with_read_only(&[skill.to_owned()], crate::safeguards::ReadOnly::Skill),
         );
         let workspace = WorkspaceView::new(Some(&root.canonicalize().unwrap()), staged).unwrap();
         View::new(
