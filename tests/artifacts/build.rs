@@ -109,6 +109,14 @@ fn generate() -> Result<(), String> {
     }
     define(
         &mut generated,
+        "COMPILED_DIR",
+        "A compile cache every test process of the run shares (and the next run \
+         finds): entries are keyed by content, sealed with the key beside it and \
+         written atomically, so each component is compiled once.",
+        &guests.shared_tmp().join("cordon-tests-compiled"),
+    );
+    define(
+        &mut generated,
         "PLUGINS_DIR",
         "The repository's `plugins/` folder, one bundle folder per plugin.",
         &root.join("plugins"),

@@ -20,21 +20,21 @@ pub mod script;
 
 pub use rig::Rig;
 
-/// One compiled-component cache for the whole test binary, so each component is
-/// compiled once per run however many tests load it.
+/// One compiled-component cache for every test, in every process, so each
+/// component is compiled once however many tests load it.
 fn cache_dir() -> PathBuf {
-    static DIR: OnceLock<TempDir> = OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("create cache dir"))
-        .path()
-        .to_owned()
+    PathBuf::from(artifacts::COMPILED_DIR)
 }
 
-/// The compile cache in `dir`, sealed with a key of this test binary's.
+/// The compile cache in `dir`, sealed with the key the tests share.
 pub fn cache_in(dir: &Path) -> CacheConfig {
     static KEY: OnceLock<CacheKey> = OnceLock::new();
+    let key = KEY.get_or_init(|| {
+        CacheKey::in_file(&cache_dir().with_extension("key")).expect("the tests' cache key")
+    });
     CacheConfig {
         dir: dir.to_owned(),
-        key: KEY.get_or_init(CacheKey::ephemeral).clone(),
+        key: key.clone(),
     }
 }
 

@@ -133,6 +133,14 @@ impl Guests {
         &self.root
     }
 
+    /// The outer build's folder for temporary files its tests share
+    /// (`<target>/tmp`, as `CARGO_TARGET_TMPDIR` names it for test code).
+    pub fn shared_tmp(&self) -> PathBuf {
+        self.target_dir
+            .parent()
+            .map_or_else(|| self.target_dir.join("tmp"), |target| target.join("tmp"))
+    }
+
     /// The bundled plugins, built as one set; each with its component.
     pub fn build_bundled(&self) -> Result<Vec<(Guest, PathBuf)>, BuildError> {
         self.build(BUNDLED)

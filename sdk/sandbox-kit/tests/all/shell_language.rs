@@ -1,0 +1,328 @@
+//! The command language: quoting, lists, pipelines, redirections, globs,
+//! variables, refusals, limits and the deadline.
+
+use crate::common::{memory_fs, out, run, run_with, sh};
+use cordon_sandbox_kit::NoInterpreters;
+use cordon_sandbox_kit::shell::{self, OUTPUT_LIMIT};
+use cordon_sandbox_kit::workspace;
+
+#[test]
+fn quoting_and_variables() {
+    let fs = memory_fs(&[]);
+    let env = [("X".to_owned(), "ex".to_owned())];
+    let output = shell::run(
+        &fs,
+        &NoInterpreters,
+        r#"echo 'a  b' "c $X" d\ e"#,
+        "",
+        &env,
+        b"",
+        0,
+    )
+    .unwrap();
+    assert_eq!(output.stdout, b"a  b c ex d e\n");
+    assert_eq!(
+        out(&fs, r#"echo "q\"uote \$X \\ ${HOME}end""#),
+        "q\"uote $X \\ end\n"
+    );
+    assert_eq!(
+        out(&fs, "V='one two'; echo $V; echo \"[$V]\""),
+        "one two\n[one two]\n"
+    );
+    assert_eq!(out(&fs, "A=1 B=2; echo $A$B ${A}x"), "12 1x\n");
+    assert_eq!(out(&fs, "echo a # a comment"), "a\n");
+    assert_eq!(out(&fs, "echo '#not' a#b"), "#not a#b\n");
+    assert_eq!(out(&fs, "E=; echo x${E}y \"$E\" end"), "xy  end\n");
+    assert_eq!(
+        out(&fs, "cat -A 2>/dev/null || echo fallback </dev/null"),
+        "fallback\n"
+    );
+    assert_eq!(out(&fs, "E=; echo [$E] \"$E\"z"), "[] z\n");
+    assert_eq!(out(&fs, "echo $"), "$\n");
+}
+
+#[test]
+fn empty_lines_do_nothing() {
+    let fs = memory_fs(&[]);
+    assert_eq!(run(&fs, ""), (0, String::new(), String::new()));
+    assert_eq!(
+        run(&fs, "  \n # only a comment\n"),
+        (0, String::new(), String::new())
+    );
+}
+
+#[test]
+fn lists_follow_bash_precedence() {
+    let fs = memory_fs(&[]);
+    assert_eq!(out(&fs, "false && echo no || echo yes"), "yes\n");
+    assert_eq!(out(&fs, "true || echo no && echo yes"), "yes\n");
+    assert_eq!(out(&fs, "false; echo $?; true; echo $?"), "1\n0\n");
+    assert_eq!(run(&fs, "true && false").0, 1);
+    assert_eq!(out(&fs, "false || false || echo third"), "third\n");
+    assert_eq!(out(&fs, "echo a\necho b"), "a\nb\n");
+    assert_eq!(out(&fs, "! false && echo negated"), "negated\n");
+    assert_eq!(out(&fs, "nope 2>/dev/null; echo $?").trim_end(), "127");
+}
+
+#[test]
+fn pipelines_take_the_last_status() {
+    let fs = memory_fs(&[]);
+    assert_eq!(out(&fs, "echo b; echo a | cat"), "b\na\n");
+    assert_eq!(
+        out(&fs, "printf 'c\\nb\\na\\n' | sort | head -n 2"),
+        "a\nb\n"
+    );
+    assert_eq!(run(&fs, "false | true").0, 0);
+    assert_eq!(run(&fs, "true | false").0, 1);
+    assert_eq!(run(&fs, "echo x | grep y").0, 1);
+}
+
+#[test]
+fn redirections_write_through_the_workspace() {
+    let fs = memory_fs(&[("in.txt", "from file\n")]);
+    assert_eq!(
+        out(&fs, "echo one > f.txt; echo two >> f.txt; cat f.txt"),
+        "one\ntwo\n"
+    );
+    assert_eq!(workspace::read(&fs, "f.txt").unwrap(), b"one\ntwo\n");
+    assert_eq!(out(&fs, "echo replaced > f.txt; cat < f.txt"), "replaced\n");
+    assert_eq!(out(&fs, "cat < in.txt"), "from file\n");
+    assert_eq!(
+        out(&fs, "cat missing 2> err.txt; cat err.txt"),
+        "cat: missing: No such file or directory\n"
+    );
+    assert_eq!(
+        out(&fs, "cat missing 2>/dev/null; cat missing 2>&1 | wc -l"),
+        "1\n"
+    );
+    assert_eq!(
+        out(&fs, "cat in.txt missing > both.txt 2>&1; cat both.txt"),
+        "from file\ncat: missing: No such file or directory\n"
+    );
+    assert_eq!(
+        out(&fs, "cat in.txt missing &> all.txt; cat all.txt"),
+        "from file\ncat: missing: No such file or directory\n"
+    );
+    assert_eq!(
+        run(&fs, "echo to-err >&2"),
+        (0, String::new(), "to-err\n".into())
+    );
+    assert_eq!(out(&fs, "> empty.txt; wc -c empty.txt"), "0 empty.txt\n");
+    assert_eq!(
+        out(
+            &fs,
+            "mkdir d; echo x > d/y; cd d; cat y; echo z >> ../d/y; cat y"
+        ),
+        "x\nx\nz\n"
+    );
+    assert_eq!(
+        run(&fs, "echo x > nodir/f.txt"),
+        (
+            1,
+            String::new(),
+            "sh: nodir/f.txt: No such file or directory\n".into()
+        )
+    );
+    assert_eq!(run(&fs, "echo x > d").2, "sh: d: Is a directory\n");
+    assert_eq!(
+        run(&fs, "cat < nope").2,
+        "sh: nope: No such file or directory\n"
+    );
+    assert_eq!(
+        run(&fs, "echo x > /etc/x").2,
+        "sh: /etc/x: absolute paths are outside the workspace\n"
+    );
+}
+
+#[test]
+fn stdin_feeds_commands() {
+    let fs = memory_fs(&[]);
+    assert_eq!(run_with(&fs, "cat", "in\n").1, "in\n");
+    assert_eq!(run_with(&fs, "wc -l", "a\nb\n").1, "2\n");
+    assert_eq!(run_with(&fs, "grep b", "a\nb\n").1, "b\n");
+}
+
+#[test]
+fn globs_expand_sorted_or_stay_as_written() {
+    let fs = memory_fs(&[
+        ("b.txt", ""),
+        ("a.txt", ""),
+        (".hidden.txt", ""),
+        ("src/x.rs", ""),
+        ("src/y.rs", ""),
+        ("c.md", ""),
+    ]);
+    assert_eq!(out(&fs, "echo *.txt"), "a.txt b.txt\n");
+    assert_eq!(out(&fs, "echo src/*.rs"), "src/x.rs src/y.rs\n");
+    assert_eq!(out(&fs, "echo ?.md [ab].txt"), "c.md a.txt b.txt\n");
+    assert_eq!(out(&fs, "echo *.none"), "*.none\n");
+    assert_eq!(
+        out(&fs, "echo '*.txt' \\*.txt \"*\".txt"),
+        "*.txt *.txt *.txt\n"
+    );
+    assert_eq!(out(&fs, "echo .*.txt"), ".hidden.txt\n");
+    assert_eq!(out(&fs, "echo */"), "src/\n");
+    assert_eq!(
+        out(&fs, "cd src; echo *; echo ../*.md"),
+        "x.rs y.rs\n../c.md\n"
+    );
+    assert_eq!(out(&fs, "echo {a,b}"), "{a,b}\n");
+}
+
+#[test]
+fn unknown_commands_exit_127() {
+    let fs = memory_fs(&[]);
+    assert_eq!(
+        run(&fs, "frobnicate --x"),
+        (127, String::new(), "frobnicate: command not found\n".into())
+    );
+    let refused = shell::run(
+        &fs,
+        &NoInterpreters,
+        "python3 -c 'print(1)'",
+        "",
+        &[],
+        b"",
+        0,
+    )
+    .unwrap_err();
+    assert!(
+        refused
+            .message()
+            .contains("no sandboxed interpreter for .py"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn parse_errors_exit_2_naming_the_problem() {
+    let fs = memory_fs(&[]);
+    let error = |line| {
+        let (code, stdout, stderr) = run(&fs, line);
+        assert_eq!((code, stdout.as_str()), (2, ""), "{line}");
+        stderr
+    };
+    assert_eq!(
+        error("echo 'open"),
+        "sh: syntax error: unterminated single quote\n"
+    );
+    assert_eq!(
+        error("echo \"open"),
+        "sh: syntax error: unterminated double quote\n"
+    );
+    assert_eq!(
+        error("echo a |"),
+        "sh: syntax error: `|` with nothing after it\n"
+    );
+    assert_eq!(error("&& echo"), "sh: syntax error: unexpected `&&`\n");
+    assert_eq!(
+        error("echo a &&"),
+        "sh: syntax error: `&&` with nothing after it\n"
+    );
+    assert_eq!(
+        error("echo a ; ; echo b"),
+        "sh: syntax error: unexpected `;`\n"
+    );
+    assert_eq!(
+        error("echo >"),
+        "sh: syntax error: `>` needs a file name, found end of line\n"
+    );
+    assert_eq!(
+        error("sleep 1 &"),
+        "sh: background jobs (`&`) are not supported\n"
+    );
+    assert_eq!(
+        error("(cd src)"),
+        "sh: subshells and groupings with `( )` are not supported\n"
+    );
+    assert_eq!(
+        error("echo $(ls)"),
+        "sh: command substitution `$( )` is not supported\n"
+    );
+    assert_eq!(
+        error("echo `ls`"),
+        "sh: command substitution with backticks is not supported\n"
+    );
+    assert_eq!(
+        error("cat <<EOF"),
+        "sh: here-documents and here-strings (`<<`) are not supported\n"
+    );
+    assert_eq!(
+        error("for f in *; do echo; done"),
+        "sh: loops are not supported (found `for`)\n"
+    );
+    assert_eq!(
+        error("if true; then echo; fi"),
+        "sh: `if` conditionals are not supported (found `if`)\n"
+    );
+    assert_eq!(
+        error("echo ${X:-y}"),
+        "sh: parameter expansion `${X:-y}` is not supported\n"
+    );
+    assert_eq!(
+        error("echo $((1+2))"),
+        "sh: arithmetic expansion `$(( ))` is not supported\n"
+    );
+    assert_eq!(out(&fs, "echo for done if"), "for done if\n");
+}
+
+#[test]
+fn the_deadline_stops_with_124() {
+    let mut files = Vec::new();
+    let line = "x\n".repeat(1000);
+    for index in 0..200 {
+        files.push((format!("f{index}.txt"), line.clone()));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let fs = memory_fs(&refs);
+    let script = "cat *.txt | sort | uniq -c > /dev/null; ".repeat(500);
+    let output = shell::run(&fs, &NoInterpreters, &script, "", &[], b"", 50).unwrap();
+    assert_eq!(output.exit_code, 124);
+    assert!(
+        String::from_utf8(output.stderr)
+            .unwrap()
+            .ends_with("sh: timed out after 50 ms\n"),
+    );
+}
+
+#[test]
+fn output_is_capped_with_flags() {
+    let big = "y".repeat(OUTPUT_LIMIT + 10);
+    let fs = memory_fs(&[("big.txt", &big)]);
+    let output = sh(&fs, "cat big.txt; cat big.txt >&2");
+    assert_eq!(output.exit_code, 0);
+    assert_eq!(output.stdout.len(), OUTPUT_LIMIT);
+    assert_eq!(output.stderr.len(), OUTPUT_LIMIT);
+    assert!(output.stdout_truncated && output.stderr_truncated);
+    let small = sh(&fs, "head -c 5 big.txt");
+    assert_eq!(small.stdout, b"yyyyy");
+    assert!(!small.stdout_truncated && !small.stderr_truncated);
+    assert_eq!(
+        out(&fs, "cat big.txt | wc -c"),
+        format!("{}\n", OUTPUT_LIMIT + 10)
+    );
+}
+
+#[test]
+fn cd_and_pwd_stay_inside() {
+    let fs = memory_fs(&[("src/a/f.txt", "f")]);
+    assert_eq!(
+        out(&fs, "pwd; cd src/a; pwd; cat f.txt; cd ..; pwd; cd; pwd"),
+        "/\n/src/a\nf/src\n/\n"
+    );
+    assert_eq!(
+        run(&fs, "cd ..; pwd"),
+        (0, "/\n".into(), "cd: .. leaves the workspace\n".into())
+    );
+    assert_eq!(
+        run(&fs, "cd nope").2,
+        "cd: nope: No such file or directory\n"
+    );
+    assert_eq!(
+        run(&fs, "cd src/a/f.txt").2,
+        "cd: src/a/f.txt is not a directory\n"
+    );
+}
