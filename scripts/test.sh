@@ -4,11 +4,12 @@
 #   toolchains   the wasm32-wasip2 target, cargo-nextest (installed from
 #                crates.io when missing) and the pinned toolchains for tools in
 #                other languages (once, cached outside the clone)
-#   guests       the guest components, bundled plugins and hostile fixtures,
-#                built once for the whole run by the build scripts of
-#                cordon-bundled and cordon-test-artifacts (cordon-guest-build)
 #   test build   every test binary: one per crate for its unit tests, one per
-#                crate for its integration tests
+#                crate for its integration tests; beside the host's crates,
+#                the build scripts of cordon-bundled and cordon-test-artifacts
+#                build the guest components, bundled plugins and hostile
+#                fixtures, once for the whole run (cordon-guest-build), and
+#                report that as two phases of their own
 #   examples     the bundled Python interpreter, the example skill's tool, the
 #                example tools and the hostile fixtures in Python, JavaScript
 #                and C, with `cordon build`
@@ -52,10 +53,6 @@ toolchains() {
     eval "$(scripts/toolchains.sh)"
 }
 
-guests() {
-    cargo build -p cordon-bundled -p cordon-test-artifacts
-}
-
 test_build() {
     cargo test --workspace --no-run
 }
@@ -81,7 +78,6 @@ test_run() {
 }
 
 timed toolchains toolchains
-timed guests guests
 timed "test build" test_build
 timed examples examples
 timed "test run" test_run "$@"

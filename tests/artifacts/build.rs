@@ -103,7 +103,9 @@ fn generate() -> Result<(), String> {
         define(&mut generated, &constant, &doc, &wasm);
     }
     let fixtures: Vec<Guest> = FIXTURES.iter().map(|fixture| fixture.guest).collect();
-    let built = guests.build(&fixtures).map_err(|error| error.to_string())?;
+    let built = guests
+        .build("the test fixtures", &fixtures)
+        .map_err(|error| error.to_string())?;
     for (fixture, (_, wasm)) in FIXTURES.iter().zip(built) {
         define(&mut generated, fixture.constant, fixture.doc, &wasm);
     }

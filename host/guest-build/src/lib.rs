@@ -68,6 +68,10 @@ const fn bundled(name: &'static str, package: &'static str, file: &'static str) 
 /// the plugin whose component it runs)`.
 pub const SHARED_COMPONENTS: &[(&str, &str)] = &[("memory", "dir")];
 
+/// The variable naming the file the test command collects each phase's
+/// time in.
+const TIMINGS: &str = "CORDON_TIMINGS";
+
 /// What the guest builds read: a change to any of them builds them again.
 pub const INPUTS: &[&str] = &[
     "sdk/rust",
@@ -143,13 +147,33 @@ impl Guests {
 
     /// The bundled plugins, built as one set; each with its component.
     pub fn build_bundled(&self) -> Result<Vec<(Guest, PathBuf)>, BuildError> {
-        self.build(BUNDLED)
+        self.build("the bundled plugins", BUNDLED)
     }
 
-    /// `guests`, built in one nested `cargo build`; each with its component.
-    /// Never give it some of the bundled plugins with other guests: build
-    /// them with [`Guests::build_bundled`].
-    pub fn build(&self, guests: &[Guest]) -> Result<Vec<(Guest, PathBuf)>, BuildError> {
+    /// `guests`, which `what` names, built in one nested `cargo build`; each
+    /// with its component. Never give it some of the bundled plugins with
+    /// other guests: build them with [`Guests::build_bundled`]. When the
+    /// environment names a timings file (`CORDON_TIMINGS`, as the test
+    /// command sets it), how long the build took is added to it.
+    pub fn build(&self, what: &str, guests: &[Guest]) -> Result<Vec<(Guest, PathBuf)>, BuildError> {
+        let started = std::time::Instant::now();
+        let built = self.nested_build(guests);
+        if let Some(timings) = env::var_os(TIMINGS) {
+            let line = format!(
+                "guests: {what} (during the test build)\t{}\n",
+                started.elapsed().as_secs()
+            );
+            // Only a report: a timings file that cannot be written changes nothing.
+            let _ = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(timings)
+                .and_then(|mut file| std::io::Write::write_all(&mut file, line.as_bytes()));
+        }
+        built
+    }
+
+    fn nested_build(&self, guests: &[Guest]) -> Result<Vec<(Guest, PathBuf)>, BuildError> {
         let cargo = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
         let mut command = Command::new(cargo);
         command
