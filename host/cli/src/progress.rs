@@ -33,6 +33,9 @@ pub(crate) struct Printer {
     mid_line: AtomicBool,
     /// What to say of the calls of tools that run outside any sandbox.
     unsandboxed: OnceLock<BTreeMap<String, String>>,
+    /// The flags `runs resume` needs to find the run's store from where this
+    /// command ran (` --workspace DIR` or ` --store PATH`), or nothing.
+    store_flags: OnceLock<String>,
 }
 
 impl Printer {
@@ -41,7 +44,14 @@ impl Printer {
             json,
             mid_line: AtomicBool::new(false),
             unsandboxed: OnceLock::new(),
+            store_flags: OnceLock::new(),
         }
+    }
+
+    /// Name `flags` in the resume command a waiting run prints: what
+    /// `runs resume` needs, run from the same folder, to find the store.
+    pub(crate) fn resume_with(&self, flags: String) {
+        let _ = self.store_flags.set(flags);
     }
 
     /// Say of the calls of the tools `unsandboxed` names, when they wait for
@@ -92,12 +102,13 @@ impl Printer {
                     .iter()
                     .map(|call| format!("--approve {}", call.call.id))
                     .collect();
+                let flags = self.store_flags.get().map_or("", String::as_str);
                 say!(
-                    "resume with: cordon runs resume {run_id} {}",
+                    "resume with: cordon runs resume {run_id}{flags} {}",
                     each.join(" ")
                 );
                 say!(
-                    "  (or --deny CALL, --approve-all, --deny-all, with --reason TEXT for the model; on a terminal, `cordon runs resume {run_id}` asks)"
+                    "  (or --deny CALL, --approve-all, --deny-all, with --reason TEXT for the model; on a terminal, `cordon runs resume {run_id}{flags}` asks)"
                 );
             }
         }

@@ -224,7 +224,11 @@ impl PostgresCommitStore {
 
     pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, CommitError> {
         self.pool.get().await.map_err(|error| {
-            CommitError::Storage(format!("{}: connecting: {error}", self.location))
+            let said = match &error {
+                deadpool_postgres::PoolError::Backend(error) => detail(error),
+                other => chain(other),
+            };
+            CommitError::Storage(format!("{}: connecting: {said}", self.location))
         })
     }
 
@@ -963,16 +967,19 @@ pub(crate) fn signed(value: u64, what: &str) -> Result<i64, CommitError> {
 fn detail(error: &tokio_postgres::Error) -> String {
     match error.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => {
-            let mut text = error.to_string();
-            let mut source = std::error::Error::source(error);
-            while let Some(cause) = source {
-                text.push_str(&format!(": {cause}"));
-                source = cause.source();
-            }
-            text
-        }
+        None => chain(error),
     }
+}
+
+/// `error` and each of its causes, as one line.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
 }
 
 /// `url` without its password, for messages.
@@ -1088,9 +1095,42 @@ pub(crate) mod tests {
             .unwrap_err();
         let text = error.to_string();
         assert!(
-            text.contains("127.0.0.1:1") && text.contains("connecting") && !text.contains("s3cret"),
+            text.contains("127.0.0.1:1")
+                && text.contains("connecting")
+                && text.contains("Connection refused")
+                && !text.contains("s3cret"),
             "{text}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_wrong_role_or_a_missing_database_is_said_in_the_servers_words() {
+        let Ok(server) = std::env::var("CORDON_TEST_POSTGRES") else {
+            eprintln!("SKIPPED the server's words: CORDON_TEST_POSTGRES is not set");
+            return;
+        };
+        let (user_at, rest) = server.split_once("://").map_or(("", ""), |(_, rest)| {
+            rest.split_once('@').unwrap_or(("", rest))
+        });
+        let (host, _database) = rest.split_once('/').unwrap_or((rest, ""));
+        assert!(!user_at.is_empty(), "{server}");
+        for (url, said) in [
+            (
+                format!("postgres://nobody_here@{host}/cordon"),
+                "role \"nobody_here\" does not exist",
+            ),
+            (
+                format!("postgres://{user_at}@{host}/no_such_database"),
+                "database \"no_such_database\" does not exist",
+            ),
+        ] {
+            let error = PostgresCommitStore::connect(&url).await.unwrap_err();
+            let text = error.to_string();
+            assert!(
+                text.contains("connecting: FATAL: ") && text.contains(said),
+                "{text}"
+            );
+        }
     }
 
     #[test]

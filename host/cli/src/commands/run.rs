@@ -206,13 +206,15 @@ impl Session {
         launch: Launch,
         store_at: &store::StoreLocation,
     ) -> anyhow::Result<Self> {
-        Self::open(
+        let session = Self::open(
             global,
             (args.json, args.strict.strict),
             launch,
             Driver::Person(store_at),
         )
-        .await
+        .await?;
+        session.printer.resume_with(store_flags(global, store_at));
+        Ok(session)
     }
 
     fn finish(&self, outcome: &RunOutcome) -> ExitCode {
@@ -225,6 +227,38 @@ impl Session {
             RunOutcome::Ended { .. } => ExitCode::from(1),
             RunOutcome::Waiting { .. } => ExitCode::from(EXIT_WAITING),
         }
+    }
+}
+
+/// The flags `cordon runs resume`, run from this folder, needs to find the
+/// run's store at `store_at`: `--store` when it is not the workspace's own,
+/// else `--workspace` when the workspace is not this folder; nothing
+/// otherwise. A Postgres URL is shown without its password.
+fn store_flags(global: &GlobalArgs, store_at: &store::StoreLocation) -> String {
+    let own = store::StoreLocation::File(cordon_session::store::default_path(&global.workspace));
+    if *store_at != own {
+        format!(" --store {}", shell_word(&store_at.to_string()))
+    } else if global.workspace != Path::new(".") {
+        format!(
+            " --workspace {}",
+            shell_word(&global.workspace.display().to_string())
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// `text` as one word of a POSIX shell command: as it is when it holds only
+/// characters no shell treats specially, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:@%+=,-".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 

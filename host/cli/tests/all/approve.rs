@@ -210,3 +210,70 @@ fn a_waiting_run_lists_every_call_and_resumes_by_flags_or_by_asking() {
     let output = project.cordon(&["runs", "resume", "r1", "--approve-all", "--deny-all"]);
     assert_eq!(output.status.code(), Some(2), "the two cannot go together");
 }
+
+/// Run `line`, the arguments of a `cordon` command as a shell reads them,
+/// in `project` as a person at its folder would.
+fn as_printed(project: &Project, line: &str) -> std::process::Output {
+    let cordon = project.command(&[]);
+    let mut shell = std::process::Command::new("sh");
+    shell
+        .arg("-c")
+        .arg(format!("exec \"$0\" {line}"))
+        .arg(cordon.get_program());
+    for (name, value) in cordon.get_envs() {
+        match value {
+            Some(value) => shell.env(name, value),
+            None => shell.env_remove(name),
+        };
+    }
+    if let Some(dir) = cordon.get_current_dir() {
+        shell.current_dir(dir);
+    }
+    shell.stdin(std::process::Stdio::null()).output().unwrap()
+}
+
+#[test]
+fn the_resume_command_a_waiting_run_prints_works_as_printed_from_the_same_folder() {
+    for (flags, named) in [
+        (vec!["--workspace", "w"], "--workspace w"),
+        (
+            vec!["--store", "runs/elsewhere.db"],
+            "--store runs/elsewhere.db",
+        ),
+        (
+            vec!["--workspace", "my project"],
+            "--workspace 'my project'",
+        ),
+    ] {
+        let project = project();
+        let workspace = if flags[0] == "--workspace" {
+            flags[1]
+        } else {
+            "."
+        };
+        project.write(&format!("{workspace}/a.txt"), "one\ntwo\n");
+        let mut args: Vec<&str> = vec![RUN[0]];
+        args.extend(&flags);
+        args.extend(&RUN[1..]);
+        let output = project.cordon(&args);
+        assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
+        let stdout = text(&output.stdout);
+        assert!(
+            stdout.contains(&format!(
+                "resume with: cordon runs resume r1 {named} --approve"
+            )),
+            "{stdout}"
+        );
+        let printed = stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("resume with: cordon "))
+            .unwrap();
+        let output = as_printed(&project, printed);
+        assert_eq!(
+            output.status.code(),
+            Some(3),
+            "resumed as printed, the run goes on to ask again: {}",
+            text(&output.stderr)
+        );
+    }
+}
