@@ -1107,20 +1107,30 @@ async fn paths_with_control_characters_never_cross_the_workspace_boundary() {
     }
 }
 
-/// The README's own words, which the test below holds the code to.
-const README_CLAIMS: [&str; 3] = [
-    "is neither reached nor listed by any component, through any route",
-    "A denied path cannot be read, stat'ed, written, removed, renamed or\n  linked to, and listings, globs and searches leave it out; a read-only path can\n  be read and nothing else.",
-    "even `--direct` (a `rm -rf *`\nleaves it alone)",
+/// The book's own words, each with its page, which the test below holds the
+/// code to.
+const DOCUMENTED_CLAIMS: [(&str, &str); 3] = [
+    (
+        "docs/agents/workspace.md",
+        "is neither reached nor listed by any component, through any route",
+    ),
+    (
+        "docs/agents/permissions.md",
+        "A denied path cannot be read, stat'ed, written, removed, renamed or\n  linked to, and listings, globs and searches leave it out; a read-only path can\n  be read and nothing else.",
+    ),
+    (
+        "docs/agents/workspace.md",
+        "even `--direct` (a `rm -rf *`\nleaves it alone)",
+    ),
 ];
 
 #[tokio::test]
-async fn the_readmes_statements_about_the_store_and_file_rules_hold() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
-    for claim in README_CLAIMS {
-        assert!(readme.contains(claim), "the README no longer says: {claim}");
+async fn the_books_statements_about_the_store_and_file_rules_hold() {
+    for (page, claim) in DOCUMENTED_CLAIMS {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(page))
+                .unwrap();
+        assert!(text.contains(claim), "{page} no longer says: {claim}");
     }
     let rig = rig(Setup::DirDirect, rules()).await;
     // Neither reached nor listed, even --direct, and `rm -rf *` leaves it.

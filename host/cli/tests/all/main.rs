@@ -11,6 +11,7 @@ mod build;
 mod cli;
 mod config;
 mod conformance;
+mod docs;
 mod first_run;
 mod mcp;
 mod mcp_client;
