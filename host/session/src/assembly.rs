@@ -234,7 +234,8 @@ pub struct Reloaded {
 
 impl Assembly {
     /// Assemble `agent`'s run from `launch`, with the store at `store_at`
-    /// (created when missing) and `live` seeing the components' events as
+    /// (created when missing, and removed again when the run cannot be
+    /// assembled) and `live` seeing the components' events as
     /// they happen. A bundle that does not load is left out with a loud
     /// error, unless `strict`.
     pub async fn open(
@@ -245,8 +246,9 @@ impl Assembly {
         strict: bool,
         live: Arc<dyn EventSink>,
     ) -> anyhow::Result<Self> {
+        let fresh = store::Fresh::before_creating(store_at);
         let store = store::create(store_at).await?;
-        Self::open_in(
+        let assembled = Self::open_in(
             settings,
             launch,
             agent,
@@ -254,7 +256,12 @@ impl Assembly {
             strict,
             live,
         )
-        .await
+        .await;
+        if assembled.is_err() {
+            // A run that never started leaves no store behind it.
+            fresh.discard();
+        }
+        assembled
     }
 
     /// [`Assembly::open`] with a store already open: `store`, kept in the

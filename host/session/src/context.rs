@@ -98,8 +98,9 @@ pub fn operator_reach(settings: &HostSettings, operator: &Operator) -> Vec<Reser
 
 /// What of the run store at `store` a component granted part of `workspace`
 /// could reach, and so must not: its folder, when that lies inside the
-/// workspace; its database files alone, when it sits in the workspace root
-/// itself; nothing, when it lies outside, where no grant reaches.
+/// workspace; its database files and its runs' locks alone, when it sits in
+/// the workspace root itself; nothing, when it lies outside, where no grant
+/// reaches.
 pub fn store_reach(store: &Path, workspace: &Path) -> Vec<PathBuf> {
     let Ok(root) = workspace.canonicalize() else {
         return Vec::new();
@@ -111,7 +112,7 @@ pub fn store_reach(store: &Path, workspace: &Path) -> Vec<PathBuf> {
     let folder = folder.canonicalize().unwrap_or_else(|_| folder.to_owned());
     if folder == root {
         let name = name.to_string_lossy();
-        return ["", "-wal", "-shm", "-journal"]
+        return ["", "-wal", "-shm", "-journal", "-driving"]
             .iter()
             .map(|suffix| folder.join(format!("{name}{suffix}")))
             .collect();

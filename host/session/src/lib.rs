@@ -2,13 +2,15 @@
 //! `cordon` CLI, the MCP server and embedders share: the operator's settings
 //! ([`operator`], [`network`], [`defaults`]), the plugin host and the
 //! plugins search path ([`context`], [`plugin_path`]), the skills ([`skillset`]), the agent's MCP servers
-//! ([`mcp_servers`]), the compile cache ([`cache`]), the run store ([`store`]), and
+//! ([`mcp_servers`]), the compile cache ([`cache`]), the run store ([`store`]) and which of its runs
+//! a process drives ([`driving`]), and
 //! the whole of a run's tools, hooks and sandbox ([`assembly`]).
 
 pub mod assembly;
 pub mod cache;
 pub mod context;
 pub mod defaults;
+pub mod driving;
 pub mod live;
 pub mod mcp_servers;
 pub mod network;

@@ -167,6 +167,55 @@ pub async fn existing(location: &StoreLocation) -> anyhow::Result<RunStore> {
     }
 }
 
+/// What creating a file store would bring into being: its files, and its
+/// folder when that is missing too; nothing for a store that exists or a
+/// database.
+#[derive(Debug)]
+pub struct Fresh {
+    file: Option<PathBuf>,
+    folder: Option<PathBuf>,
+}
+
+impl Fresh {
+    /// What creating the store at `location` would create, as things are now.
+    pub fn before_creating(location: &StoreLocation) -> Self {
+        let Some(file) = location.file().filter(|file| !file.exists()) else {
+            return Self {
+                file: None,
+                folder: None,
+            };
+        };
+        let folder = file
+            .parent()
+            .filter(|folder| !folder.as_os_str().is_empty() && !folder.exists())
+            .map(Path::to_owned);
+        Self {
+            file: Some(file.to_owned()),
+            folder,
+        }
+    }
+
+    /// Remove what creating the store made, once nothing holds it open: its
+    /// database files, and the folder made for it with its `.gitignore`.
+    pub fn discard(self) {
+        let Some(file) = self.file else {
+            return;
+        };
+        let name = file
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned());
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            if let Some(name) = &name {
+                let _ = std::fs::remove_file(file.with_file_name(format!("{name}{suffix}")));
+            }
+        }
+        if let Some(folder) = self.folder {
+            let _ = std::fs::remove_file(folder.join(".gitignore"));
+            let _ = std::fs::remove_dir(&folder);
+        }
+    }
+}
+
 /// Give the `.cordon/` folder holding the store at `path` a `.gitignore`
 /// naming the store's files, unless it has one.
 fn ignore_in_git(path: &Path) {

@@ -45,6 +45,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let run_id = format!("mcp-{}-{:06}", now.as_secs(), now.subsec_micros());
+    let _driving = super::run::drive(&args.store.location(global), &run_id)?;
     let runtime = assembly
         .runtime_for_requests(relay.clone())
         .with_commits(args.durability.into());

@@ -16,6 +16,7 @@ use cordon_kernel::{
 };
 use cordon_providers::{ModelOptions, choice};
 use cordon_session::defaults::Defaults;
+use cordon_session::driving::Driving;
 use cordon_session::{Assembly, Launch};
 use cordon_store::{Enqueued, LeasedStore, PostgresCommitStore};
 
@@ -118,11 +119,14 @@ impl Session {
         let defaults = Operator::load(&global.settings())?.defaults;
         let agent = launch.agent(&defaults)?;
         let mut launch = launch;
+        let mut chosen_by = "--model (or CORDON_MODEL, or the run's record)".to_owned();
         if launch.model.is_none() {
             if matches!(driver, Driver::Worker(_)) {
                 bail!("the run records no model, and a worker chooses none for it");
             }
-            launch.model = default_model(&agent, launch.agent.as_deref(), &defaults, json)?;
+            let (model, by) = default_model(&agent, launch.agent.as_deref(), &defaults, json)?;
+            launch.model = model;
+            chosen_by = by;
         }
         let Some((spec, base)) = &launch.model else {
             unreachable!("a run's model was chosen above");
@@ -138,7 +142,8 @@ impl Session {
             images: settings.images,
             ..ModelOptions::default()
         };
-        let model = cordon_providers::resolve(spec, base, &options)?;
+        let model = cordon_providers::resolve(spec, base, &options)
+            .with_context(|| format!("{chosen_by} = {spec:?}"))?;
         let printer = Arc::new(Printer::new(json));
         let settings = global.settings();
         let assembly = match &driver {
@@ -262,24 +267,29 @@ fn shell_word(text: &str) -> String {
     }
 }
 
-/// The model of a run no flag or recorded header names: the agent file's,
-/// else the config's `defaults.model`, else the default of the provider
-/// whose key is set (said on stderr unless `quiet`), else an error naming
-/// every provider.
+/// The model of a run no flag or recorded header names, and where it was
+/// chosen: the agent file's, else the config's `defaults.model`, else the
+/// default of the provider whose key is set (said on stderr unless
+/// `quiet`), else an error naming every provider.
 fn default_model(
     agent: &AgentDef,
     agent_file: Option<&Path>,
     defaults: &Defaults,
     quiet: bool,
-) -> anyhow::Result<Option<(String, PathBuf)>> {
+) -> anyhow::Result<(Option<(String, PathBuf)>, String)> {
     if let (Some(spec), Some(file)) = (&agent.model, agent_file) {
         let base = file
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_owned);
-        return Ok(Some((spec.clone(), base)));
+        let by = format!("{}: field `model`", file.display());
+        return Ok((Some((spec.clone(), base)), by));
     }
     if let Some(model) = &defaults.model {
-        return Ok(Some((model.value.spec.clone(), model.value.base.clone())));
+        let by = format!("{}: field `defaults.model`", model.file.display());
+        return Ok((
+            Some((model.value.spec.clone(), model.value.base.clone())),
+            by,
+        ));
     }
     let Some(picked) = choice::pick(|var| std::env::var(var).ok()) else {
         bail!(
@@ -294,7 +304,10 @@ fn default_model(
             picked.spec, picked.because
         );
     }
-    Ok(Some((picked.spec.to_owned(), std::env::current_dir()?)))
+    Ok((
+        Some((picked.spec.to_owned(), std::env::current_dir()?)),
+        format!("the default model ({} is set)", picked.because),
+    ))
 }
 
 pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -338,6 +351,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<Ex
         };
         return enqueued(queue, &run_id, &BTreeMap::new(), args.agent.json).await;
     }
+    let _driving = drive(&location, &run_id)?;
     let outcome = match &earlier {
         Some(earlier) => {
             session
@@ -440,6 +454,7 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
         &record.header.metadata,
     );
     let session = Session::for_person(global, &args.agent, launch, &location).await?;
+    let _driving = drive(&location, &run_id)?;
     let undecided: Vec<PendingCall> = pending
         .into_iter()
         .filter(|waiting| !decisions.contains_key(&waiting.call.id))
@@ -457,6 +472,19 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
         .resume(&session.agent, &run_id, &decisions)
         .await?;
     Ok(session.finish(&outcome))
+}
+
+/// Hold, while it lives, what says this process drives run `run_id` of a
+/// store in a file, so that an interruption shows and no other process
+/// drives it at the same time.
+pub(crate) fn drive(
+    location: &store::StoreLocation,
+    run_id: &str,
+) -> anyhow::Result<Option<Driving>> {
+    Ok(location
+        .file()
+        .map(|file| Driving::take(file, run_id))
+        .transpose()?)
 }
 
 /// Refuse `what` (a queueing flag, or `cordon worker`) anywhere but a

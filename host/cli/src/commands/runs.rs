@@ -2,6 +2,7 @@
 //! straight from the store, and forgetting them.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::ExitCode;
 
 use cordon_kernel::{
@@ -15,6 +16,7 @@ use crate::events::render;
 use crate::progress::step_name;
 use crate::progress::{cause_word, decided_by};
 use crate::store;
+use cordon_session::driving;
 
 async fn open(location: &store::StoreLocation) -> anyhow::Result<store::RunStore> {
     store::existing(location).await
@@ -25,6 +27,18 @@ fn describe(disposition: &Disposition) -> String {
         Disposition::Running => "running".into(),
         Disposition::Waiting { pending } => format!("waiting on {} call(s)", pending.len()),
         Disposition::Ended { cause, .. } => format!("ended: {}", cause_word(cause)),
+    }
+}
+
+/// Where run `run_id`, whose last commit is `disposition`, stands: one of
+/// a store in the file `store` that says it is running while no process
+/// drives it was interrupted, and waits for `runs resume`.
+fn standing(store: Option<&Path>, run_id: &str, disposition: &Disposition) -> String {
+    match (disposition, store) {
+        (Disposition::Running, Some(file)) if !driving::is_driven(file, run_id) => {
+            "interrupted: nothing drives it; `cordon runs resume` goes on".to_owned()
+        }
+        _ => describe(disposition),
     }
 }
 
@@ -76,6 +90,7 @@ pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Res
     let thread = width(|run| run.header.thread.len(), "THREAD");
     let agent = width(|run| run.header.agent.len(), "AGENT");
     let notes = queue_notes(&store).await?;
+    let location = args.store.location(global);
     println!(
         "{:id$}  {:16}  {:thread$}  {:agent$}  {:>7}  OUTCOME",
         "RUN", "CREATED (UTC)", "THREAD", "AGENT", "COMMITS"
@@ -88,9 +103,12 @@ pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Res
             run.header.thread,
             run.header.agent,
             run.last_seq,
-            match notes.get(&run.header.run_id) {
-                Some(note) => format!("{}; {note}", describe(&run.disposition)),
-                None => describe(&run.disposition),
+            {
+                let standing = standing(location.file(), &run.header.run_id, &run.disposition);
+                match notes.get(&run.header.run_id) {
+                    Some(note) => format!("{standing}; {note}"),
+                    None => standing,
+                }
             }
         );
     }
@@ -139,7 +157,7 @@ pub(crate) async fn show(global: &GlobalArgs, args: ShowRunArgs) -> anyhow::Resu
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print_text(&record);
+    print_text(&record, args.store.location(global).file());
     for (title, values) in [
         ("run state:".to_owned(), state),
         (
@@ -191,13 +209,13 @@ fn operation(op: &StateOp) -> String {
     }
 }
 
-fn print_text(record: &RunRecord) {
+fn print_text(record: &RunRecord, store: Option<&Path>) {
     println!(
         "run {} (agent {}, thread {}): {}",
         record.header.run_id,
         record.header.agent,
         record.header.thread,
-        describe(&record.disposition())
+        standing(store, &record.header.run_id, &record.disposition())
     );
     for (commit, step) in record.commits.iter().zip(record.steps()) {
         println!(

@@ -248,6 +248,133 @@ fn a_killed_run_resumes_from_its_last_commit_and_never_reruns_an_effectful_call(
     assert_eq!(shown["disposition"]["answer"], "after");
 }
 
+/// A script whose first call sleeps for `ms`, then answers.
+fn sleeping_script(ms: u64) -> String {
+    format!(
+        "[[turn]]\n[[turn.call]]\ntool = \"hostile.sleep\"\nargs = {{ ms = {ms} }}\n[[turn]]\ntext = \"after\"\n"
+    )
+}
+
+/// The line `runs list` prints for run `run_id`.
+fn listed(project: &Project, run_id: &str) -> String {
+    let listed = text(&project.cordon(&["runs", "list"]).stdout);
+    listed
+        .lines()
+        .find(|line| line.starts_with(run_id))
+        .unwrap_or_else(|| panic!("{run_id} is listed: {listed}"))
+        .to_owned()
+}
+
+/// `runs resume RUN` of a run stopped while its call slept: it waits on the
+/// call, and says why.
+fn resumed_names_the_call_under_way(project: &Project, run_id: &str) {
+    let output = project.cordon(&["runs", "resume", run_id]);
+    let said = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{said}{}",
+        text(&output.stderr)
+    );
+    assert!(
+        said.contains("call-1-1  hostile.sleep")
+            && said.contains("it was under way when the run stopped, so it may already have acted"),
+        "{said}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_run_stopped_by_a_second_ctrl_c_is_listed_as_interrupted_and_its_resume_names_the_call() {
+    let project = project();
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    project.write("script.toml", &sleeping_script(100_000));
+    let mut child = project.spawn_until_calls_start("i1");
+    // While a process drives it, the run is running, and no other process
+    // may drive it too.
+    assert!(
+        listed(&project, "i1").ends_with("  running"),
+        "{}",
+        listed(&project, "i1")
+    );
+    let second = project.cordon(&["runs", "resume", "i1"]);
+    assert_eq!(second.status.code(), Some(2));
+    assert!(
+        text(&second.stderr).contains("run i1 is driven by another process right now (process "),
+        "{}",
+        text(&second.stderr)
+    );
+
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: signalling a child this test started and has not reaped.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first Ctrl-C waits for the step"
+    );
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+
+    let line = listed(&project, "i1");
+    assert!(
+        line.contains("interrupted: nothing drives it; `cordon runs resume` goes on"),
+        "{line}"
+    );
+    let shown = text(&project.cordon(&["runs", "show", "i1"]).stdout);
+    assert!(
+        shown.starts_with("run i1 (agent t, thread default): interrupted"),
+        "{shown}"
+    );
+    resumed_names_the_call_under_way(&project, "i1");
+    assert!(listed(&project, "i1").contains("waiting on 1 call(s)"));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_run_whose_reader_went_away_is_listed_as_interrupted() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let project = project();
+    project.write("agent.toml", AGENT_ALLOW_ALL);
+    project.write("script.toml", &sleeping_script(2_000));
+    // `cordon run ... | head -1`: the reader takes the first line and goes.
+    let mut child = project
+        .command(&[
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "scripted:script.toml",
+            "--run-id",
+            "p1",
+            "go",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // It reads up to the call's line, so the call is under way when it goes.
+    let read: Vec<String> = std::io::BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(Result::unwrap)
+        .take_while(|line| !line.starts_with("-> call-1-1"))
+        .collect();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGPIPE),
+        "{status:?} after {read:?}"
+    );
+    assert!(
+        listed(&project, "p1").contains("interrupted: nothing drives it"),
+        "{}",
+        listed(&project, "p1")
+    );
+    resumed_names_the_call_under_way(&project, "p1");
+}
+
 #[test]
 fn a_corrupt_store_is_reported_by_name_and_left_alone() {
     let project = project();
@@ -301,7 +428,7 @@ fn on_a_terminal_the_operator_is_asked_and_the_answer_is_used() {
     let shown = text(&output.stdout);
     assert!(output.status.success(), "{shown}{}", text(&output.stderr));
     assert!(
-        shown.contains("call-1-1  notes.add  (rule `notes.add` asks)"),
+        shown.contains("call-1-1  notes.add  (permission rule `notes.add` asks)"),
         "{shown}"
     );
     let record = project.show("r7");
@@ -884,4 +1011,44 @@ fn a_provider_retry_is_told_as_it_happens() {
         "{stdout}"
     );
     assert!(stdout.contains("Fine."), "{stdout}");
+}
+
+#[test]
+fn a_missing_model_script_is_named_once_with_the_field_that_chose_it() {
+    let project = project();
+    project.write(
+        "agent.toml",
+        "name = \"a\"\nmodel = \"scripted:missing.toml\"\n[permissions]\ndefault = \"allow\"\n",
+    );
+    let output = project.cordon(&["run", "--agent", "agent.toml", "go"]);
+    assert_eq!(output.status.code(), Some(2));
+    let said = text(&output.stderr);
+    assert!(
+        said.contains("agent.toml: field `model` = \"scripted:missing.toml\"")
+            && said.contains("missing.toml: cannot read model script"),
+        "{said}"
+    );
+    assert_eq!(said.matches("No such file").count(), 1, "{said}");
+}
+
+#[test]
+fn a_run_that_cannot_start_leaves_no_store_behind() {
+    let project = Project::new();
+    project.write(
+        "agent.toml",
+        "name = \"a\"\nmodel = \"scripted:script.toml\"\nhooks = [\"no-such-hook\"]\n",
+    );
+    project.write("script.toml", "[[turn]]\ntext = \"Done.\"\n");
+    std::fs::create_dir_all(project.path("plugins")).unwrap();
+    let output = project.cordon(&["run", "--agent", "agent.toml", "go"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("no-such-hook"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(
+        !project.path(".cordon").exists(),
+        "no store, and no folder made for one"
+    );
 }

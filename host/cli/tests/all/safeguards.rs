@@ -287,6 +287,7 @@ text = "Done."
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(parent.join(format!("{name}.db{suffix}")));
     }
+    let _ = std::fs::remove_dir(parent.join(format!("{name}.db-driving")));
     assert!(output.status.success(), "{}", both(&output));
     assert_eq!(outside.read("notes.txt").unwrap(), "written\n");
 }
