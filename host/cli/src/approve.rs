@@ -9,7 +9,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use cordon_kernel::{Approval, ApprovalFuture, Approver, PendingCall, PendingReason};
+use cordon_kernel::{Approval, ApprovalFuture, Approver, PendingCall};
 
 use crate::present::present;
 
@@ -50,11 +50,10 @@ impl TerminalApprover {
     }
 
     fn question(&self, pending: &PendingCall) -> String {
-        let why = match &pending.reason {
-            PendingReason::Approval { rule: Some(rule) } => format!("rule `{rule}` asks"),
-            PendingReason::Approval { rule: None } => "the default permission asks".into(),
-            PendingReason::Indeterminate => "it may already have run before the run stopped".into(),
-        };
+        let why = pending
+            .reason
+            .asked()
+            .unwrap_or_else(|| "it may already have run before the run stopped".into());
         let mut question = format!(
             "\n{}  {}  ({why})\n{}\n",
             pending.call.id,

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use cordon_kernel::{
@@ -36,6 +36,9 @@ pub(crate) struct Printer {
     /// The flags `runs resume` needs to find the run's store from where this
     /// command ran (` --workspace DIR` or ` --store PATH`), or nothing.
     store_flags: OnceLock<String>,
+    /// Events about a call, held until the call's next line (`->` as it is
+    /// judged, `<-` as it ends) is out, so each reads after what it is about.
+    held: Mutex<Vec<Event>>,
 }
 
 impl Printer {
@@ -45,6 +48,23 @@ impl Printer {
             mid_line: AtomicBool::new(false),
             unsandboxed: OnceLock::new(),
             store_flags: OnceLock::new(),
+            held: Mutex::default(),
+        }
+    }
+
+    /// Print the held events about `call`, or every held event when `None`.
+    fn release(&self, call: Option<&str>) {
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (due, kept): (Vec<Event>, Vec<Event>) = std::mem::take(&mut *held)
+            .into_iter()
+            .partition(|event| call.is_none() || event.call_id() == call);
+        *held = kept;
+        drop(held);
+        for event in due {
+            eprintln!("{}", render(&event));
         }
     }
 
@@ -90,6 +110,12 @@ impl Printer {
                 say!("run {run_id} is waiting for a decision on:");
                 for call in pending {
                     say!("  {}  {} {}", call.call.id, call.call.name, call.call.args);
+                    say!(
+                        "      {}",
+                        call.reason
+                            .asked()
+                            .unwrap_or_else(|| INDETERMINATE.to_owned())
+                    );
                     if let Some(note) = self
                         .unsandboxed
                         .get()
@@ -114,6 +140,10 @@ impl Printer {
         }
     }
 }
+
+/// Why a call waits that was under way when its run stopped.
+const INDETERMINATE: &str = "it was under way when the run stopped, so it may already have acted: \
+     approving runs it again, denying tells the model it did not finish";
 
 /// Who or what decided a call, in parentheses after its verdict: the rule
 /// (or nothing for the default), or the person who answered and the rule
@@ -140,6 +170,7 @@ pub(crate) fn cause_word(cause: &cordon_kernel::EndCause) -> String {
         cordon_kernel::EndCause::FinalAnswer => "final answer".into(),
         cordon_kernel::EndCause::MaxSteps => "step limit".into(),
         cordon_kernel::EndCause::Cancelled => "cancelled".into(),
+        cordon_kernel::EndCause::ServerStopped => "the server stopped".into(),
         cordon_kernel::EndCause::Error(message) => format!("error: {message}"),
         cordon_kernel::EndCause::Refused { hook, reason } => {
             format!("refused by hook `{hook}`: {reason}")
@@ -251,6 +282,7 @@ impl Observer for Printer {
                     call.name,
                     short(&call.args)
                 );
+                self.release(Some(&call.id));
             }
             Progress::ToolResult { call_id, result } => {
                 self.break_line();
@@ -260,11 +292,13 @@ impl Observer for Printer {
                         say!("<- {call_id} {}: {}", error.kind, error.message)
                     }
                 }
+                self.release(Some(&call_id));
             }
             Progress::Committed {
                 step, disposition, ..
             } => {
                 self.break_line();
+                self.release(None);
                 say!(
                     "== {} committed ({})",
                     step_name(step),
@@ -275,10 +309,24 @@ impl Observer for Printer {
     }
 }
 
+impl Drop for Printer {
+    /// A command that stops before its next commit still says what it held.
+    fn drop(&mut self) {
+        if !self.json {
+            self.release(None);
+        }
+    }
+}
+
 impl EventSink for Printer {
     fn emit(&self, event: Event) {
         if self.json {
             self.line(json!({"type": "event", "event": event}));
+        } else if event.call_id().is_some() {
+            self.held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(event);
         } else {
             self.break_line();
             eprintln!("{}", render(&event));

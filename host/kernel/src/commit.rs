@@ -21,7 +21,7 @@ use crate::content::ContentBlock;
 use crate::event::Event;
 use crate::files::{FileChange, StepFiles};
 use crate::message::{CallResult, Message, ToolCall};
-use crate::policy::Decision;
+use crate::policy::{Decider, Decision};
 use crate::skills::{ActiveSkills, SkillChange};
 use crate::state::{StateWrite, apply_writes};
 
@@ -65,12 +65,42 @@ impl ToolRecord {
 pub enum PendingReason {
     /// The policy asks a person first.
     Approval {
-        /// The rule that asked, as written, or `None` when the policy's default did.
+        /// The rule that asked, as written, or `None` when the policy's default did;
+        /// for a hook that asked, which one and why.
         rule: Option<String>,
+        /// Who asked: the policy unless said otherwise.
+        #[serde(default, skip_serializing_if = "Decider::is_policy")]
+        by: Decider,
     },
     /// The call may or may not have run before a crash, and running it again
     /// is not known to be safe.
     Indeterminate,
+}
+
+impl PendingReason {
+    /// Why the call is put to a person, when a rule or a hook asked: the
+    /// permission rule quoted, or the hook named with its reason.
+    pub fn asked(&self) -> Option<String> {
+        match self {
+            Self::Approval {
+                rule: Some(rule),
+                by: Decider::Policy,
+            } => Some(format!("permission rule `{rule}` asks")),
+            Self::Approval { rule: None, .. } => Some("the default permission asks".to_owned()),
+            Self::Approval {
+                rule: Some(why), ..
+            } => Some(why.clone()),
+            Self::Indeterminate => None,
+        }
+    }
+
+    /// The reason a call waits that `decision`, an ask, gives.
+    pub fn asked_by(decision: &Decision) -> Self {
+        Self::Approval {
+            rule: decision.rule.clone(),
+            by: decision.by,
+        }
+    }
 }
 
 /// A call waiting for a person's decision.
@@ -93,6 +123,10 @@ pub enum EndCause {
     MaxSteps,
     /// Someone cancelled the run.
     Cancelled,
+    /// The server of a served run (`cordon mcp`) stopped serving, because
+    /// its clients went away or it was stopped; a served run has no final
+    /// answer of its own.
+    ServerStopped,
     /// A failure the run cannot continue past.
     Error(String),
     /// A before-inference hook refused the next model request, or failed.

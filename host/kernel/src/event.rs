@@ -206,6 +206,25 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The tool call the event is about, for the events a hook or a skill
+    /// raises while the loop judges a call or reads its result.
+    pub fn call_id(&self) -> Option<&str> {
+        match self {
+            Self::HookFailed { call_id, .. } => call_id.as_deref(),
+            Self::ArgumentsRewritten { call_id, .. }
+            | Self::ObservationReplaced { call_id, .. }
+            | Self::SkillDenied { call_id, .. } => Some(call_id),
+            Self::Log { .. }
+            | Self::Progress { .. }
+            | Self::Denied(_)
+            | Self::LimitExceeded { .. }
+            | Self::ContextAdded { .. }
+            | Self::SkillDropped { .. } => None,
+        }
+    }
+}
+
 /// Receives events as they happen.
 pub trait EventSink: Send + Sync {
     /// Record one event. Must not block for long: it runs on the call path.

@@ -10,7 +10,7 @@ use crate::event::Event;
 use crate::hooks::{GateVerdict, HookPhase, HookSet};
 use crate::merge::{Admit, Refusal, StateConflict, Writer};
 use crate::message::ToolCall;
-use crate::policy::{Decision, Verdict};
+use crate::policy::{Decider, Decision, Verdict};
 use crate::progress::Trail;
 use crate::skills::{ActiveSkills, skill_of};
 use crate::state::json_kind;
@@ -29,11 +29,11 @@ pub(crate) fn policy_decision(
     call: &ToolCall,
 ) -> Decision {
     if !agent.uses_tool(&call.name) {
-        return Decision {
-            verdict: Verdict::Deny,
-            answered: None,
-            rule: Some(format!("`{}` is not among the agent's tools", call.name)),
-        };
+        return Decision::by(
+            Decider::Host,
+            Verdict::Deny,
+            format!("`{}` is not among the agent's tools", call.name),
+        );
     }
     let refused = |skill: &str, reason: String| {
         events.emit(Event::SkillDenied {
@@ -42,11 +42,7 @@ pub(crate) fn policy_decision(
             tool: call.name.clone(),
             reason: reason.clone(),
         });
-        Decision {
-            verdict: Verdict::Deny,
-            answered: None,
-            rule: Some(reason),
-        }
+        Decision::by(Decider::Skill, Verdict::Deny, reason)
     };
     if let Some(skill) = skill_of(&call.name)
         && !skills.is_active(skill)
@@ -125,20 +121,20 @@ pub(crate) async fn judge(
                     Ok(()) => match verdict {
                         GateVerdict::Allow => Step::Next,
                         GateVerdict::Deny(reason) => {
-                            decision = Decision {
-                                verdict: Verdict::Deny,
-                                answered: None,
-                                rule: Some(format!("hook `{hook}`: {reason}")),
-                            };
+                            decision = Decision::by(
+                                Decider::Hook,
+                                Verdict::Deny,
+                                format!("hook `{hook}`: {reason}"),
+                            );
                             Step::Stop
                         }
                         GateVerdict::Ask(reason) => {
                             if decision.verdict < Verdict::Ask {
-                                decision = Decision {
-                                    verdict: Verdict::Ask,
-                                    answered: None,
-                                    rule: Some(format!("hook `{hook}`: {reason}")),
-                                };
+                                decision = Decision::by(
+                                    Decider::Hook,
+                                    Verdict::Ask,
+                                    format!("hook `{hook}`: {reason}"),
+                                );
                             }
                             Step::Next
                         }
@@ -181,6 +177,7 @@ pub(crate) async fn judge(
                     Some(rule) => format!("{rule} (on the rewritten arguments)"),
                     None => "the default permission (on the rewritten arguments)".to_owned(),
                 }),
+                by: again.by,
             };
         }
     }
@@ -189,16 +186,12 @@ pub(crate) async fn judge(
 
 /// Record that `hook` failed on call `call_id` and deny the call.
 fn failed(events: &dyn Trail, hook: &str, call_id: &str, error: ToolError) -> Decision {
-    let rule = format!("hook `{hook}` failed, so the call is denied: {error}");
+    let why = format!("hook `{hook}` failed: {error}");
     events.emit(Event::HookFailed {
         bundle: hook.to_owned(),
         phase: HookPhase::BeforeToolCall,
         call_id: Some(call_id.to_owned()),
         error,
     });
-    Decision {
-        verdict: Verdict::Deny,
-        answered: None,
-        rule: Some(rule),
-    }
+    Decision::by(Decider::Host, Verdict::Deny, why)
 }

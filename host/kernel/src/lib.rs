@@ -59,7 +59,7 @@ pub use model::{
     ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, Retry,
     StopReason, Usage,
 };
-pub use policy::{Decision, PermissionPolicy, PolicyError, Rule, Verdict};
+pub use policy::{Decider, Decision, PermissionPolicy, PolicyError, Rule, Verdict};
 pub use progress::{Observer, Progress, Unobserved};
 pub use reload::Reloadable;
 pub use requester::Requester;

@@ -34,7 +34,7 @@ use crate::hooks::HookSet;
 use crate::merge::{Admit, Refusal, StateConflict, StepState, Writer};
 use crate::message::{CallResult, ToolCall};
 use crate::phases;
-use crate::policy::{Decision, Verdict};
+use crate::policy::{Decider, Decision, Verdict};
 use crate::progress::{Observer, Progress, Trail};
 use crate::requester::Requester;
 use crate::skills::{ActiveSkills, SKILL_TOOL};
@@ -239,11 +239,11 @@ impl CallGate {
             root: &self.root,
         };
         if call.name == SKILL_TOOL {
-            let decision = Decision {
-                verdict: Verdict::Deny,
-                answered: None,
-                rule: Some("only the model activates a skill, never a tool's own call".into()),
-            };
+            let decision = Decision::by(
+                Decider::Host,
+                Verdict::Deny,
+                "only the model activates a skill, never a tool's own call".into(),
+            );
             return Ok((call, decision));
         }
         let turn = self.calls.hooks_turn.lock().await;
@@ -263,26 +263,24 @@ impl CallGate {
         }
         let pending = [PendingCall {
             call: call.clone(),
-            reason: PendingReason::Approval {
-                rule: decision.rule.clone(),
-            },
+            reason: PendingReason::asked_by(&decision),
         }];
         let decision = match ports.approver.decide(&pending).await.as_deref() {
             Some([answer]) => Decision::answered(answer.clone(), decision.rule.clone()),
             Some(_) => Decision::answered(Approval::Deny, decision.rule.clone()),
-            None => Decision {
-                verdict: Verdict::Deny,
-                answered: None,
-                rule: Some(format!(
-                    "{}, and a tool's own call cannot wait for approval",
-                    decision
-                        .rule
-                        .as_deref()
-                        .map_or("the default permission asks".to_owned(), |rule| format!(
-                            "`{rule}` asks"
-                        ))
-                )),
-            },
+            None => {
+                let asked = match (decision.by, decision.rule.as_deref()) {
+                    (Decider::Policy, Some(rule)) => format!("permission rule `{rule}` asks"),
+                    (Decider::Policy, None) => "the default permission asks".to_owned(),
+                    (_, Some(why)) => format!("the call asks ({why})"),
+                    (_, None) => "the call asks".to_owned(),
+                };
+                Decision::by(
+                    Decider::Host,
+                    Verdict::Deny,
+                    format!("{asked}, and a tool's own call cannot wait for approval"),
+                )
+            }
         };
         Ok((call, decision))
     }
@@ -304,13 +302,11 @@ impl CallGate {
         let (call, decision) = match self.judge(call.clone()).await {
             Ok(judged) => judged,
             Err(conflict) => {
-                let decision = Decision {
-                    verdict: Verdict::Deny,
-                    answered: None,
-                    rule: Some(format!(
-                        "the step's state cannot take a hook's writes: {conflict}"
-                    )),
-                };
+                let decision = Decision::by(
+                    Decider::Host,
+                    Verdict::Deny,
+                    format!("the step's state cannot take a hook's writes: {conflict}"),
+                );
                 (call, decision)
             }
         };
@@ -319,13 +315,7 @@ impl CallGate {
             decision: decision.clone(),
         });
         if decision.verdict != Verdict::Allow {
-            let error = ToolError::new(
-                ToolErrorKind::Denied,
-                match &decision.rule {
-                    Some(rule) => format!("denied by permission rule `{rule}`"),
-                    None => "denied by the default permission".to_owned(),
-                },
-            );
+            let error = ToolError::new(ToolErrorKind::Denied, decision.denial());
             return self.finish(call, decision, Vec::new(), CallResult::Error(error), None);
         }
         let child = Self::new(

@@ -229,20 +229,58 @@ fn normalize(text: &str) -> String {
     normalized
 }
 
+/// Who decided a call, which says how its denial reads: a permission rule
+/// is quoted as a rule, a hook or a skill is named as itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decider {
+    /// The permission policy: the rule in `rule`, or its default when none.
+    #[default]
+    Policy,
+    /// A before-tool-call hook; `rule` names it and gives its reason.
+    Hook,
+    /// A skill: an active skill's `allowed-tools`, or a skill not active;
+    /// `rule` says which and why.
+    Skill,
+    /// The host itself (a tool the agent does not list, arguments that are
+    /// not an object, a hook that failed, ...); `rule` says why.
+    Host,
+}
+
+impl Decider {
+    pub(crate) fn is_policy(&self) -> bool {
+        *self == Self::Policy
+    }
+}
+
 /// The verdict for one call and the rule that decided it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Decision {
     /// What may happen.
     pub verdict: Verdict,
     /// The deciding rule as written, or `None` when the default applied;
-    /// for a call a person answered, the rule that asked.
+    /// for a call a person answered, the rule that asked. For a decision
+    /// not made by the policy, what decided it and why.
     pub rule: Option<String>,
+    /// Who decided: the policy unless said otherwise.
+    #[serde(default, skip_serializing_if = "Decider::is_policy")]
+    pub by: Decider,
     /// What a person answered, when the policy asked about the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered: Option<Approval>,
 }
 
 impl Decision {
+    /// A decision `by` someone other than the policy, for the reason `why`.
+    pub fn by(by: Decider, verdict: Verdict, why: String) -> Self {
+        Self {
+            verdict,
+            rule: Some(why),
+            by,
+            answered: None,
+        }
+    }
+
     /// The decision a person's `answer` makes of a call that `asked` (the
     /// rule that asked, or `None` for the default permission) put to them.
     pub fn answered(answer: Approval, asked: Option<String>) -> Self {
@@ -252,17 +290,23 @@ impl Decision {
                 Approval::Deny | Approval::DenyBecause(_) => Verdict::Deny,
             },
             rule: asked,
+            by: Decider::Policy,
             answered: Some(answer),
         }
     }
 
     /// Why a denied call was denied, as the model reads it.
     pub fn denial(&self) -> String {
-        match (&self.answered, &self.rule) {
-            (Some(Approval::DenyBecause(reason)), _) => format!("denied by the operator: {reason}"),
-            (Some(_), _) => "denied by the operator".to_owned(),
-            (None, Some(rule)) => format!("denied by permission rule `{rule}`"),
-            (None, None) => "denied by the default permission".to_owned(),
+        match (&self.answered, self.by, &self.rule) {
+            (Some(Approval::DenyBecause(reason)), _, _) => {
+                format!("denied by the operator: {reason}")
+            }
+            (Some(_), _, _) => "denied by the operator".to_owned(),
+            (None, Decider::Policy, Some(rule)) => format!("denied by permission rule `{rule}`"),
+            (None, Decider::Policy, None) => "denied by the default permission".to_owned(),
+            (None, Decider::Hook, Some(why)) => format!("denied by {why}"),
+            (None, Decider::Skill | Decider::Host, Some(why)) => format!("denied because {why}"),
+            (None, by, None) => format!("denied by {by:?}").to_lowercase(),
         }
     }
 }
@@ -404,11 +448,13 @@ impl PermissionPolicy {
                     verdict: self.default,
                     answered: None,
                     rule: None,
+                    by: Decider::Policy,
                 },
                 |rule| Decision {
                     verdict: rule.verdict,
                     answered: None,
                     rule: Some(rule.text.clone()),
+                    by: Decider::Policy,
                 },
             )
     }
@@ -454,6 +500,39 @@ mod tests {
     }
 
     #[test]
+    fn a_denial_names_who_decided_and_quotes_only_a_rule() {
+        let rule = Decision {
+            verdict: Verdict::Deny,
+            rule: Some("files.read(path=.env)".into()),
+            by: Decider::Policy,
+            answered: None,
+        };
+        assert_eq!(
+            rule.denial(),
+            "denied by permission rule `files.read(path=.env)`"
+        );
+        let hook = Decision::by(Decider::Hook, Verdict::Deny, "hook `blocker`: no rm".into());
+        assert_eq!(hook.denial(), "denied by hook `blocker`: no rm");
+        let skill = Decision::by(
+            Decider::Skill,
+            Verdict::Deny,
+            "skill `csv` is active and its allowed-tools [read] do not include this call".into(),
+        );
+        assert_eq!(
+            skill.denial(),
+            "denied because skill `csv` is active and its allowed-tools [read] do not include this call"
+        );
+        // What a store holds from before `by` existed reads as the policy's.
+        let stored: Decision =
+            serde_json::from_value(json!({"verdict": "deny", "rule": "notes.*"})).unwrap();
+        assert_eq!(stored.by, Decider::Policy);
+        assert!(
+            !serde_json::to_string(&rule).unwrap().contains("\"by\""),
+            "the policy's decisions are stored as before"
+        );
+    }
+
+    #[test]
     fn the_default_applies_when_no_rule_matches() {
         let policy = policy("default = \"ask\"\nallow = [\"jq.query\"]");
         assert_eq!(
@@ -467,7 +546,8 @@ mod tests {
             Decision {
                 verdict: Verdict::Ask,
                 answered: None,
-                rule: None
+                rule: None,
+                by: Decider::Policy,
             }
         );
     }

@@ -33,7 +33,7 @@ use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelProvider, ModelRequest};
 use crate::nested::{CallGate, StepCalls, StepPorts};
 use crate::phases::{self, Inference};
-use crate::policy::{Decision, Verdict};
+use crate::policy::{Decider, Decision, Verdict};
 use crate::progress::{Observer, Progress, StepEvents, Trail, Unobserved};
 use crate::reload::Reloadable;
 use crate::requester::Requester;
@@ -852,9 +852,7 @@ impl Runtime {
                 .filter(|record| record.decision.verdict == Verdict::Ask)
                 .map(|record| PendingCall {
                     call: record.call.clone(),
-                    reason: PendingReason::Approval {
-                        rule: record.decision.rule.clone(),
-                    },
+                    reason: PendingReason::asked_by(&record.decision),
                 })
                 .collect();
             if !pending.is_empty() {
@@ -1218,9 +1216,7 @@ impl Runtime {
                     Verdict::Allow if !self.leaves_no_trace(&record.call.name) => {
                         Some(PendingReason::Indeterminate)
                     }
-                    Verdict::Ask => Some(PendingReason::Approval {
-                        rule: record.decision.rule.clone(),
-                    }),
+                    Verdict::Ask => Some(PendingReason::asked_by(&record.decision)),
                     _ => None,
                 }
                 .map(|reason| PendingCall {
@@ -1384,11 +1380,11 @@ pub(crate) fn malformed(call: &ToolCall) -> Option<ToolRecord> {
     let shown: String = raw.chars().take(200).collect();
     Some(ToolRecord {
         call: call.clone(),
-        decision: Decision {
-            verdict: Verdict::Allow,
-            answered: None,
-            rule: Some("not run: the arguments are not a JSON object".into()),
-        },
+        decision: Decision::by(
+            Decider::Host,
+            Verdict::Allow,
+            "not run: the arguments are not a JSON object".into(),
+        ),
         result: Some(CallResult::Error(ToolError::new(
             ToolErrorKind::InvalidInput,
             format!(

@@ -27,7 +27,7 @@ use crate::gate;
 use crate::merge::StepEffects;
 use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest};
-use crate::policy::{Decision, Verdict};
+use crate::policy::{Decider, Decision, Verdict};
 use crate::progress::Progress;
 use crate::requester::Requester;
 use crate::run::{Cursor, Intents, RunError, Runtime, Transcript, malformed};
@@ -212,9 +212,7 @@ impl ServedRun {
             .filter(|record| record.decision.verdict == Verdict::Ask)
             .map(|record| PendingCall {
                 call: record.call.clone(),
-                reason: PendingReason::Approval {
-                    rule: record.decision.rule.clone(),
-                },
+                reason: PendingReason::asked_by(&record.decision),
             })
             .collect();
         if !pending.is_empty() {
@@ -295,7 +293,7 @@ impl ServedRun {
                 &mut cursor,
                 Vec::new(),
                 StepEffects::default(),
-                EndCause::FinalAnswer,
+                EndCause::ServerStopped,
                 None,
             )
             .await?;
@@ -309,11 +307,11 @@ fn unoffered(call: ToolCall) -> ToolRecord {
     let message = format!("no tool `{}` is offered to this run", call.name);
     ToolRecord {
         call,
-        decision: Decision {
-            verdict: Verdict::Deny,
-            answered: None,
-            rule: Some("not offered to the run".into()),
-        },
+        decision: Decision::by(
+            Decider::Host,
+            Verdict::Deny,
+            "it is not offered to the run".into(),
+        ),
         result: Some(CallResult::Error(ToolError::new(
             ToolErrorKind::NotFound,
             message,
@@ -326,19 +324,21 @@ fn unoffered(call: ToolCall) -> ToolRecord {
 /// A call that waited for approval nobody could give: denied, saying why.
 fn denied_unanswered(mut record: ToolRecord) -> ToolRecord {
     if record.decision.verdict == Verdict::Ask {
-        let asked = match &record.decision.rule {
-            Some(rule) => format!("permission rule `{rule}`"),
-            None => "the default permission".to_owned(),
+        let asked = match (record.decision.by, &record.decision.rule) {
+            (Decider::Policy, Some(rule)) => format!("permission rule `{rule}`"),
+            (Decider::Policy, None) => "the default permission".to_owned(),
+            (_, Some(why)) => format!("the call ({why})"),
+            (_, None) => "the call".to_owned(),
         };
         record.result = Some(CallResult::Error(ToolError::new(
             ToolErrorKind::Denied,
             format!("{asked} {NO_APPROVER}"),
         )));
-        record.decision = Decision {
-            verdict: Verdict::Deny,
-            answered: None,
-            rule: Some(NO_APPROVER.into()),
-        };
+        record.decision = Decision::by(
+            Decider::Host,
+            Verdict::Deny,
+            format!("the call {NO_APPROVER}"),
+        );
     }
     record
 }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cordon_kernel::{Approval, ApprovalFuture, Approver, PendingCall, PendingReason};
+use cordon_kernel::{Approval, ApprovalFuture, Approver, PendingCall};
 use rmcp::ErrorData;
 use rmcp::model::{
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
@@ -29,11 +29,10 @@ pub fn question(pending: &PendingCall, unsandboxed: Option<&str>) -> String {
         args.truncate(cut);
         args.push_str("...");
     }
-    let why = match &pending.reason {
-        PendingReason::Approval { rule: Some(rule) } => format!("permission rule `{rule}` asks"),
-        PendingReason::Approval { rule: None } => "the default permission asks".to_owned(),
-        PendingReason::Indeterminate => "its effect is unknown after a crash".to_owned(),
-    };
+    let why = pending
+        .reason
+        .asked()
+        .unwrap_or_else(|| "its effect is unknown after a crash".to_owned());
     match unsandboxed {
         Some(note) => format!(
             "Cordon: allow `{}` to run with {args}? ({why}; {note})",
@@ -148,8 +147,9 @@ mod tests {
                 name: "notes.add".into(),
                 args: json!({"text": "hi"}),
             },
-            reason: PendingReason::Approval {
+            reason: cordon_kernel::PendingReason::Approval {
                 rule: Some("notes.*".into()),
+                by: cordon_kernel::Decider::Policy,
             },
         }
     }

@@ -97,7 +97,14 @@ impl Listener {
                         let service = service.clone();
                         async move {
                             if request.uri().path() == PATH {
-                                Ok::<_, Infallible>(service.handle(request).await)
+                                let ending = request.method() == hyper::Method::DELETE;
+                                let mut response = service.handle(request).await;
+                                // A session ended is done, not accepted for later:
+                                // clients expect 200 and warn about anything else.
+                                if ending && response.status() == hyper::StatusCode::ACCEPTED {
+                                    *response.status_mut() = hyper::StatusCode::OK;
+                                }
+                                Ok::<_, Infallible>(response)
                             } else {
                                 Ok(not_found())
                             }

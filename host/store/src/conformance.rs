@@ -587,6 +587,7 @@ pub async fn a_waiting_run_lists_its_pending_calls_and_takes_their_decisions<B: 
             call: call.clone(),
             reason: PendingReason::Approval {
                 rule: Some("ask files.*".into()),
+                by: cordon_kernel::Decider::Policy,
             },
         }],
     };

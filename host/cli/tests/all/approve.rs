@@ -79,7 +79,7 @@ fn a_prompt_shows_a_write_as_a_diff_and_allows_a_tool_for_the_rest_of_the_run() 
     let (output, shown) = project.at_terminal(&RUN, "y\na\n");
     assert!(output.status.success(), "{shown}{}", text(&output.stderr));
     assert!(
-        shown.contains("call-1-1  write  (rule `write` asks)"),
+        shown.contains("call-1-1  write  (permission rule `write` asks)"),
         "{shown}"
     );
     assert!(

@@ -672,3 +672,94 @@ fn the_server_answers_over_socket_pairs_and_over_an_output_shared_with_its_error
     assert!(banner.starts_with("cordon mcp: "), "{banner}");
     list_and_close(server, input, output, "one pipe for output and errors");
 }
+
+#[test]
+fn a_session_a_client_ends_is_answered_as_ended() {
+    let project = project();
+    let server = HttpServer::start(&project, &[]);
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    });
+    let (status, response) = server.post("/mcp", &[], &initialize.to_string());
+    assert_eq!(status, 200, "{response}");
+    let session = response
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("a session id: {response}"));
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let (status, response) = server.post(
+        "/mcp",
+        &headers,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(status, 202, "{response}");
+    let (status, response) = server.post(
+        "/mcp",
+        &headers,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"jq_query","arguments":{"filter":".n","input":{"n":1}}}}"#,
+    );
+    assert_eq!(status, 200, "{response}");
+    let (status, response) = server.send(
+        "DELETE",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ],
+        "",
+    );
+    assert_eq!(
+        status, 200,
+        "the official client takes anything else for a failure: {response}"
+    );
+    // The server's run goes on for its other sessions: it is running, and
+    // this process drives it.
+    let listed = text(&project.cordon(&["runs", "list"]).stdout);
+    assert!(listed.trim_end().ends_with("  running"), "{listed}");
+}
+
+#[test]
+fn a_served_run_ends_as_its_server_stopped_not_with_an_answer() {
+    let project = project();
+    let mut server = project
+        .command(&["mcp", "--permissions", "permissions.toml"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(server.stdout.take().unwrap());
+    exchange(&mut stdin, &mut stdout, INITIALIZE, 1);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"jq_query","arguments":{"filter":".","input":1}}}"#;
+    exchange(&mut stdin, &mut stdout, call, 2);
+    let listed = text(&project.cordon(&["runs", "list"]).stdout);
+    assert!(
+        listed.trim_end().ends_with("  running"),
+        "while it serves, the server drives its run: {listed}"
+    );
+    drop(stdin);
+    assert!(server.wait().unwrap().success());
+    let listed = text(&project.cordon(&["runs", "list"]).stdout);
+    assert!(
+        listed.trim_end().ends_with("ended: the server stopped"),
+        "{listed}"
+    );
+}

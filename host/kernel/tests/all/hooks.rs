@@ -343,7 +343,8 @@ async fn an_ask_from_a_hook_waits_for_a_person_and_names_the_hook() {
     assert_eq!(
         pending[0].reason,
         cordon_kernel::PendingReason::Approval {
-            rule: Some("hook `careful`: looks risky".into())
+            rule: Some("hook `careful`: looks risky".into()),
+            by: cordon_kernel::Decider::Hook,
         }
     );
     assert_eq!(rig.tools.calls(), 0);

@@ -389,6 +389,7 @@ async fn interrupted(store: &MemoryCommitStore, tool: &str) {
                         verdict: Verdict::Allow,
                         answered: None,
                         rule: None,
+                        by: cordon_kernel::Decider::Policy,
                     },
                     result: None,
                 }],

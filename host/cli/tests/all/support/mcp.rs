@@ -46,12 +46,25 @@ impl HttpServer {
         Self { child, address }
     }
 
-    /// POST `body` to `path` with `headers`: the status and the body.
+    /// POST `body` to `path` with `headers`: the status and the response,
+    /// headers and body.
     pub(crate) fn post(&self, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        self.send("POST", path, headers, body)
+    }
+
+    /// A `method` request of `body` to `path` with `headers`: the status and
+    /// the response, headers and body.
+    pub(crate) fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String) {
         use std::io::{Read, Write};
         let mut stream = std::net::TcpStream::connect(&self.address).unwrap();
         let mut request = format!(
-            "POST {path} HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
+            "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
             body.len()
         );
