@@ -22,6 +22,7 @@ rustup target add wasm32-wasip2 >/dev/null 2>&1 || {
     exit 1
 }
 
+echo "build-plugins.sh: building the bundled plugins for wasm32-wasip2 in $target_dir/guests (its own cargo build, run by the build script of cordon-bundled; a first build takes a few minutes)" >&2
 cargo build -p cordon-bundled
 built="$target_dir/guests/wasm32-wasip2/guest"
 

@@ -15,10 +15,23 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
+# say TEXT: one line of what the demo is doing, on stderr, bold on a terminal.
+say() {
+    if [ -t 2 ]; then
+        printf '\033[1m==> %s\033[0m\n' "$*" >&2
+    else
+        printf '==> %s\n' "$*" >&2
+    fi
+}
+
+started=$SECONDS
+say "building the bundled plugins for wasm32-wasip2 (a first build takes a few minutes; cargo shows its progress)"
 "$root/scripts/build-plugins.sh" >/dev/null
-cargo build --quiet -p cordon-cli
+say "building the cordon binary (a first build compiles wasmtime: about 10 minutes on 2 cores, less on more)"
+cargo build -p cordon-cli
 # The Python interpreter that skills' scripts run in, and the example skill's
 # tool, are built with componentize-py (from PyPI, installed once outside the clone).
+say "installing componentize-py from PyPI, once, outside the clone"
 eval "$("$root/scripts/toolchains.sh" python)"
 target_dir="${CARGO_TARGET_DIR:-target}"
 case "$target_dir" in
@@ -26,7 +39,9 @@ case "$target_dir" in
     *) target_dir="$root/$target_dir" ;;
 esac
 cordon="$target_dir/debug/cordon"
-"$cordon" build plugins/python examples/skills/csv-report/tools >/dev/null
+say "building the Python interpreter and the example skill's tool with componentize-py (a minute or two)"
+"$cordon" build plugins/python examples/skills/csv-report/tools
+say "built in $((SECONDS - started)) s; the tour starts"
 
 scratch="$(mktemp -d)"
 export CORDON_STORE="$scratch/cordon.db"
@@ -101,7 +116,7 @@ export CORDON_GRANTS="$scratch/grants.toml"
 printf '[network]\n# The demo server runs on this machine.\nallow-ranges = ["127.0.0.0/8"]\n' >"$scratch/config.toml"
 echo
 echo "Before the operator approves an origin, every request is denied:"
-step run --agent examples/demo/fetcher.toml --config "$scratch/config.toml" --run-id unapproved "What is new?" </dev/null
+step run --agent examples/demo/fetcher.toml --model scripted:examples/demo/fetcher-unapproved-script.toml --config "$scratch/config.toml" --run-id unapproved "What is new?" </dev/null
 step grants approve http --origin "http://127.0.0.1:$site_port" --yes
 step grants list
 step run --agent examples/demo/fetcher.toml --config "$scratch/config.toml" --run-id fetcher "What is new?" </dev/null

@@ -26,10 +26,12 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-# timed NAME COMMAND...: run COMMAND in this shell, then say how long it took.
+# timed NAME WHAT COMMAND...: say what the phase does and how long it takes
+# from scratch, run COMMAND in this shell, then say how long it took.
 timed() {
     local name="$1" started=$SECONDS
-    shift
+    echo "test.sh: $name: $2" >&2
+    shift 2
     "$@"
     local took=$((SECONDS - started))
     echo "test.sh: $name took ${took}s" >&2
@@ -77,7 +79,7 @@ test_run() {
     cargo test --workspace --doc
 }
 
-timed toolchains toolchains
-timed "test build" test_build
-timed examples examples
-timed "test run" test_run "$@"
+timed toolchains "the wasm32-wasip2 target, cargo-nextest and the toolchains for tools in other languages (a few minutes the first time, cached in ~/.cache afterwards)" toolchains
+timed "test build" "every test binary and, beside them, the guest components (from scratch about 15 minutes on 2 cores, mostly wasmtime; cargo shows each crate as it goes; the guests build inside cordon-bundled and cordon-test-artifacts, whose lines wait until they are done)" test_build
+timed examples "the Python interpreter and the example tools, with cordon build (about a minute)" examples
+timed "test run" "every test, side by side (about 7 minutes on 2 cores)" test_run "$@"

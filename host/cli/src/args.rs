@@ -7,7 +7,7 @@ use crate::loading::LoadDisplay;
 use crate::operator::Operator;
 use clap::{Args, Parser, Subcommand};
 use cordon_kernel::DEFAULT_THREAD;
-use cordon_session::plugin_path::{Folder, PLUGINS_ENV, PluginPath};
+use cordon_session::plugin_path::{Folder, PLUGINS_ENV, PluginPath, Source};
 use cordon_session::store::StoreLocation;
 
 /// Run agents whose tools run as sandboxed WebAssembly components.
@@ -326,6 +326,12 @@ pub(crate) struct BuildArgs {
     /// Do not compile the built components into the cache.
     #[arg(long)]
     pub no_compile: bool,
+    /// Approve what each bundle built asks for, for the component just built
+    /// and its manifest, as `cordon grants approve NAME --yes` would: the
+    /// author's own bundle, callable at once. Prints what is approved and
+    /// what changed since the last approval.
+    #[arg(long)]
+    pub approve: bool,
 }
 
 /// How a run is set up; shared by `run` and `runs resume`.
@@ -680,12 +686,23 @@ pub(crate) struct PluginsArg {
     /// then always .cordon/plugins and ~/.local/share/cordon/plugins].
     #[arg(id = "plugins", long = "plugins", value_name = "DIR")]
     given: Vec<PathBuf>,
+    /// Folders a command's own arguments name, searched before the flags'.
+    #[arg(skip)]
+    arguments: Vec<PathBuf>,
 }
 
 impl PluginsArg {
-    /// The folders `--plugins` or `CORDON_PLUGINS` chose.
+    /// The folders the command's arguments and `--plugins` chose, else those
+    /// of `CORDON_PLUGINS`.
     fn chosen(&self) -> Vec<Folder> {
-        PluginPath::chosen(&self.given, std::env::var_os(PLUGINS_ENV))
+        if self.arguments.is_empty() {
+            return PluginPath::chosen(&self.given, std::env::var_os(PLUGINS_ENV));
+        }
+        self.arguments
+            .iter()
+            .map(|dir| Folder::new(dir, Source::Argument))
+            .chain(self.given.iter().map(|dir| Folder::new(dir, Source::Flag)))
+            .collect()
     }
 
     /// The search path: the chosen folders, else the config's, else
@@ -694,9 +711,10 @@ impl PluginsArg {
         PluginPath::resolve(self.chosen(), operator.plugins.clone())
     }
 
-    /// `dirs` searched before the `--plugins` folders, as if given first.
+    /// `dirs`, named as the command's arguments, searched before the
+    /// `--plugins` folders.
     pub(crate) fn prepend(&mut self, dirs: Vec<PathBuf>) {
-        self.given.splice(0..0, dirs);
+        self.arguments.splice(0..0, dirs);
     }
 
     /// Whether `--plugins` or `CORDON_PLUGINS` chose folders.

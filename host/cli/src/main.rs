@@ -15,6 +15,7 @@ mod events;
 mod loading;
 mod present;
 mod progress;
+mod table;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -85,10 +86,25 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("cordon: {error:#}");
+            eprintln!("cordon: {}", said(&error));
             ExitCode::from(2)
         }
     }
+}
+
+/// `error` and its causes on one line, each cause once: a message that
+/// already says its cause (`cannot read x: No such file`) is not followed by
+/// it again.
+fn said(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// The async runtime `command` runs on. The MCP server takes one request
@@ -127,9 +143,15 @@ fn init_tracing(verbose: u8) {
     };
     // A failed MCP transport is reported once, as Cordon's own error about
     // the server; the client worker's log of it would say the same again.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG").unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!("{default},rmcp::transport::worker=off"))
-    });
+    // An MCP client's mistake (an unknown tool, bad arguments) is answered to
+    // that client, and is no warning for the person running the server.
+    let quieted = if verbose > 3 {
+        ""
+    } else {
+        ",rmcp::transport::worker=off,rmcp::service=error"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default}{quieted}")));
     let colour = std::io::stderr().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     tracing_subscriber::fmt()
@@ -156,5 +178,24 @@ fn quiet_on_closed_pipe() {
         if piped {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_said_is_not_said_again() {
+        let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let error = anyhow::Error::new(missing)
+            .context("x.toml: cannot read model script: No such file")
+            .context("agent.toml: field `model` = \"scripted:x.toml\"");
+        assert_eq!(
+            said(&error),
+            "agent.toml: field `model` = \"scripted:x.toml\": x.toml: cannot read model script: No such file"
+        );
+        let plain = anyhow::anyhow!("refused").context("loading");
+        assert_eq!(said(&plain), "loading: refused");
     }
 }

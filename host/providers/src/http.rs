@@ -246,6 +246,16 @@ fn without_url(error: &reqwest::Error) -> String {
     if let Some(url) = error.url() {
         error_text = error_text.replace(url.as_str(), url.path());
     }
+    // The cause says what went wrong: `Connection refused`, a name that
+    // does not resolve, a certificate refused.
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !error_text.contains(&said) {
+            error_text.push_str(&format!(": {said}"));
+        }
+        source = cause.source();
+    }
     error_text
 }
 

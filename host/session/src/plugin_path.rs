@@ -36,6 +36,8 @@ pub const PROJECT_FOLDER: &str = ".cordon/plugins";
 /// Why a folder is on the search path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
+    /// A folder named as a command's argument (`cordon plugins check DIR`).
+    Argument,
     /// `--plugins DIR`.
     Flag,
     /// An entry of `CORDON_PLUGINS`.
@@ -57,13 +59,14 @@ impl Source {
     fn chosen(&self) -> bool {
         matches!(
             self,
-            Self::Flag | Self::Env | Self::Recorded | Self::Config(_)
+            Self::Argument | Self::Flag | Self::Env | Self::Recorded | Self::Config(_)
         )
     }
 
     /// What to do instead when a chosen folder is missing.
     fn remedy(&self) -> String {
         match self {
+            Self::Argument => "name another folder".to_owned(),
             Self::Flag => "pass another --plugins DIR".to_owned(),
             Self::Env => format!("fix {PLUGINS_ENV}"),
             Self::Recorded => {
@@ -78,6 +81,7 @@ impl Source {
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::Argument => f.write_str("argument"),
             Self::Flag => f.write_str("--plugins"),
             Self::Env => f.write_str(PLUGINS_ENV),
             Self::Recorded => f.write_str("recorded by the run"),

@@ -164,7 +164,15 @@ pub enum BundleError {
         exports: Vec<String>,
     },
     /// The component file cannot be read.
-    #[error("{}: field `plugin.component` = {component:?}: cannot read {}: {source}", file.display(), path.display())]
+    #[error(
+        "{}: field `plugin.component` = {component:?}: cannot read {}: {source}{}",
+        file.display(),
+        path.display(),
+        match unbuilt {
+            Some(dir) => format!("; its [build] command makes it: run `cordon build {}`", dir.display()),
+            None => String::new(),
+        }
+    )]
     ComponentUnreadable {
         /// The manifest file.
         file: PathBuf,
@@ -175,6 +183,9 @@ pub enum BundleError {
         /// Why it cannot be read.
         #[source]
         source: std::io::Error,
+        /// The bundle folder, when the component is missing and the
+        /// manifest's `[build]` command makes it.
+        unbuilt: Option<PathBuf>,
     },
     /// The component's digest differs from the manifest's.
     #[error("{}: field `plugin.sha256` = \"{expected}\": {} has sha256 {actual}", file.display(), path.display())]
@@ -398,6 +409,8 @@ impl Request {
             file: file.clone(),
             component: manifest.component.clone(),
             path: path.clone(),
+            unbuilt: (source.kind() == std::io::ErrorKind::NotFound && manifest.build.is_some())
+                .then(|| as_typed(dir)),
             source,
         })?;
         let digest = sha256_hex(&bytes);
@@ -786,4 +799,14 @@ fn parse_schema(field: &str, text: &str) -> Result<(Value, jsonschema::Validator
     let validator = jsonschema::validator_for(&schema)
         .map_err(|error| format!("{field} is not a valid JSON Schema: {error}"))?;
     Ok((schema, validator))
+}
+
+/// `dir` as a person would type it here: relative to the working directory
+/// when it lies inside it, else as it is.
+fn as_typed(dir: &Path) -> PathBuf {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| dir.strip_prefix(cwd).ok().map(Path::to_owned))
+        .filter(|relative| !relative.as_os_str().is_empty())
+        .unwrap_or_else(|| dir.to_owned())
 }

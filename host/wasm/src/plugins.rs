@@ -125,8 +125,9 @@ impl PluginHost {
     }
 
     /// Load every bundle in `dir`: each sub-folder, which must hold a
-    /// `plugin.toml` (folders whose names start with `.` are skipped). One bad
-    /// bundle does not stop the others from being checked.
+    /// `plugin.toml` (folders whose names start with `.` are skipped), or
+    /// `dir` itself when it holds one. One bad bundle does not stop the
+    /// others from being checked.
     pub async fn load_dir(
         &self,
         dir: &Path,
@@ -234,7 +235,8 @@ impl PluginHost {
     }
 
     /// Each bundle folder of `dir`, in name order, with when its reading
-    /// began and what it asks for, or why it cannot be read.
+    /// began and what it asks for, or why it cannot be read. A `dir` that
+    /// holds a manifest itself is one bundle folder.
     fn read_folders(
         &self,
         dir: &Path,
@@ -244,12 +246,16 @@ impl PluginHost {
             path: dir.to_owned(),
             message: format!("cannot read plugins directory: {error}"),
         };
-        let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(folder_error)?
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.is_dir() && !is_hidden(path))
-            .collect();
+        let mut folders: Vec<PathBuf> = if dir.join(MANIFEST_FILE).is_file() {
+            vec![dir.to_owned()]
+        } else {
+            std::fs::read_dir(dir)
+                .map_err(folder_error)?
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| path.is_dir() && !is_hidden(path))
+                .collect()
+        };
         folders.sort();
         Ok(folders
             .into_iter()

@@ -18,6 +18,7 @@ use cordon_wasm::{
 };
 
 use crate::args::{BuildArgs, GlobalArgs};
+use crate::commands::grants;
 use crate::context;
 use crate::embedded::Sdk;
 use crate::operator::Operator;
@@ -68,6 +69,13 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
         if let Some(cache) = &global.cache_dir {
             // `$CORDON sdk ...` then finds the same written-out SDK.
             command.env("CORDON_CACHE_DIR", std::path::absolute(cache)?);
+        }
+        if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+            // With RUST_BACKTRACE set, toolchains written in Rust (such as
+            // componentize-py) bury a build error under the stack of their own
+            // error value; a panic's backtrace stays, and setting
+            // RUST_LIB_BACKTRACE brings the rest back.
+            command.env("RUST_LIB_BACKTRACE", "0");
         }
         let status = command
             .status()
@@ -131,8 +139,10 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
                         provides(&loaded),
                         loaded.bundle.footprint
                     );
-                    if let Err(reason) = standing(&operator, dir) {
-                        println!("       it does not load yet: {reason}");
+                    if !args.approve
+                        && let Err(reason) = standing(&operator, dir)
+                    {
+                        println!("       it does not load yet: {reason} (or build with --approve)");
                     }
                 }
                 Err(error) => {
@@ -141,6 +151,9 @@ pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<
                     continue;
                 }
             }
+        }
+        if args.approve {
+            approve(global, dir)?;
         }
         built += 1;
     }
@@ -165,6 +178,22 @@ fn standing(operator: &Operator, dir: &std::path::Path) -> Result<(), String> {
         )
         .map(drop)
         .map_err(|reason| reason.to_string())
+}
+
+/// Approve what the bundle in `dir` asks for, for its component and
+/// manifest as they are now, saying what is approved and what changed; the
+/// approvals are read afresh, so each bundle of one build adds its own.
+fn approve(global: &GlobalArgs, dir: &std::path::Path) -> anyhow::Result<()> {
+    let operator = Operator::load(&global.settings())?;
+    let request = Request::read(dir, None, &UntrustedProfile::default())?;
+    grants::record(
+        &operator,
+        &context::bundled()?,
+        (dir, &request),
+        &[],
+        grants::Consent::Given,
+    )?;
+    Ok(())
 }
 
 /// What a loaded bundle provides, in a few words.

@@ -175,6 +175,11 @@ pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<
         );
     }
     println!("bundles:");
+    let width = listed
+        .iter()
+        .map(|bundle| bundle.bundle.len())
+        .max()
+        .unwrap_or(0);
     for bundle in &listed {
         let mark = if bundle.approved {
             "ok        "
@@ -182,7 +187,7 @@ pub(crate) fn list(global: &GlobalArgs, args: GrantsListArgs) -> anyhow::Result<
             "unapproved"
         };
         println!(
-            "  {mark} {}  asks {}  ({}; {})",
+            "  {mark} {:width$}  asks {}  ({}; {})",
             bundle.bundle,
             describe(&bundle.asks),
             bundle.provenance,
@@ -271,11 +276,45 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
             searched(&plugins)
         );
     };
+    let consent = if args.yes {
+        Consent::Given
+    } else {
+        Consent::Ask
+    };
+    record(
+        &operator,
+        &bundled,
+        (&dir, &request),
+        &args.origins,
+        consent,
+    )
+}
+
+/// Whether the operator still has to say yes to an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Consent {
+    /// Ask on a terminal, and refuse without one.
+    Ask,
+    /// The command line already said yes (`--yes`, `cordon build --approve`).
+    Given,
+}
+
+/// Show what the bundle `request` read from `dir` asks beyond its approval,
+/// what changed since it, and record the approval of all it asks (of its
+/// network origins, those `chosen` names, or all when none) once consent
+/// is given.
+pub(crate) fn record(
+    operator: &Operator,
+    bundled: &BundledPlugins,
+    (dir, request): (&Path, &Request),
+    chosen: &[String],
+    consent: Consent,
+) -> anyhow::Result<ExitCode> {
     let asked = &request.manifest.grants;
     let before = operator.approvals.get(&request.id);
     println!("bundle {} ({})", request.id, dir.display());
     println!("  component sha256:{}", request.digest);
-    if request.provenance(&bundled) == Provenance::NamedLikeBundled {
+    if request.provenance(bundled) == Provenance::NamedLikeBundled {
         println!(
             "  third-party: it is named like a plugin bundled with Cordon, but its component is not the one this build of Cordon made"
         );
@@ -312,7 +351,7 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
         };
         println!("  manifest changed {since}: {change}");
     }
-    let network = chosen_origins(&args.origins, &asked.network)?;
+    let network = chosen_origins(chosen, &asked.network)?;
     let approving = Grants {
         network: network.clone(),
         ..asked.clone()
@@ -330,7 +369,7 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
         .filter(|origin| !network.contains(origin))
         .map(|origin| format!("network {origin}"))
         .collect();
-    let standing = status(&operator.approvals, &bundled, &request);
+    let standing = status(&operator.approvals, bundled, request);
     let settled = standing
         .as_ref()
         .is_ok_and(|admitted| admitted.admission != Admission::AsksNothing);
@@ -350,7 +389,7 @@ pub(crate) fn approve(global: &GlobalArgs, args: GrantsApproveArgs) -> anyhow::R
     if !dropped.is_empty() {
         println!("  no longer approved: {}", describe(&dropped));
     }
-    if !args.yes {
+    if consent == Consent::Ask {
         if !std::io::stdin().is_terminal() {
             bail!("not on a terminal: approve with --yes after reading the above");
         }

@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::args::{GlobalArgs, ListArgs};
 use crate::context;
 use crate::operator::Operator;
+use crate::table;
 
 /// One tool, with its annotations as permission rules and resuming treat
 /// them: as declared when the operator trusts its bundle, the worst case
@@ -92,28 +93,26 @@ pub(crate) async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<E
         println!("{}", serde_json::to_string_pretty(&listed)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let width = listed
+    let rows: Vec<[String; 4]> = listed
         .iter()
-        .map(|tool| tool.spec.name.len())
-        .max()
-        .unwrap_or(4);
-    for tool in &listed {
-        let mut effects = if tool.trusted {
-            annotations(tool.spec.annotations)
-        } else {
-            "untrusted".to_owned()
-        };
-        if tool.unsandboxed.is_some() {
-            effects.push_str(",unsandboxed");
-        }
-        println!(
-            "{:width$}  {:<10} {:<22} {}",
-            tool.spec.name,
-            tool.bundle,
-            effects,
-            first_line(&tool.spec.description),
-        );
-    }
+        .map(|tool| {
+            let mut effects = if tool.trusted {
+                annotations(tool.spec.annotations)
+            } else {
+                "untrusted".to_owned()
+            };
+            if tool.unsandboxed.is_some() {
+                effects.push_str(",unsandboxed");
+            }
+            [
+                tool.spec.name.clone(),
+                tool.bundle.clone(),
+                effects,
+                first_line(&tool.spec.description).to_owned(),
+            ]
+        })
+        .collect();
+    table::print(["TOOL", "BUNDLE", "EFFECTS", "DESCRIPTION"], &rows);
     Ok(ExitCode::SUCCESS)
 }
 

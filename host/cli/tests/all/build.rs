@@ -6,7 +6,7 @@
 
 use std::process::Output;
 
-use crate::support::{Project, text};
+use crate::support::{Project, both, text};
 
 fn succeeded(output: &Output) -> String {
     assert!(
@@ -330,4 +330,76 @@ fn the_javascript_template_builds_on_quickjs_with_the_command_its_manifest_sugge
     project.approve("greet-qjs");
     assert!(built.contains("greet-qjs.wasm: "), "{built}");
     greet(&project, "greet-qjs");
+}
+
+#[test]
+fn an_authors_loop_is_build_with_approve_then_call_and_each_approval_says_what_changed() {
+    let project = Project::with_own_cache();
+    succeeded(&project.cordon(&["new", "tool", "loop", "plugins/loop", "--lang", "c"]));
+    let built = succeeded(&project.cordon(&["build", "plugins/loop", "--approve"]));
+    assert!(
+        built.contains("approved loop for sha256:")
+            && built.contains("beyond the approval: state read"),
+        "the build approves what it asks: {built}"
+    );
+    let args = r#"{"name": "Ada"}"#;
+    let first = succeeded(&project.cordon(&["tool", "call", "loop.greet", "--args", args]));
+    assert!(first.starts_with("Hello, Ada"), "{first}");
+
+    let source = project.read("plugins/loop/tool.c").unwrap();
+    project.write(
+        "plugins/loop/tool.c",
+        &source.replace("\"Hello, \"", "\"Hi, \""),
+    );
+    let rebuilt = succeeded(&project.cordon(&["build", "plugins/loop", "--approve"]));
+    assert!(
+        rebuilt.contains("its component changed since the last approval"),
+        "{rebuilt}"
+    );
+    let again = succeeded(&project.cordon(&["tool", "call", "loop.greet", "--args", args]));
+    assert!(
+        again.starts_with("Hi, Ada"),
+        "the edit, build, call loop is one step: {again}"
+    );
+
+    // Without --approve the build says how to make it callable.
+    project.write("plugins/loop/tool.c", &source);
+    let plain = succeeded(&project.cordon(&["build", "plugins/loop"]));
+    assert!(
+        plain.contains("its component changed since the operator approved it")
+            && plain.contains("(or build with --approve)"),
+        "{plain}"
+    );
+}
+
+#[test]
+fn a_build_error_is_not_buried_under_a_toolchains_own_backtrace() {
+    let project = Project::new();
+    project.write(
+        "plugins/loud/plugin.toml",
+        "[plugin]\nname = \"loud\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"loud.wasm\"\n[build]\ncommand = \"echo \\\"error values: ${RUST_LIB_BACKTRACE-captured}; panics: $RUST_BACKTRACE\\\" && exit 2\"\n",
+    );
+    let output = project
+        .command(&["build", "plugins/loud"])
+        .env("RUST_BACKTRACE", "1")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .unwrap();
+    let said = both(&output);
+    assert!(
+        said.contains("error values: 0; panics: 1"),
+        "a Rust toolchain captures no backtrace for its error, and keeps a panic's: {said}"
+    );
+    // Asked for, the backtraces come back.
+    let asked = project
+        .command(&["build", "plugins/loud"])
+        .env("RUST_BACKTRACE", "1")
+        .env("RUST_LIB_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        both(&asked).contains("error values: 1; panics: 1"),
+        "{}",
+        both(&asked)
+    );
 }

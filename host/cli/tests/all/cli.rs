@@ -137,6 +137,17 @@ fn tool_list_shows_every_tool() {
     for tool in ["files.read", "files.search", "jq.query", "notes.add"] {
         assert!(text.contains(tool), "{tool}: {text}");
     }
+    // The columns line up under the header, however long a cell is.
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let description = header.find("DESCRIPTION").expect(header);
+    for line in lines {
+        let (before, after) = line.split_at(description);
+        assert!(
+            before.ends_with("  ") && !after.starts_with(' '),
+            "a ragged row: {line:?} under {header:?}"
+        );
+    }
     let listed = json(&project.cordon(&["tool", "list", "--json"]));
     let jq = listed
         .as_array()

@@ -480,3 +480,38 @@ fn component_of(file: &Path) -> String {
     let value: toml::Value = toml::from_str(&text).unwrap();
     value["plugin"]["component"].as_str().unwrap().to_owned()
 }
+
+#[test]
+fn plugins_check_takes_a_bundle_folder_and_says_how_to_build_an_unbuilt_one() {
+    let project = Project::new();
+    let manifest = "[plugin]\nname = \"greet\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"greet.wasm\"\n[build]\ncommand = \"cp built.wasm greet.wasm\"\n";
+    project.write("plugins/greet/plugin.toml", manifest);
+    project.write("plugins/greet/__pycache__/app.cpython-314.pyc", "bytecode");
+    let checked = project.cordon(&["plugins", "check", "plugins/greet"]);
+    let said = both(&checked);
+    assert_eq!(
+        checked.status.code(),
+        Some(1),
+        "an unbuilt bundle is an error: {said}"
+    );
+    assert!(
+        said.contains("cannot read") && said.contains("run `cordon build plugins/greet`"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("__pycache__"),
+        "the folder is the bundle: {said}"
+    );
+    assert!(said.contains("(argument)"), "{said}");
+
+    std::fs::copy(artifacts::HOSTILE, project.path("plugins/greet/greet.wasm")).unwrap();
+    project.write(
+        "plugins/greet/plugin.toml",
+        &manifest.replace("name = \"greet\"", "name = \"hostile\""),
+    );
+    let checked = project.cordon(&["plugins", "check", "plugins/greet"]);
+    let said = both(&checked);
+    assert!(checked.status.success(), "{said}");
+    assert!(said.contains("ok     hostile 0.1.0 (tool)"), "{said}");
+    assert!(said.contains("1 bundle(s) valid, 0 error(s)"), "{said}");
+}

@@ -300,8 +300,10 @@ async fn an_endpoint_nobody_listens_on_is_retried_then_reported() {
     let (result, _) = step(&model, &[]).await;
     let error = result.unwrap_err().to_string();
     assert!(
-        error.contains("gave up after 3 attempt(s)") && error.contains("cannot reach"),
-        "{error}"
+        error.contains("gave up after 3 attempt(s)")
+            && error.contains("cannot reach")
+            && error.contains("Connection refused"),
+        "the cause is named: {error}"
     );
     assert!(!error.contains(KEY));
 }
