@@ -22,7 +22,10 @@ rustup target add wasm32-wasip2 >/dev/null 2>&1 || {
     exit 1
 }
 
-echo "build-plugins.sh: building the bundled plugins for wasm32-wasip2 in $target_dir/guests (its own cargo build, run by the build script of cordon-bundled; a first build takes a few minutes)" >&2
+echo "build-plugins.sh: building the bundled plugins for wasm32-wasip2 in $target_dir/guests (a first build takes a few minutes; cargo shows each crate)" >&2
+# The same build cordon-bundled's build script runs, with cargo's progress
+# shown; the build script then finds them built and records their digests.
+cargo run --quiet -p cordon-guest-build >/dev/null
 cargo build -p cordon-bundled
 built="$target_dir/guests/wasm32-wasip2/guest"
 

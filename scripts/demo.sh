@@ -25,9 +25,9 @@ say() {
 }
 
 started=$SECONDS
-say "building the bundled plugins for wasm32-wasip2 (a first build takes a few minutes; cargo shows its progress)"
+say "building the bundled plugins for wasm32-wasip2 (about a minute and a half the first time on 2 cores; cargo shows its progress)"
 "$root/scripts/build-plugins.sh" >/dev/null
-say "building the cordon binary (a first build compiles wasmtime: about 10 minutes on 2 cores, less on more)"
+say "building the cordon binary (a first build compiles wasmtime: about 8 minutes on 2 cores, less on more)"
 cargo build -p cordon-cli
 # The Python interpreter that skills' scripts run in, and the example skill's
 # tool, are built with componentize-py (from PyPI, installed once outside the clone).
@@ -39,7 +39,7 @@ case "$target_dir" in
     *) target_dir="$root/$target_dir" ;;
 esac
 cordon="$target_dir/debug/cordon"
-say "building the Python interpreter and the example skill's tool with componentize-py (a minute or two)"
+say "building the Python interpreter and the example skill's tool with componentize-py (about half a minute)"
 "$cordon" build plugins/python examples/skills/csv-report/tools
 say "built in $((SECONDS - started)) s; the tour starts"
 

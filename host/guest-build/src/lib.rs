@@ -1,4 +1,7 @@
 //! Building guest components from a build script, the one way Cordon does it.
+//! The `cordon-guest-build` binary runs the same build of the bundled plugins
+//! from a script, with cargo's progress on its terminal, so that the build
+//! script after it finds them built (`scripts/build-plugins.sh`).
 //!
 //! A nested `cargo build --profile guest --target wasm32-wasip2` compiles
 //! the guest crates of the workspace into one folder shared by every build
@@ -130,6 +133,19 @@ impl Guests {
             .unwrap_or(&out_dir)
             .join("guests");
         Ok(Self { root, target_dir })
+    }
+
+    /// The workspace `root`, with guests built under the target folder a
+    /// cargo command run there uses (`CARGO_TARGET_DIR`, else `target`), as
+    /// the build scripts of that build find it.
+    pub fn for_workspace(root: &Path) -> Self {
+        let target = env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .map_or_else(|| root.join("target"), |dir| root.join(dir));
+        Self {
+            root: root.to_owned(),
+            target_dir: target.join("guests"),
+        }
     }
 
     /// The workspace root.

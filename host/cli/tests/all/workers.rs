@@ -458,3 +458,32 @@ fn stop(child: Child) {
     signal(&child, "INT");
     finished(child);
 }
+
+#[test]
+fn an_idle_worker_stops_at_once_on_ctrl_c() {
+    use std::io::BufRead;
+    let Some(url) = postgres_schema("an idle worker's Ctrl-C", "idle") else {
+        return;
+    };
+    let project = project();
+    // The default poll interval, as a person starts it.
+    let mut child = project
+        .command(&["worker", "--store", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    assert!(first.contains("claiming runs from"), "{first}");
+    let asked = Instant::now();
+    signal(&child, "INT");
+    let status = child.wait().unwrap();
+    let took = asked.elapsed();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        took < Duration::from_secs(2),
+        "an idle worker took {took:?} to stop"
+    );
+}
