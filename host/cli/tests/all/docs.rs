@@ -129,38 +129,54 @@ fn check_with(document: &str, env: &[(&str, &str)]) {
     let home = scratch.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let compiled = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cordon-compiled");
-    let cases = trycmd::TestCases::new();
     // A home of its own, so no skill, config or plugin of the machine's user
     // is found; cargo and rustup (which the Rust template's build runs) keep
     // theirs.
+    let mut environment: Vec<(String, String)> = Vec::new();
     for (name, default) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
         let value = std::env::var_os(name)
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(default)));
         if let Some(value) = value {
-            cases.env(name, value.display().to_string());
+            environment.push((name.to_owned(), value.display().to_string()));
         }
     }
-    for (name, value) in env {
-        cases.env(*name, *value);
+    let state = compiled.with_extension("state");
+    for (name, value) in [
+        ("HOME", home.clone()),
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_DATA_HOME", home.join(".local/share")),
+        ("XDG_STATE_HOME", state),
+        ("CORDON_CACHE_DIR", compiled),
+    ] {
+        environment.push((name.to_owned(), value.display().to_string()));
+    }
+    environment.push(("NO_COLOR".to_owned(), "1".to_owned()));
+    environment.extend(
+        env.iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned())),
+    );
+    // The pages show what a person sees once the bundled components are in
+    // the compile cache; the first command on a fresh machine also says
+    // `compiling N components, cached afterwards`. Compile them first, as
+    // that first command would, whichever test reaches the cache first.
+    let warmed = std::process::Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["plugins", "check", "plugins"])
+        .current_dir(&checkout)
+        .envs(environment.iter().map(|(name, value)| (name, value)))
+        .output()
+        .unwrap();
+    assert!(
+        warmed.status.success(),
+        "the bundled plugins of {document}'s checkout do not check: {}",
+        String::from_utf8_lossy(&warmed.stderr)
+    );
+    let cases = trycmd::TestCases::new();
+    for (name, value) in &environment {
+        cases.env(name, value);
     }
     cases
         .register_bin("cordon", Path::new(env!("CARGO_BIN_EXE_cordon")))
-        .env("HOME", home.display().to_string())
-        .env(
-            "XDG_CONFIG_HOME",
-            home.join(".config").display().to_string(),
-        )
-        .env(
-            "XDG_DATA_HOME",
-            home.join(".local/share").display().to_string(),
-        )
-        .env(
-            "XDG_STATE_HOME",
-            compiled.with_extension("state").display().to_string(),
-        )
-        .env("CORDON_CACHE_DIR", compiled.display().to_string())
-        .env("NO_COLOR", "1")
         .timeout(Duration::from_secs(600))
         .case(&case)
         .run();

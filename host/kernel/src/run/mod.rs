@@ -1,0 +1,298 @@
+//! The agent loop. One run is a sequence of steps: call the model with the
+//! conversation and the committed state, pass each requested tool call through
+//! the permission gate, run the allowed calls concurrently, and commit the
+//! step's messages, tool records, state writes and audit events in one atomic
+//! commit. Nothing a step did is visible before its receipt.
+//!
+//! A run pauses with a committed [`RunOutcome::Waiting`] when a call needs a
+//! person's approval (or when a crash left a call whose effect is unknown) and
+//! resumes later on the same path. A resumed run starts from the last commit;
+//! calls recorded as started but never committed run again only when they
+//! could have changed nothing outside their step: their tool set reports them
+//! confined to their outcome, or their tool is read-only or idempotent.
+//!
+//! The loop lives in rooms with one job each: this module holds the
+//! [`Runtime`] and its ports; [`start`] opens a run, [`steps`] drives it one
+//! model step after another, [`resume`] goes on from the last commit, and
+//! [`cursor`] is where a run stands between commits. What every step does
+//! with its calls, whoever asked for them (the model, a served request, a
+//! tool), is in [`step`]: judge and ask, run, commit.
+
+mod cursor;
+mod resume;
+mod start;
+pub(crate) mod step;
+mod steps;
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::agent::AgentDef;
+use crate::approval::{Approver, DeferApprovals};
+use crate::commit::{CommitError, CommitStore, Durability, EndCause, PendingCall};
+use crate::event::EventSink;
+use crate::files::{FileConflict, FileLedger, NoFiles, PublishError};
+use crate::hooks::{HookSet, NoHooks};
+use crate::merge::StateConflict;
+use crate::model::ModelProvider;
+use crate::progress::{Observer, StepEvents, Unobserved};
+use crate::reload::Reloadable;
+use crate::skills::{ActiveSkills, SkillCatalog};
+use crate::tool::{ToolSet, ToolSpec};
+
+pub(crate) use cursor::{Cursor, Transcript};
+pub(crate) use step::calls::Intents;
+
+/// Where a run stands when the loop returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunOutcome {
+    /// Paused until each pending call is approved or denied.
+    Waiting {
+        /// The run.
+        run_id: String,
+        /// The calls waiting for a decision.
+        pending: Vec<PendingCall>,
+    },
+    /// Over.
+    Ended {
+        /// The run.
+        run_id: String,
+        /// Why it ended.
+        cause: EndCause,
+        /// The model's last reply, when the run ended on one.
+        answer: Option<String>,
+    },
+}
+
+/// Why the loop could not go on. The store holds every step committed before.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The commit port failed.
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+    /// The run is over and cannot resume.
+    #[error("run {0} has ended")]
+    Ended(String),
+    /// The run is not waiting, so decisions make no sense.
+    #[error("run {0} is not waiting for decisions")]
+    NotWaiting(String),
+    /// A run cannot go on with the conversation of a run that waits on calls.
+    #[error(
+        "run {0} waits on calls, so its conversation is not whole: resume it (`cordon runs resume {0}`) before going on with it"
+    )]
+    EarlierWaiting(String),
+    /// Two writes in one step could not merge under their key's policy; the
+    /// step committed nothing.
+    #[error("the step failed and committed nothing: {0}")]
+    StateConflict(#[from] StateConflict),
+    /// Two calls of one step changed one path; the step committed nothing.
+    #[error("the step failed and committed nothing: {0}")]
+    FileConflict(#[from] FileConflict),
+    /// The step committed, but its file changes could not be written to the
+    /// real folder; resuming the run writes them again.
+    #[error("the step committed, but {0}; `runs resume` writes the changes again")]
+    Publish(#[from] PublishError),
+    /// A pending call has no decision.
+    #[error("run {run_id} is waiting on call {call_id}: approve or deny it")]
+    MissingDecision {
+        /// The run.
+        run_id: String,
+        /// The pending call with no decision.
+        call_id: String,
+    },
+    /// A decision names a call that is not pending.
+    #[error("run {run_id} has no pending call {call_id}")]
+    UnknownCall {
+        /// The run.
+        run_id: String,
+        /// The call the decision names.
+        call_id: String,
+    },
+}
+
+/// The loop and the ports it runs on.
+#[derive(Clone)]
+pub struct Runtime {
+    model: Arc<dyn ModelProvider>,
+    tools: Arc<dyn ToolSet>,
+    hooks: Arc<dyn HookSet>,
+    /// Where the tools and hooks in force are read, when a host replaces
+    /// them while runs go on.
+    reloads: Option<Arc<dyn Reloadable>>,
+    files: Arc<dyn FileLedger>,
+    store: Arc<dyn CommitStore>,
+    approver: Arc<dyn Approver>,
+    observer: Arc<dyn Observer>,
+    events: Arc<StepEvents>,
+    cancelled: Arc<AtomicBool>,
+    metadata: Arc<BTreeMap<String, String>>,
+    catalog: Option<Arc<dyn SkillCatalog>>,
+    intents: Intents,
+    commits: Durability,
+}
+
+impl Runtime {
+    /// A runtime on these ports. The audit events of each step commit with
+    /// it: those every call and hook brings back in its outcome, and the
+    /// kernel's own, which it also shows on `live` as they happen.
+    pub fn new(
+        model: Arc<dyn ModelProvider>,
+        tools: Arc<dyn ToolSet>,
+        store: Arc<dyn CommitStore>,
+        live: Arc<dyn EventSink>,
+    ) -> Self {
+        Self {
+            model,
+            tools,
+            hooks: Arc::new(NoHooks),
+            reloads: None,
+            files: Arc::new(NoFiles),
+            store,
+            approver: Arc::new(DeferApprovals),
+            observer: Arc::new(Unobserved),
+            events: Arc::new(StepEvents::new(live)),
+            cancelled: Arc::new(AtomicBool::new(false)),
+            metadata: Arc::default(),
+            catalog: None,
+            intents: Intents::Always,
+            commits: Durability::Disk,
+        }
+    }
+
+    /// Take the tools and hooks from `reloads` when each served request
+    /// and each drive of the loop starts, instead of those given to
+    /// [`Runtime::new`] and [`Runtime::with_hooks`], and keep them to its
+    /// end (see [`crate::reload`]).
+    pub fn with_reloads(mut self, reloads: Arc<dyn Reloadable>) -> Self {
+        self.reloads = Some(reloads);
+        self
+    }
+
+    /// This runtime with the tools and hooks in force now fixed, for one
+    /// request or one drive of the loop: itself when nothing replaces them.
+    pub(crate) fn pinned(&self) -> Cow<'_, Self> {
+        match &self.reloads {
+            None => Cow::Borrowed(self),
+            Some(reloads) => {
+                let (tools, hooks) = reloads.in_force();
+                Cow::Owned(Self {
+                    tools,
+                    hooks,
+                    reloads: None,
+                    ..self.clone()
+                })
+            }
+        }
+    }
+
+    /// Record intents only for steps with a call that may have effects.
+    pub(crate) fn with_intents(mut self, intents: Intents) -> Self {
+        self.intents = intents;
+        self
+    }
+
+    /// Commit each step as far as `durability` says before the step ends
+    /// (on disk unless told otherwise). [`Durability::Process`] suits a
+    /// server answering requests whose operator would rather answer sooner
+    /// than keep the last moment's records through a power loss. A step
+    /// that changes files commits on disk all the same.
+    pub fn with_commits(mut self, durability: Durability) -> Self {
+        self.commits = durability;
+        self
+    }
+
+    /// Check a resumed run's active skills against `catalog`: an activation
+    /// whose skill changed or is gone is dropped with a warning.
+    pub fn with_skills(mut self, catalog: Arc<dyn SkillCatalog>) -> Self {
+        self.catalog = Some(catalog);
+        self
+    }
+
+    /// Run `hooks` at each phase of every step.
+    pub fn with_hooks(mut self, hooks: Arc<dyn HookSet>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Commit the file changes `files` stages with each step, and publish them
+    /// after the commit.
+    pub fn with_files(mut self, files: Arc<dyn FileLedger>) -> Self {
+        self.files = files;
+        self
+    }
+
+    /// Ask `approver` about calls the policy sends to a person.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// Report progress to `observer`.
+    pub fn with_observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = observer;
+        self
+    }
+
+    /// Record `metadata` in the header of every run this runtime starts.
+    pub fn with_run_metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
+        self.metadata = Arc::new(metadata);
+        self
+    }
+
+    /// The tools a step of `agent` at `cursor` may call: those the agent
+    /// uses and its active skills offer.
+    pub(crate) fn offered(&self, agent: &AgentDef, cursor: &Cursor) -> Vec<ToolSpec> {
+        self.offered_under(agent, &cursor.skills)
+    }
+
+    /// The tools a step of `agent` may call while `skills` are active.
+    pub(crate) fn offered_under(&self, agent: &AgentDef, skills: &ActiveSkills) -> Vec<ToolSpec> {
+        self.tools
+            .specs()
+            .into_iter()
+            .filter(|spec| agent.uses_tool(&spec.name) && skills.offers(&spec.name))
+            .collect()
+    }
+
+    /// The spec of `name` when a step of `agent` may call it while `skills`
+    /// are active.
+    pub(crate) fn offered_spec(
+        &self,
+        agent: &AgentDef,
+        skills: &ActiveSkills,
+        name: &str,
+    ) -> Option<ToolSpec> {
+        if agent.uses_tool(name) && skills.offers(name) {
+            self.tools.spec(name)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn store(&self) -> &dyn CommitStore {
+        self.store.as_ref()
+    }
+
+    pub(crate) fn metadata(&self) -> &BTreeMap<String, String> {
+        &self.metadata
+    }
+
+    pub(crate) fn hooks(&self) -> &dyn HookSet {
+        self.hooks.as_ref()
+    }
+
+    pub(crate) fn events(&self) -> &StepEvents {
+        self.events.as_ref()
+    }
+
+    pub(crate) fn observer(&self) -> &dyn Observer {
+        self.observer.as_ref()
+    }
+
+    /// A flag that, once set, ends the run at the next step boundary.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.cancelled)
+    }
+}
