@@ -4,6 +4,7 @@
 //! once; run one group with `cargo test -p cordon-tests --test all escapes::`.
 
 mod bundles;
+mod circles;
 mod effects;
 mod escapes;
 mod hooks;

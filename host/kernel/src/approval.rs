@@ -4,21 +4,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use serde::{Deserialize, Serialize};
-
 use crate::commit::PendingCall;
-
-/// A person's answer to a pending call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Approval {
-    /// Run it.
-    Approve,
-    /// Refuse it; the model sees a `denied` tool error.
-    Deny,
-    /// Refuse it, and tell the model why.
-    DenyBecause(String),
-}
+pub use crate::policy::Approval;
 
 /// The future an [`Approver`] returns.
 pub type ApprovalFuture<'a> = Pin<Box<dyn Future<Output = Option<Vec<Approval>>> + Send + 'a>>;

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::hooks::HookPhase;
-use crate::tool::ToolError;
+use crate::hooks::phase::HookPhase;
+use crate::tool::error::ToolError;
 
 /// Severity of a component's message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

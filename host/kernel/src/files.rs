@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::merge::Writer;
+use crate::merge::writer::Writer;
 
 /// What a path holds on one side of a change.
 #[derive(Clone, PartialEq, Eq)]

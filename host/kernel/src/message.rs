@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::content::ContentBlock;
-use crate::tool::ToolError;
+use crate::tool::error::ToolError;
 
 /// Who said it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

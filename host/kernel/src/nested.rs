@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use serde_json::Value;
 
 use crate::agent::AgentDef;
-use crate::approval::{Approval, Approver};
-use crate::commit::{PendingCall, PendingReason, ToolRecord};
+use crate::approval::Approver;
+use crate::commit::ToolRecord;
 use crate::event::{Event, EventSink};
 use crate::files::FileWrites;
 use crate::gate;
@@ -37,12 +37,18 @@ use crate::phases;
 use crate::policy::{Decider, Decision, Verdict};
 use crate::progress::{Observer, Progress, Trail};
 use crate::requester::Requester;
+use crate::run::step::judge::{Deny, ask, judged};
 use crate::skills::{ActiveSkills, SKILL_TOOL};
 use crate::state::{StateReader, StateWrite};
 use crate::tool::{
     CallContext, NestedCalls, ToolAnnotations, ToolCallOutcome, ToolError, ToolErrorKind,
     ToolFuture, ToolOutput, ToolSet,
 };
+
+/// Why a tool's own call the gate asks about is denied when no one can
+/// answer at once: it cannot wait for a later `runs resume`.
+const CANNOT_WAIT: &str =
+    "needs a person's approval, and a tool's own call cannot wait for approval";
 
 /// The ports a step's nested calls run on.
 pub(crate) struct StepPorts {
@@ -229,9 +235,10 @@ impl CallGate {
             .push(record);
     }
 
-    /// Judge `call`: the decision it runs under, after asking the approver
-    /// when the gate asks.
-    async fn judge(&self, call: ToolCall) -> Result<(ToolCall, Decision), StateConflict> {
+    /// Judge `call`: its record with the decision it runs under, after
+    /// asking the approver when the gate asks; a call nobody can answer at
+    /// once is denied, with its result saying why.
+    async fn judge(&self, call: ToolCall) -> Result<ToolRecord, StateConflict> {
         let ports = &self.calls.ports;
         let annotations = self.calls.annotations(&call.name);
         let mut admit = NestedAdmit {
@@ -244,7 +251,7 @@ impl CallGate {
                 Verdict::Deny,
                 "only the model activates a skill, never a tool's own call".into(),
             );
-            return Ok((call, decision));
+            return Ok(judged(call, decision));
         }
         let turn = self.calls.hooks_turn.lock().await;
         let (call, decision) = gate::judge(
@@ -258,31 +265,13 @@ impl CallGate {
         )
         .await?;
         drop(turn);
-        if decision.verdict != Verdict::Ask {
-            return Ok((call, decision));
-        }
-        let pending = [PendingCall {
-            call: call.clone(),
-            reason: PendingReason::asked_by(&decision),
-        }];
-        let decision = match ports.approver.decide(&pending).await.as_deref() {
-            Some([answer]) => Decision::answered(answer.clone(), decision.rule.clone()),
-            Some(_) => Decision::answered(Approval::Deny, decision.rule.clone()),
-            None => {
-                let asked = match (decision.by, decision.rule.as_deref()) {
-                    (Decider::Policy, Some(rule)) => format!("permission rule `{rule}` asks"),
-                    (Decider::Policy, None) => "the default permission asks".to_owned(),
-                    (_, Some(why)) => format!("the call asks ({why})"),
-                    (_, None) => "the call asks".to_owned(),
-                };
-                Decision::by(
-                    Decider::Host,
-                    Verdict::Deny,
-                    format!("{asked}, and a tool's own call cannot wait for approval"),
-                )
-            }
-        };
-        Ok((call, decision))
+        let asked = ask(
+            vec![judged(call, decision)],
+            ports.approver.as_ref(),
+            Deny(CANNOT_WAIT),
+        );
+        let Ok(mut records) = asked.await;
+        Ok(records.remove(0))
     }
 
     async fn run(
@@ -299,24 +288,32 @@ impl CallGate {
             name: name.to_owned(),
             args,
         };
-        let (call, decision) = match self.judge(call.clone()).await {
-            Ok(judged) => judged,
+        let record = match self.judge(call.clone()).await {
+            Ok(record) => record,
             Err(conflict) => {
                 let decision = Decision::by(
                     Decider::Host,
                     Verdict::Deny,
                     format!("the step's state cannot take a hook's writes: {conflict}"),
                 );
-                (call, decision)
+                judged(call, decision)
             }
         };
+        let ToolRecord {
+            call,
+            decision,
+            result,
+            ..
+        } = record;
         ports.observer.observe(Progress::ToolCall {
             call: call.clone(),
             decision: decision.clone(),
         });
         if decision.verdict != Verdict::Allow {
-            let error = ToolError::new(ToolErrorKind::Denied, decision.denial());
-            return self.finish(call, decision, Vec::new(), CallResult::Error(error), None);
+            let result = result.unwrap_or_else(|| {
+                CallResult::Error(ToolError::new(ToolErrorKind::Denied, decision.denial()))
+            });
+            return self.finish(call, decision, Vec::new(), result, None);
         }
         let child = Self::new(
             &self.calls,

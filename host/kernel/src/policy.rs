@@ -15,13 +15,24 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::approval::Approval;
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::file_rules::{FileRules, FileRulesTable};
-use crate::tool::ToolAnnotations;
+use crate::tool::annotations::ToolAnnotations;
+
+/// A person's answer to a pending call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Approval {
+    /// Run it.
+    Approve,
+    /// Refuse it; the model sees a `denied` tool error.
+    Deny,
+    /// Refuse it, and tell the model why.
+    DenyBecause(String),
+}
 
 /// What may happen to a tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

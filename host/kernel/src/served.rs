@@ -13,25 +13,22 @@
 //! nothing and runs again from the start when the request comes back with
 //! the answer.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures_util::lock::Mutex;
 
 use crate::agent::AgentDef;
-use crate::approval::{Approval, Approver};
+use crate::approval::Approver;
 use crate::ask::{Asker, Deferred, Recording};
-use crate::commit::{CommitStore, EndCause, PendingCall, PendingReason, RunHeader, ToolRecord};
+use crate::commit::{CommitStore, EndCause, PendingCall, RunHeader, ToolRecord};
 use crate::event::EventSink;
-use crate::gate;
 use crate::merge::StepEffects;
-use crate::message::{CallResult, Message, ToolCall};
+use crate::message::{Message, ToolCall};
 use crate::model::{ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest};
-use crate::policy::{Decider, Decision, Verdict};
-use crate::progress::Progress;
 use crate::requester::Requester;
-use crate::run::{Cursor, Intents, RunError, Runtime, Transcript, malformed};
-use crate::tool::{ToolError, ToolErrorKind, ToolSet, ToolSpec};
+use crate::run::step::judge::{Deny, Judge, Offer, Withdraw, judge_and_ask};
+use crate::run::{Cursor, Intents, RunError, Runtime, Transcript};
+use crate::tool::{ToolSet, ToolSpec};
 
 /// The rule a call needing approval is denied under when the requester could
 /// not be asked.
@@ -175,67 +172,36 @@ impl ServedRun {
             text: String::new(),
             tool_calls: calls.clone(),
         };
-        let mut records = Vec::with_capacity(calls.len());
-        for call in calls {
-            let record = if let Some(record) = malformed(&call) {
-                record
-            } else if let Some(spec) = runtime.offered_spec(&self.agent, &cursor.skills, &call.name)
-            {
-                let (call, decision) = gate::judge(
-                    &self.agent,
-                    &cursor.skills,
-                    runtime.hooks(),
-                    runtime.events(),
-                    &mut step,
-                    spec.annotations,
-                    call,
-                )
-                .await?;
-                ToolRecord {
-                    call,
-                    decision,
-                    result: None,
-                    children: Vec::new(),
-                    blocks: Vec::new(),
+        let judge = Judge {
+            agent: &self.agent,
+            skills: &cursor.skills,
+            hooks: runtime.hooks(),
+            events: runtime.events(),
+            observer: runtime.observer(),
+        };
+        let offer = |name: &str| {
+            runtime
+                .offered_spec(&self.agent, &cursor.skills, name)
+                .map_or(Offer::NotOffered, |spec| Offer::Judged(spec.annotations))
+        };
+        let mut records = match unanswered {
+            Unanswered::Deny => {
+                let judged =
+                    judge_and_ask(&judge, &mut step, calls, offer, approver, Deny(NO_APPROVER));
+                let Ok(records) = judged.await?;
+                records
+            }
+            Unanswered::Withdraw => {
+                let judged = judge_and_ask(&judge, &mut step, calls, offer, approver, Withdraw);
+                match judged.await? {
+                    Ok(records) => records,
+                    Err(pending) => {
+                        runtime.events().drain();
+                        return Ok(Served::Withdrawn(pending));
+                    }
                 }
-            } else {
-                unoffered(call)
-            };
-            runtime.observer().observe(Progress::ToolCall {
-                call: record.call.clone(),
-                decision: record.decision.clone(),
-            });
-            records.push(record);
-        }
-        let pending: Vec<PendingCall> = records
-            .iter()
-            .filter(|record| record.decision.verdict == Verdict::Ask)
-            .map(|record| PendingCall {
-                call: record.call.clone(),
-                reason: PendingReason::asked_by(&record.decision),
-            })
-            .collect();
-        if !pending.is_empty() {
-            let answers = approver
-                .decide(&pending)
-                .await
-                .filter(|answers| answers.len() == pending.len());
-            records = match answers {
-                Some(answers) => {
-                    let decided: BTreeMap<String, Approval> = pending
-                        .iter()
-                        .map(|pending| pending.call.id.clone())
-                        .zip(answers)
-                        .collect();
-                    crate::run::apply_decisions(&cursor.run_id, records, &pending, &decided)?
-                }
-                None if unanswered == Unanswered::Withdraw => {
-                    runtime.events().drain();
-                    return Ok(Served::Withdrawn(pending));
-                }
-                None => records.into_iter().map(denied_unanswered).collect(),
-            };
-        }
+            }
+        };
         let recording = requester
             .asker
             .clone()
@@ -300,45 +266,4 @@ impl ServedRun {
         cursor.ended = true;
         Ok(())
     }
-}
-
-/// A call naming a tool the run does not offer: answered at once.
-fn unoffered(call: ToolCall) -> ToolRecord {
-    let message = format!("no tool `{}` is offered to this run", call.name);
-    ToolRecord {
-        call,
-        decision: Decision::by(
-            Decider::Host,
-            Verdict::Deny,
-            "it is not offered to the run".into(),
-        ),
-        result: Some(CallResult::Error(ToolError::new(
-            ToolErrorKind::NotFound,
-            message,
-        ))),
-        children: Vec::new(),
-        blocks: Vec::new(),
-    }
-}
-
-/// A call that waited for approval nobody could give: denied, saying why.
-fn denied_unanswered(mut record: ToolRecord) -> ToolRecord {
-    if record.decision.verdict == Verdict::Ask {
-        let asked = match (record.decision.by, &record.decision.rule) {
-            (Decider::Policy, Some(rule)) => format!("permission rule `{rule}`"),
-            (Decider::Policy, None) => "the default permission".to_owned(),
-            (_, Some(why)) => format!("the call ({why})"),
-            (_, None) => "the call".to_owned(),
-        };
-        record.result = Some(CallResult::Error(ToolError::new(
-            ToolErrorKind::Denied,
-            format!("{asked} {NO_APPROVER}"),
-        )));
-        record.decision = Decision::by(
-            Decider::Host,
-            Verdict::Deny,
-            format!("the call {NO_APPROVER}"),
-        );
-    }
-    record
 }

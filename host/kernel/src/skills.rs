@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::policy::{Rule, Verdict};
-use crate::tool::ToolAnnotations;
+use crate::tool::annotations::ToolAnnotations;
 
 /// The name of the built-in tool that activates a skill.
 pub const SKILL_TOOL: &str = "skill";

@@ -43,7 +43,6 @@ use crate::skills::{ActiveSkills, SkillCatalog};
 use crate::tool::{ToolSet, ToolSpec};
 
 pub(crate) use cursor::{Cursor, Transcript};
-pub(crate) use step::calls::Intents;
 
 /// Where a run stands when the loop returns.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,6 +109,29 @@ pub enum RunError {
         /// The call the decision names.
         call_id: String,
     },
+}
+
+/// When a step records its calls as an intent before running them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Intents {
+    /// Always: a resume finds the model's turn and re-runs or holds its calls.
+    Always,
+    /// Only when a call may have effects: a served request lost to a crash is
+    /// never resumed, so an intent only records that an effect may have
+    /// happened; read-only and idempotent calls need none, nor do calls whose
+    /// every effect travels with their outcome ([`Reach::Outcome`]).
+    ForEffects,
+}
+
+impl Intents {
+    /// How far each intent must reach: on disk for a run that resumes from
+    /// it, out of the process for one that only records it.
+    pub(crate) fn durability(self) -> Durability {
+        match self {
+            Self::Always => Durability::Disk,
+            Self::ForEffects => Durability::Process,
+        }
+    }
 }
 
 /// The loop and the ports it runs on.

@@ -1,13 +1,18 @@
 //! Tools as the kernel sees them: their specs, their outputs, the closed set of
 //! ways a call can fail, and the [`ToolSet`] port that tool hosts implement.
 
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub(crate) mod annotations;
+pub(crate) mod error;
+
+pub use annotations::{Reach, ToolAnnotations};
+pub use error::{ToolError, ToolErrorKind};
 
 use crate::ask::Asker;
 use crate::cancel::Cancellation;
@@ -16,56 +21,6 @@ use crate::event::Event;
 use crate::files::FileWrites;
 use crate::skills::{ActiveSkills, SkillActivation};
 use crate::state::{StateReader, StateStore, StateWrite};
-
-/// Effect hints a tool declares about itself.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub struct ToolAnnotations {
-    /// Changes nothing outside its output.
-    pub read_only: bool,
-    /// May delete or overwrite something unrecoverable.
-    pub destructive: bool,
-    /// A repeat with the same arguments has no further effect.
-    pub idempotent: bool,
-    /// Reaches systems outside the agent's workspace.
-    pub open_world: bool,
-}
-
-impl ToolAnnotations {
-    /// What the host assumes of a tool whose annotations no one vouches for:
-    /// it may change and destroy things and reach the outside world, and
-    /// running it twice is not known to be harmless. Permission rules and
-    /// resuming treat the tools of a bundle the operator does not trust so,
-    /// whatever the bundle declares.
-    pub const UNTRUSTED: ToolAnnotations = ToolAnnotations {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    };
-
-    /// Whether running the tool again, after a crash lost whether it ran, is
-    /// harmless: it changes nothing, or a repeat changes nothing more.
-    pub fn repeatable(self) -> bool {
-        self.read_only || self.idempotent
-    }
-}
-
-/// How far a tool's calls can act, as the host that runs them knows from
-/// what it grants them, not from what the tool says of itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
-    /// Everything a call changes travels back with its outcome (state
-    /// writes, staged files, events) and reaches the store only through the
-    /// step commit: the host grants it nothing that acts past the step. A call
-    /// lost before its step commits has changed nothing, so running it again
-    /// is running it for the first time.
-    Outcome,
-    /// A call may change what the step commit does not hold: host files,
-    /// other systems over the network, other tools. What the host cannot
-    /// vouch for counts as this.
-    Beyond,
-}
 
 /// What a tool tells the model and the host about itself. The schemas are
 /// shared, so that the listing each step and request takes stays cheap.
@@ -101,70 +56,6 @@ impl ToolOutput {
         Self {
             content,
             blocks: Vec::new(),
-        }
-    }
-}
-
-/// The closed set of reasons a tool call produced no output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ToolErrorKind {
-    /// The arguments were malformed or violated the tool's schema.
-    InvalidInput,
-    /// A capability the call needed was not granted.
-    Denied,
-    /// The tool ran and reported that it could not do the job.
-    Failed,
-    /// The call ran out of wall-clock time.
-    Timeout,
-    /// The call exceeded a resource limit: memory, fuel or output size.
-    Limit,
-    /// The component trapped or panicked.
-    Crashed,
-    /// No loaded tool has this name.
-    NotFound,
-    /// Whoever asked for the call cancelled it, and its instance was stopped.
-    Cancelled,
-}
-
-impl ToolErrorKind {
-    /// The stable kebab-case name printed by the CLI and stored in events.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::InvalidInput => "invalid-input",
-            Self::Denied => "denied",
-            Self::Failed => "failed",
-            Self::Timeout => "timeout",
-            Self::Limit => "limit",
-            Self::Crashed => "crashed",
-            Self::NotFound => "not-found",
-            Self::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl fmt::Display for ToolErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Why a tool call failed, as the model and the operator see it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[error("{kind}: {message}")]
-pub struct ToolError {
-    /// Which kind of failure.
-    pub kind: ToolErrorKind,
-    /// A human-readable explanation.
-    pub message: String,
-}
-
-impl ToolError {
-    /// An error of `kind` with `message`.
-    pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            message: message.into(),
         }
     }
 }

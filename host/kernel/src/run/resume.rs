@@ -1,0 +1,212 @@
+//! Going on with a run from its last commit: the committed file changes are
+//! restored (and published when a crash left them unpublished), activations
+//! whose skill changed are dropped, a step a crash interrupted is settled,
+//! and the decisions a person gave are applied to the calls the run waits on.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::step::judge::apply_decisions;
+use super::{Cursor, RunError, RunOutcome, Runtime};
+use crate::agent::AgentDef;
+use crate::approval::Approval;
+use crate::commit::{Disposition, Intent, PendingCall, PendingReason, RunRecord};
+use crate::event::Event;
+use crate::merge::StepEffects;
+use crate::policy::Verdict;
+use crate::progress::Trail;
+use crate::requester::Requester;
+use crate::skills::SkillChange;
+
+impl Runtime {
+    /// Continue run `run_id` from its last commit, applying `decisions` (by call
+    /// id) to the calls it waits on.
+    pub async fn resume(
+        &self,
+        agent: &AgentDef,
+        run_id: &str,
+        decisions: &BTreeMap<String, Approval>,
+    ) -> Result<RunOutcome, RunError> {
+        let outcome = self
+            .pinned()
+            .resume_inner(&Arc::new(agent.clone()), run_id, decisions)
+            .await;
+        self.forget_on_error(outcome)
+    }
+
+    async fn resume_inner(
+        &self,
+        agent: &Arc<AgentDef>,
+        run_id: &str,
+        decisions: &BTreeMap<String, Approval>,
+    ) -> Result<RunOutcome, RunError> {
+        let mut record = self.store.load(run_id).await?;
+        let unpublished = self.restore_files(&record).await?;
+        if let Some(intent) = record.intent.take()
+            && intent.seq == record.last_seq() + 1
+        {
+            let mut cursor = Cursor::from_record(self.store.as_ref(), &record).await?;
+            cursor.unpublished = unpublished;
+            self.check_skills(&mut cursor);
+            if let Some(waiting) = self
+                .settle_interrupted(agent, &mut cursor, intent, decisions)
+                .await?
+            {
+                return Ok(waiting);
+            }
+            record = self.store.load(run_id).await?;
+        }
+        let mut cursor = Cursor::from_record(self.store.as_ref(), &record).await?;
+        cursor.unpublished = unpublished;
+        self.check_skills(&mut cursor);
+        match record.disposition() {
+            Disposition::Ended { .. } => Err(RunError::Ended(run_id.to_owned())),
+            Disposition::Running if decisions.is_empty() => self.drive(agent, cursor).await,
+            Disposition::Running => Err(RunError::NotWaiting(run_id.to_owned())),
+            Disposition::Waiting { pending } => {
+                let records = record
+                    .commits
+                    .last()
+                    .map(|commit| commit.tools.clone())
+                    .unwrap_or_default();
+                let records = apply_decisions(run_id, records, &pending, decisions)?;
+                let step = cursor.step(agent);
+                self.execute(&mut cursor, None, records, step, &Requester::default())
+                    .await?;
+                self.drive(agent, cursor).await
+            }
+        }
+    }
+
+    /// Drop the activations of `cursor` whose skill is gone or whose SKILL.md
+    /// changed since: each drop is a warning now and commits with the next
+    /// step. Without a catalog, every activation is dropped.
+    fn check_skills(&self, cursor: &mut Cursor) {
+        let mut drops = Vec::new();
+        for activation in cursor.skills.activations() {
+            let now = self
+                .catalog
+                .as_ref()
+                .and_then(|catalog| catalog.fingerprint(&activation.skill));
+            let reason = match now {
+                Some(fingerprint) if fingerprint == activation.fingerprint => continue,
+                Some(_) => "its SKILL.md changed since it was activated".to_owned(),
+                None => "the run no longer has this skill".to_owned(),
+            };
+            drops.push(SkillChange::Dropped {
+                skill: activation.skill.clone(),
+                reason,
+            });
+        }
+        if drops.is_empty() {
+            return;
+        }
+        for drop in &drops {
+            if let SkillChange::Dropped { skill, reason } = drop {
+                self.events.emit(Event::SkillDropped {
+                    skill: skill.clone(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+        Arc::make_mut(&mut cursor.skills).apply(&drops);
+        cursor.dropped.extend(drops);
+    }
+
+    /// Reload the run's committed file changes, and publish those a crash left
+    /// unpublished unless the run waits. Returns whether some stay unpublished.
+    async fn restore_files(&self, record: &RunRecord) -> Result<bool, RunError> {
+        let run_id = &record.header.run_id;
+        let steps = self.store.files(run_id).await?;
+        let published = self.store.published(run_id).await?;
+        self.files.restore(&steps, published);
+        let Some(last) = steps
+            .last()
+            .map(|step| step.seq)
+            .filter(|&seq| seq > published)
+        else {
+            return Ok(false);
+        };
+        if matches!(record.disposition(), Disposition::Waiting { .. }) {
+            return Ok(true);
+        }
+        self.files.publish()?;
+        self.store.mark_published(run_id, last).await?;
+        Ok(false)
+    }
+
+    /// A crash left `intent` uncommitted. Calls that left no trace
+    /// ([`Runtime::leaves_no_trace`]) run again; any other call waits for a
+    /// person unless `decisions` already settle it. Returns the waiting
+    /// outcome when the run must pause.
+    async fn settle_interrupted(
+        &self,
+        agent: &Arc<AgentDef>,
+        cursor: &mut Cursor,
+        intent: Intent,
+        decisions: &BTreeMap<String, Approval>,
+    ) -> Result<Option<RunOutcome>, RunError> {
+        // Calls the policy asked about may have been waiting while the
+        // allowed ones of their step ran; they still wait.
+        let pending: Vec<PendingCall> = intent
+            .calls
+            .iter()
+            .filter(|record| record.result.is_none())
+            .filter_map(|record| {
+                match record.decision.verdict {
+                    Verdict::Allow if !self.leaves_no_trace(&record.call.name) => {
+                        Some(PendingReason::Indeterminate)
+                    }
+                    Verdict::Ask => Some(PendingReason::asked_by(&record.decision)),
+                    _ => None,
+                }
+                .map(|reason| PendingCall {
+                    call: record.call.clone(),
+                    reason,
+                })
+            })
+            .collect();
+        if pending.is_empty() {
+            let step = cursor.step(agent);
+            self.execute(
+                cursor,
+                intent.assistant,
+                intent.calls,
+                step,
+                &Requester::default(),
+            )
+            .await?;
+            return Ok(None);
+        }
+        let settled = pending
+            .iter()
+            .all(|pending| decisions.contains_key(&pending.call.id));
+        if settled {
+            let records = apply_decisions(&cursor.run_id, intent.calls, &pending, decisions)?;
+            let step = cursor.step(agent);
+            self.execute(
+                cursor,
+                intent.assistant,
+                records,
+                step,
+                &Requester::default(),
+            )
+            .await?;
+            return Ok(None);
+        }
+        self.commit(
+            cursor,
+            intent.assistant.into_iter().collect(),
+            intent.calls,
+            StepEffects::default(),
+            Disposition::Waiting {
+                pending: pending.clone(),
+            },
+        )
+        .await?;
+        Ok(Some(RunOutcome::Waiting {
+            run_id: cursor.run_id.clone(),
+            pending,
+        }))
+    }
+}

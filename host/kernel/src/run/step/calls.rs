@@ -1,0 +1,214 @@
+//! Running a step's allowed calls: recorded first as an intent (when a crash
+//! could otherwise hide that they started), then run concurrently, each with
+//! a gate for the calls its tool makes; then, in the model's call order, each
+//! one's state writes, file changes and activations are admitted into the
+//! step and its result passes the after-tool-call hooks.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::commit::{Intent, ToolRecord};
+use crate::event::{Event, LimitKind};
+use crate::files::FileWrites;
+use crate::hooks::HookPhase;
+use crate::merge::{Refusal, StepState, Writer};
+use crate::message::{CallResult, Message, ToolCall};
+use crate::nested::{CallGate, StepCalls, StepPorts};
+use crate::phases;
+use crate::policy::Verdict;
+use crate::progress::Trail;
+use crate::requester::Requester;
+use crate::run::{Cursor, Intents, RunError, Runtime};
+use crate::skills::SkillActivation;
+use crate::state::StateWrite;
+use crate::tool::{Reach, ToolError, ToolErrorKind};
+
+impl Runtime {
+    /// Whether a call of `name` lost to a crash left nothing an intent would
+    /// have to own up to, because the host grants it nothing that acts past
+    /// the step ([`Reach::Outcome`]) or its tool is vouched read-only or
+    /// idempotent: a served call of it needs no intent, and one an
+    /// interrupted step recorded runs again on resume. Its spec is read only
+    /// when the grants do not decide.
+    pub(crate) fn leaves_no_trace(&self, name: &str) -> bool {
+        self.tools.reach(name) == Reach::Outcome
+            || self
+                .tools
+                .spec(name)
+                .is_some_and(|spec| spec.annotations.repeatable())
+    }
+
+    /// Run the allowed calls of `records` that have no result yet
+    /// concurrently, each with a gate for the calls its tool makes; then, in
+    /// the model's call order, admit the writes of each one's nested hooks and
+    /// its own, pass its result through the after-tool-call hooks, and record
+    /// its nested calls as its children. The calls are recorded as an intent
+    /// first, so a crash cannot hide that they started.
+    pub(crate) async fn run_calls(
+        &self,
+        cursor: &mut Cursor,
+        assistant: Option<&Message>,
+        records: &mut [ToolRecord],
+        step: &mut StepState,
+        requester: &Requester,
+    ) -> Result<(), RunError> {
+        let runnable: Vec<usize> = records
+            .iter()
+            .enumerate()
+            .filter(|(_, record)| {
+                record.result.is_none() && record.decision.verdict == Verdict::Allow
+            })
+            .map(|(index, _)| index)
+            .collect();
+        if runnable.is_empty() {
+            return Ok(());
+        }
+        let effects = || {
+            runnable
+                .iter()
+                .any(|&index| !self.leaves_no_trace(&records[index].call.name))
+        };
+        if self.intents == Intents::Always || effects() {
+            self.store
+                .record_intent(
+                    &Intent {
+                        run_id: cursor.run_id.clone(),
+                        seq: cursor.seq + 1,
+                        assistant: assistant.cloned(),
+                        calls: records.to_vec(),
+                    },
+                    self.intents.durability(),
+                )
+                .await?;
+        }
+        let view = step.view();
+        let nested = StepCalls::new(
+            StepPorts {
+                agent: Arc::clone(step.agent()),
+                skills: Arc::clone(step.skills()),
+                tools: Arc::clone(&self.tools),
+                hooks: Arc::clone(&self.hooks),
+                live: Arc::clone(self.events.live()),
+                approver: Arc::clone(&self.approver),
+                observer: Arc::clone(&self.observer),
+                requester: requester.clone(),
+            },
+            step,
+        );
+        let gates: Vec<Arc<CallGate>> = runnable
+            .iter()
+            .map(|&index| CallGate::top(&nested, &records[index].call.id))
+            .collect();
+        let calls = runnable.iter().zip(&gates).map(|(&index, gate)| {
+            let call = &records[index].call;
+            self.tools.call(
+                &call.name,
+                call.args.clone(),
+                gate.context(Arc::clone(&view), Arc::default()),
+            )
+        });
+        let outcomes = futures_util::future::join_all(calls).await;
+        for ((index, outcome), gate) in runnable.iter().zip(outcomes).zip(&gates) {
+            let call = &records[*index].call;
+            self.events.record(outcome.events);
+            self.events.record(gate.take_events());
+            let mut blocks = Vec::new();
+            let mut result = match outcome.result {
+                Ok(output) => {
+                    blocks = output.blocks;
+                    Ok((
+                        output.content,
+                        outcome.writes,
+                        outcome.files,
+                        outcome.skills,
+                    ))
+                }
+                Err(error) => Err(error),
+            };
+            for batch in nested.take_batches(&call.id) {
+                match step.admit(batch.writer, batch.writes) {
+                    Ok(()) => {}
+                    Err(Refusal::Conflict(conflict)) => return Err(conflict.into()),
+                    Err(Refusal::Rejected(reason)) => {
+                        result = Err(ToolError::new(ToolErrorKind::Failed, reason));
+                    }
+                }
+            }
+            let result = match result {
+                Ok((content, writes, files, skills)) => {
+                    match self.admit_call(step, call, writes, files, skills)? {
+                        Ok(None) => CallResult::Output(content),
+                        Ok(Some(again)) => CallResult::Output(again),
+                        Err(error) => CallResult::Error(error),
+                    }
+                }
+                Err(error) => CallResult::Error(error),
+            };
+            let observed = phases::observe(
+                self.hooks.as_ref(),
+                self.events.as_ref(),
+                step,
+                call,
+                result,
+            )
+            .await?;
+            records[*index].children = gate.take_children();
+            // A hook that judged the result saw its JSON alone, so it cannot
+            // vouch for blocks it never saw: they reach no one.
+            let judged = !self.hooks.handlers(HookPhase::AfterToolCall).is_empty();
+            if matches!(observed, CallResult::Output(_)) && !judged {
+                records[*index].blocks = blocks;
+            }
+            records[*index].result = Some(observed);
+        }
+        Ok(())
+    }
+
+    /// Admit the state writes, file changes and activations of `call`, which
+    /// succeeded, into the step. Writes the agent's declarations refuse, or
+    /// changes past the workspace's staging quota, fail the call alone and
+    /// leave nothing of it; two calls changing one key or path fail the
+    /// step. A call that activated a skill an earlier call of the step
+    /// activated already is answered with what the model sees instead, so
+    /// a skill's instructions are injected once.
+    fn admit_call(
+        &self,
+        step: &mut StepState,
+        call: &ToolCall,
+        writes: Vec<StateWrite>,
+        files: FileWrites,
+        skills: Vec<SkillActivation>,
+    ) -> Result<Result<Option<Value>, ToolError>, RunError> {
+        if !files.is_empty()
+            && let Err(quota) = self.files.fits(step.files(), &files)
+        {
+            self.events.emit(Event::LimitExceeded {
+                bundle: quota.bundle,
+                tool: call.name.clone(),
+                limit: LimitKind::Staging,
+                detail: quota.detail.clone(),
+            });
+            return Ok(Err(ToolError::new(ToolErrorKind::Limit, quota.detail)));
+        }
+        let writer = Writer::Tool {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+        };
+        match step.admit(writer.clone(), writes) {
+            Ok(()) => {}
+            Err(Refusal::Rejected(reason)) => {
+                return Ok(Err(ToolError::new(ToolErrorKind::Failed, reason)));
+            }
+            Err(Refusal::Conflict(conflict)) => return Err(conflict.into()),
+        }
+        step.admit_files(writer, files)?;
+        let again = step.admit_skills(&call.id, skills);
+        Ok(Ok((!again.is_empty()).then(|| {
+            serde_json::json!({
+                "skills": again,
+                "status": "already active: its instructions are in the conversation above",
+            })
+        })))
+    }
+}
