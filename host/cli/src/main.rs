@@ -9,6 +9,7 @@
 
 mod approve;
 mod args;
+mod cli;
 mod commands;
 mod embedded;
 mod events;
@@ -24,7 +25,7 @@ use cordon_session::{context, operator, skillset, store};
 
 use clap::Parser;
 
-use crate::args::{
+use crate::cli::{
     Cli, Command, GrantsCommand, PluginsCommand, RunsCommand, SdkCommand, SkillsCommand,
     ToolCommand,
 };
@@ -122,9 +123,9 @@ fn runtime_for(command: &Command) -> tokio::runtime::Builder {
 }
 
 /// Print the completion script for `args.shell`.
-fn completions(args: &args::CompletionsArgs) -> ExitCode {
+fn completions(args: &cli::CompletionsArgs) -> ExitCode {
     use clap::CommandFactory;
-    let mut command = args::Cli::command();
+    let mut command = cli::Cli::command();
     clap_complete::generate(args.shell, &mut command, "cordon", &mut std::io::stdout());
     ExitCode::SUCCESS
 }

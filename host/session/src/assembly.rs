@@ -308,9 +308,7 @@ impl Assembly {
         let skill_bundles = std::mem::take(&mut skills.bundles);
         let mut bundles = report.bundles;
         bundles.extend(skill_bundles.iter().cloned());
-        let plugins = host
-            .plugins_with(bundles, live.clone(), safeguards.clone())
-            .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
+        let plugins = context::plugins(&host, bundles, live.clone(), safeguards.clone())?;
         let workspace = launch
             .bind_workspace(&agent, &plugins)?
             .map(|workspace| workspace.with_skills(skills.folders()));
@@ -390,10 +388,12 @@ impl Assembly {
         )?;
         let mut bundles = report.bundles;
         bundles.extend(self.skill_bundles.iter().cloned());
-        let plugins = self
-            .host
-            .plugins_with(bundles, self.live.clone(), self.safeguards.clone())
-            .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
+        let plugins = context::plugins(
+            &self.host,
+            bundles,
+            self.live.clone(),
+            self.safeguards.clone(),
+        )?;
         let current = compose(
             Arc::new(plugins),
             &self.fixed,

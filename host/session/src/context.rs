@@ -3,11 +3,13 @@
 //! under, and loading the bundles along the plugins search path.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use cordon_kernel::FileRules;
+use cordon_kernel::{EventSink, FileRules};
 use cordon_wasm::{
-    BundledPlugins, DirReport, Holds, HostConfig, ManifestError, PluginHost, Reserved, Safeguards,
+    BundledPlugins, DirReport, Holds, HostConfig, LoadedBundle, ManifestError, PluginHost, Plugins,
+    Reserved, Safeguards,
 };
 
 use crate::cache;
@@ -39,6 +41,19 @@ pub fn host(settings: &HostSettings, operator: &Operator) -> anyhow::Result<Plug
         Some(watcher) => host.with_progress(watcher.0.clone()),
         None => host,
     })
+}
+
+/// The plugins `bundles` make on `host`, telling `live` what their calls do
+/// and calling under `safeguards`; two bundles offering one tool name stop it,
+/// naming the first clash.
+pub fn plugins(
+    host: &PluginHost,
+    bundles: Vec<LoadedBundle>,
+    live: Arc<dyn EventSink>,
+    safeguards: Safeguards,
+) -> anyhow::Result<Plugins> {
+    host.plugins_with(bundles, live, safeguards)
+        .map_err(|errors| anyhow::anyhow!("{}", errors[0]))
 }
 
 /// What calls obey besides their grants: `files` with the operator's file

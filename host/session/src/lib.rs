@@ -4,7 +4,8 @@
 //! plugins search path ([`context`], [`plugin_path`]), the skills ([`skillset`]), the agent's MCP servers
 //! ([`mcp_servers`]), the compile cache ([`cache`]), the run store ([`store`]) and which of its runs
 //! a process drives ([`driving`]), and
-//! the whole of a run's tools, hooks and sandbox ([`assembly`]).
+//! the whole of a run's tools, hooks and sandbox ([`assembly`]), or the
+//! plugins alone for commands outside a run ([`toolbox`]).
 
 pub mod assembly;
 pub mod cache;
@@ -19,8 +20,10 @@ pub mod plugin_path;
 pub mod settings;
 pub mod skillset;
 pub mod store;
+pub mod toolbox;
 pub mod xdg;
 
 pub use assembly::{Assembly, Launch, Reloaded};
 pub use plugin_path::PluginPath;
 pub use settings::HostSettings;
+pub use toolbox::Toolbox;

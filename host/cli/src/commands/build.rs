@@ -12,16 +12,34 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use anyhow::Context;
+use clap::Args;
 use cordon_wasm::manifest::MANIFEST_FILE;
 use cordon_wasm::{
     Approvals, BundleKind, CacheOutcome, LoadedBundle, Manifest, Request, UntrustedProfile,
 };
 
-use crate::args::{BuildArgs, GlobalArgs};
+use crate::args::GlobalArgs;
 use crate::commands::grants;
 use crate::context;
 use crate::embedded::Sdk;
 use crate::operator::Operator;
+
+/// What `cordon build` builds.
+#[derive(Debug, Args)]
+pub(crate) struct BuildArgs {
+    /// Bundle folders, or folders of bundle folders.
+    #[arg(default_value = ".")]
+    pub dirs: Vec<PathBuf>,
+    /// Do not compile the built components into the cache.
+    #[arg(long)]
+    pub no_compile: bool,
+    /// Approve what each bundle built asks for, for the component just built
+    /// and its manifest, as `cordon grants approve NAME --yes` would: the
+    /// author's own bundle, callable at once. Prints what is approved and
+    /// what changed since the last approval.
+    #[arg(long)]
+    pub approve: bool,
+}
 
 pub(crate) async fn run(global: &GlobalArgs, args: BuildArgs) -> anyhow::Result<ExitCode> {
     let bundles = bundle_folders(&args.dirs)?;

@@ -5,16 +5,37 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use cordon_kernel::{Event, FileRules, StateStore, ToolError, call_committed};
+use clap::Args;
+use cordon_kernel::{DEFAULT_THREAD, Event, StateStore, ToolError, call_committed};
+use cordon_session::Toolbox;
 use cordon_store::ThreadState;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::args::{CallArgs, GlobalArgs};
-use crate::context;
+use crate::args::{GlobalArgs, PluginsArg, StoreArg, StrictArg};
 use crate::events::CliEvents;
-use crate::operator::Operator;
 use crate::store;
+
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The tool's name, for example `jq.query`.
+    pub tool: String,
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
+    /// Arguments as a JSON object; `@FILE` reads them from a file, `-` from stdin.
+    #[arg(long, default_value = "{}")]
+    pub args: String,
+    /// The thread whose state the tool reads and writes.
+    #[arg(long, env = "CORDON_THREAD", default_value = DEFAULT_THREAD)]
+    pub thread: String,
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Print one JSON document with the output or error and every event.
+    #[arg(long)]
+    pub json: bool,
+}
 
 #[derive(Serialize)]
 struct Printed<'a> {
@@ -29,19 +50,16 @@ struct Printed<'a> {
 
 pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<ExitCode> {
     let value = parse_args(&args.args)?;
-    let operator = Operator::load(&global.settings())?;
-    let host = context::host(&global.settings(), &operator)?;
-    let plugin_path = args.plugins.path(&operator);
-    let report = context::load_all(
-        &host,
-        &operator,
-        &global.workspace,
-        &plugin_path,
-        args.strict.strict,
-    )
-    .await?;
     let events = Arc::new(CliEvents::new(args.json));
     let location = args.store.location(global);
+    let Toolbox { plugins, .. } = Toolbox::open(
+        &global.settings(),
+        |operator| args.plugins.path(operator),
+        args.strict.strict,
+        location.file(),
+        events.clone(),
+    )
+    .await?;
     let store::RunStore::Sqlite(store) = store::create(&location).await? else {
         bail!(
             "`cordon tool call` keeps thread state in a SQLite store, and {location} is a \
@@ -49,16 +67,6 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> anyhow::Result<E
         );
     };
     let state: Arc<dyn StateStore> = Arc::new(ThreadState::new(store, &args.thread));
-    let safeguards = context::safeguards(
-        &global.settings(),
-        &operator,
-        &FileRules::new(),
-        (location.file(), &global.workspace),
-        &plugin_path,
-    );
-    let plugins = host
-        .plugins_with(report.bundles, events.clone(), safeguards)
-        .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
     let result = call_committed(&plugins, state, &args.tool, value).await;
     let (output, error) = match &result {
         Ok(output) => (Some(&output.content), None),

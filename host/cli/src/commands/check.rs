@@ -1,17 +1,30 @@
 //! `cordon plugins check`: load every bundle along the plugins search path and
 //! report each one, valid or not, and the bundles an earlier folder shadows.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Args;
 use cordon_kernel::{HookPhase, ToolSpec};
 use cordon_wasm::{
     Admission, BundleKind, CacheOutcome, Grants, Limits, LoadedBundle, Provenance, StagingPolicy,
 };
 use serde::Serialize;
 
-use crate::args::{CheckArgs, GlobalArgs};
+use crate::args::{GlobalArgs, PluginsArg};
 use crate::context;
 use crate::operator::Operator;
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// Plugins folders, searched first, as `--plugins DIR` each.
+    pub dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
 
 #[derive(Serialize)]
 struct Report<'a> {

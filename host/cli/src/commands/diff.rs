@@ -7,11 +7,24 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::bail;
+use clap::Args;
 use cordon_kernel::{FileChange, FileState};
 use similar::TextDiff;
 
-use crate::args::{DiffArgs, GlobalArgs};
+use crate::args::{GlobalArgs, StoreArg};
 use crate::store;
+
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    /// The run id (`last` for the newest run).
+    pub run: String,
+    /// Only the changes of this model step, as progress and `runs show`
+    /// number them.
+    #[arg(long)]
+    pub step: Option<u32>,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
 
 pub(crate) async fn diff(global: &GlobalArgs, args: DiffArgs) -> anyhow::Result<ExitCode> {
     let store = store::existing(&args.store.location(global)).await?;

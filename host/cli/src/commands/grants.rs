@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use clap::Args;
+use cordon_session::PluginPath;
 use cordon_skills::{Catalog, Root, Source, discover};
 use cordon_wasm::manifest::MANIFEST_FILE;
 use cordon_wasm::{
@@ -18,10 +20,46 @@ use cordon_wasm::{
 };
 use serde::Serialize;
 
-use crate::args::{GlobalArgs, GrantsApproveArgs, GrantsListArgs, GrantsRevokeArgs, SkillsArg};
+use crate::args::{GlobalArgs, PluginsArg, SkillsArg};
 use crate::context;
 use crate::operator::Operator;
-use cordon_session::PluginPath;
+
+/// What `cordon grants list` looks at.
+#[derive(Debug, Args)]
+pub(crate) struct GrantsListArgs {
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub skills: SkillsArg,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `cordon grants approve` approves.
+#[derive(Debug, Args)]
+pub(crate) struct GrantsApproveArgs {
+    /// The bundle: its name, or `SKILL/NAME` for a skill's tool bundle.
+    pub bundle: String,
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub skills: SkillsArg,
+    /// Grant only this of the origins the bundle asks for, such as
+    /// `https://api.github.com` (repeatable); without it, every origin asked.
+    #[arg(long = "origin", value_name = "ORIGIN")]
+    pub origins: Vec<String>,
+    /// Approve without asking (required when not on a terminal).
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// What `cordon grants revoke` withdraws.
+#[derive(Debug, Args)]
+pub(crate) struct GrantsRevokeArgs {
+    /// The bundle, as approved.
+    pub bundle: String,
+}
 
 /// A bundle found where a run would load it, with what it asks for.
 struct Found {

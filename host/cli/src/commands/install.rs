@@ -9,10 +9,24 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use clap::Args;
 use cordon_session::plugin_path::{self, PROJECT_FOLDER};
 use cordon_wasm::manifest::{MANIFEST_FILE, Manifest};
 
-use crate::args::InstallArgs;
+#[derive(Debug, Args)]
+pub(crate) struct InstallArgs {
+    /// Bundle folders, or folders of bundle folders.
+    #[arg(required_unless_present = "bundled")]
+    pub dirs: Vec<PathBuf>,
+    /// Install the bundled plugins (jq, files, notes, http, redactor, guard,
+    /// budget, dir, memory, python) from the source tree this cordon was
+    /// built from, once built there.
+    #[arg(long)]
+    pub bundled: bool,
+    /// Install into the project's `.cordon/plugins` instead.
+    #[arg(long)]
+    pub project: bool,
+}
 
 /// The source tree this binary was built from, which holds the bundled
 /// plugins.

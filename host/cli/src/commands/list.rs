@@ -2,18 +2,32 @@
 //! of the MCP servers the agent lists, marked when they run outside any
 //! sandbox.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::Args;
 use cordon_kernel::{AgentDef, EventLog, ToolAnnotations, ToolSet};
-use cordon_session::mcp_servers;
-use cordon_wasm::Safeguards;
+use cordon_session::{Toolbox, mcp_servers};
 use serde::Serialize;
 
-use crate::args::{GlobalArgs, ListArgs};
-use crate::context;
-use crate::operator::Operator;
+use crate::args::{GlobalArgs, PluginsArg, StrictArg};
 use crate::table;
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
+    /// Also list the tools of the MCP servers this agent file lists,
+    /// admitted and connected as a run would.
+    #[arg(long, value_name = "FILE")]
+    pub agent: Option<PathBuf>,
+    /// Print the full tool specs as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// One tool, with its annotations as permission rules and resuming treat
 /// them: as declared when the operator trusts its bundle, the worst case
@@ -30,23 +44,18 @@ struct Listed<'a> {
 }
 
 pub(crate) async fn run(global: &GlobalArgs, args: ListArgs) -> anyhow::Result<ExitCode> {
-    let operator = Operator::load(&global.settings())?;
-    let host = context::host(&global.settings(), &operator)?;
-    let report = context::load_all(
-        &host,
-        &operator,
-        &global.workspace,
-        &args.plugins.path(&operator),
+    let Toolbox {
+        operator,
+        host,
+        plugins,
+    } = Toolbox::open(
+        &global.settings(),
+        |operator| args.plugins.path(operator),
         args.strict.strict,
+        None,
+        Arc::new(EventLog::new()),
     )
     .await?;
-    let safeguards = Safeguards {
-        trust: operator.trust.clone(),
-        ..Safeguards::default()
-    };
-    let plugins = host
-        .plugins_with(report.bundles, Arc::new(EventLog::new()), safeguards)
-        .map_err(|errors| anyhow::anyhow!("{}", errors[0]))?;
     let specs = plugins.specs();
     let mut listed: Vec<Listed<'_>> = specs
         .iter()

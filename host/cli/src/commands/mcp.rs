@@ -8,15 +8,74 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::operator::Operator;
 use anyhow::Context;
+use clap::Args;
 use cordon_kernel::{DEFAULT_THREAD, ServedRun};
 use cordon_mcp::http::{Listener, PATH};
 use cordon_mcp::watch::FolderWatch;
 use cordon_mcp::{CordonMcp, Relay};
 use cordon_session::Assembly;
 
-use crate::args::{GlobalArgs, McpArgs};
+use crate::args::{GlobalArgs, PluginsArg, SandboxArgs, SkillsArg, StoreArg, StrictArg};
+use crate::operator::Operator;
+
+/// How `cordon mcp` serves.
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
+    /// Agent file whose `tools`, `[permissions]` and `[state]` the served
+    /// calls obey. Without one: every tool, and every call asks for approval
+    /// (through the client's elicitation, or denied where it has none).
+    #[arg(long, env = "CORDON_AGENT")]
+    pub agent: Option<PathBuf>,
+    /// A permissions file (`default`, `allow`, `ask`, `deny`) that replaces the
+    /// agent's `[permissions]`.
+    #[arg(long, env = "CORDON_PERMISSIONS")]
+    pub permissions: Option<PathBuf>,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+    #[command(flatten)]
+    pub skills: SkillsArg,
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio, such as
+    /// `127.0.0.1:8750` (port 0 picks one and prints it).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Let `--http` bind an address other than loopback: anyone who reaches
+    /// the port can then call the tools.
+    #[arg(long, requires = "http")]
+    pub allow_non_loopback: bool,
+    /// How far each call's step commit reaches before the client gets its
+    /// answer.
+    #[arg(long, env = "CORDON_DURABILITY", value_enum, default_value_t = CommitDurability::Disk)]
+    pub durability: CommitDurability,
+}
+
+/// How far a served call's step commit reaches before it is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CommitDurability {
+    /// On the disk: a power loss keeps every answered call's record.
+    Disk,
+    /// Out of the process: every reader sees it and a crash of Cordon keeps
+    /// it; it reaches the disk soon after (within 10 ms for a SQLite store,
+    /// within three `wal_writer_delay`s for Postgres), so a power loss may
+    /// lose the records of the calls answered last (never part of one). A
+    /// call that changes workspace files commits on disk all the same.
+    Process,
+}
+
+impl From<CommitDurability> for cordon_kernel::Durability {
+    fn from(durability: CommitDurability) -> Self {
+        match durability {
+            CommitDurability::Disk => Self::Disk,
+            CommitDurability::Process => Self::Process,
+        }
+    }
+}
 
 pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<ExitCode> {
     let launch = super::run::served_launch(

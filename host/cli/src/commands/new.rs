@@ -6,10 +6,52 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use clap::Args;
 
-use crate::args::{GlobalArgs, Language, NewArgs, NewKind};
+use crate::args::GlobalArgs;
 use crate::context;
 use crate::embedded::{self, Sdk};
+
+/// What `cordon new` writes.
+#[derive(Debug, Args)]
+pub(crate) struct NewArgs {
+    /// What the bundle provides.
+    #[arg(value_enum)]
+    pub kind: NewKind,
+    /// The bundle's name, which also prefixes its tools' names.
+    pub name: String,
+    /// The folder to write [default: NAME].
+    pub dir: Option<PathBuf>,
+    /// The language of the source.
+    #[arg(long, value_enum, default_value = "rust")]
+    pub lang: Language,
+}
+
+/// The kinds of bundle `cordon new` writes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum NewKind {
+    /// A tool bundle.
+    Tool,
+    /// A hook bundle (Rust).
+    Hook,
+    /// A sandbox backend (Rust).
+    Sandbox,
+}
+
+/// The languages bundles are written in.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Language {
+    /// Rust, with the `cordon-sdk` crate.
+    Rust,
+    /// Python, with componentize-py and the `cordon_sdk` package.
+    Python,
+    /// JavaScript, with componentize-js and the `cordon-sdk` module.
+    Js,
+    /// C, with clang, wasi-libc and bindings Cordon generates.
+    C,
+    /// Go, with Go 1.24 or newer and bindings Cordon generates.
+    Go,
+}
 
 pub(crate) fn run(global: &GlobalArgs, args: NewArgs) -> anyhow::Result<ExitCode> {
     let name = &args.name;

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::operator::Operator;
 use anyhow::{Context, bail};
+use clap::Args;
 use cordon_kernel::{
-    AgentDef, Approval, Approver, Disposition, EndCause, PendingCall, RunOutcome, Runtime,
+    AgentDef, Approval, Approver, DEFAULT_THREAD, Disposition, EndCause, PendingCall, RunOutcome,
+    Runtime,
 };
 use cordon_providers::{ModelOptions, choice};
 use cordon_session::defaults::Defaults;
@@ -21,9 +22,72 @@ use cordon_session::{Assembly, Launch};
 use cordon_store::{Enqueued, LeasedStore, PostgresCommitStore};
 
 use crate::approve::TerminalApprover;
-use crate::args::{AgentArgs, GlobalArgs, PluginsArg, ResumeArgs, RunArgs, SandboxArgs, SkillsArg};
+use crate::args::{AgentArgs, GlobalArgs, PluginsArg, SandboxArgs, SkillsArg, StoreArg};
+use crate::operator::Operator;
 use crate::progress::Printer;
 use crate::store;
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// What to ask the agent.
+    pub prompt: String,
+    /// Id for the new run [default: generated from the time].
+    #[arg(long)]
+    pub run_id: Option<String>,
+    /// The thread the run joins: its runs share thread-scoped state.
+    #[arg(long, env = "CORDON_THREAD", default_value = DEFAULT_THREAD)]
+    pub thread: String,
+    /// Go on with an earlier run's conversation: the newest run, or
+    /// `--continue=RUN`. The new run joins that run's thread, and the model
+    /// sees what was said and done there before the prompt.
+    #[arg(
+        long = "continue",
+        value_name = "RUN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "last"
+    )]
+    pub continues: Option<String>,
+    /// Commit the prompt and queue the run for a worker (`cordon worker`)
+    /// instead of driving it here; needs a Postgres store.
+    #[arg(long)]
+    pub detach: bool,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ResumeArgs {
+    /// The run id (`last` for the newest run).
+    pub run: String,
+    /// Approve a pending call by id (repeatable).
+    #[arg(long = "approve", value_name = "CALL")]
+    pub approve: Vec<String>,
+    /// Deny a pending call by id (repeatable).
+    #[arg(long = "deny", value_name = "CALL")]
+    pub deny: Vec<String>,
+    /// Approve every pending call not named by --deny.
+    #[arg(long, conflicts_with = "deny_all")]
+    pub approve_all: bool,
+    /// Deny every pending call not named by --approve.
+    #[arg(long)]
+    pub deny_all: bool,
+    /// Why the denied calls are denied; the model reads it.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Queue the run, with these decisions, for a worker (`cordon worker`)
+    /// instead of driving it here; needs a Postgres store, and a decision
+    /// for every call the run waits on. A run that was queued before goes
+    /// back to the workers without this flag.
+    #[arg(long)]
+    pub detach: bool,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
 
 /// The exit code for a run that waits for approval.
 pub(crate) const EXIT_WAITING: u8 = 3;

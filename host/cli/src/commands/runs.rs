@@ -5,18 +5,48 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
+use clap::Args;
 use cordon_kernel::{
     CallResult, Disposition, Message, RunRecord, RunSummary, SkillChange, StateOp, ToolRecord,
 };
+use cordon_session::driving;
 use cordon_store::QueueStatus;
 use serde_json::json;
 
-use crate::args::{DeleteRunsArgs, GlobalArgs, ListRunsArgs, ShowRunArgs};
+use crate::args::{GlobalArgs, StoreArg};
 use crate::events::render;
 use crate::progress::step_name;
 use crate::progress::{cause_word, decided_by};
 use crate::store;
-use cordon_session::driving;
+
+#[derive(Debug, Args)]
+pub(crate) struct DeleteRunsArgs {
+    /// The run ids (`last` for the newest run).
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListRunsArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ShowRunArgs {
+    /// The run id (`last` for the newest run).
+    pub run: String,
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 async fn open(location: &store::StoreLocation) -> anyhow::Result<store::RunStore> {
     store::existing(location).await

@@ -6,14 +6,52 @@
 //! world's type first when the toolchain did not link it), so a C tool needs
 //! only clang and wasi-libc, and a Go tool only Go.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use clap::Args;
 use wit_parser::{Resolve, WorldId};
 
-use crate::args::{BindingsArgs, BindingsLanguage, ComponentArgs, GlobalArgs};
+use crate::args::GlobalArgs;
 use crate::context;
 use crate::embedded::{self, Sdk};
+
+/// What `cordon sdk bindings` writes.
+#[derive(Debug, Args)]
+pub(crate) struct BindingsArgs {
+    /// The language: `c` or `go`.
+    #[arg(value_enum)]
+    pub lang: BindingsLanguage,
+    /// The folder to write them to.
+    pub out: PathBuf,
+    /// The world the bindings are for.
+    #[arg(long, default_value = "tool-plugin")]
+    pub world: String,
+}
+
+/// Languages `cordon sdk bindings` writes bindings for.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum BindingsLanguage {
+    /// C: `WORLD.h`, `WORLD.c` and `WORLD_component_type.o`.
+    C,
+    /// Go: a `wit_component` module (`go.mod`, `wit_exports.go`, one package per interface).
+    Go,
+}
+
+/// What `cordon sdk component` makes.
+#[derive(Debug, Args)]
+pub(crate) struct ComponentArgs {
+    /// The core module, linked with the bindings' component type object.
+    pub module: PathBuf,
+    /// The component to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Embed this world's component type first, for a module whose toolchain
+    /// did not link the bindings' (Go).
+    #[arg(long)]
+    pub world: Option<String>,
+}
 
 pub(crate) fn path(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let sdk = Sdk::materialize(&context::cache_root(&global.settings()))?;

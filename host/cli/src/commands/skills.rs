@@ -2,15 +2,39 @@
 //! against the Agent Skills format, and the skills a run would offer.
 
 use std::path::{Path, PathBuf};
-
 use std::process::ExitCode;
 
+use clap::Args;
 use cordon_kernel::AgentDef;
 use cordon_skills::{Discovery, Problem, Root, Source, TOOLS_DIR, discover};
 use serde::Serialize;
 
-use crate::args::{GlobalArgs, SkillsCheckArgs, SkillsListArgs};
+use crate::args::{GlobalArgs, SkillsArg};
 use crate::skillset;
+
+/// What `cordon skills check` checks.
+#[derive(Debug, Args)]
+pub(crate) struct SkillsCheckArgs {
+    /// Skill folders, or folders of skill folders.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `cordon skills list` lists.
+#[derive(Debug, Args)]
+pub(crate) struct SkillsListArgs {
+    #[command(flatten)]
+    pub skills: SkillsArg,
+    /// An agent file whose `skills` join the search.
+    #[arg(long, env = "CORDON_AGENT")]
+    pub agent: Option<PathBuf>,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
 
 #[derive(Serialize)]
 struct Checked {

@@ -16,14 +16,46 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use clap::Args;
 use cordon_kernel::{CommitError, CommitStore, Disposition, RunError, RunOutcome};
 use cordon_session::Launch;
 use cordon_store::{Lease, LeasedStore, PostgresCommitStore, Settlement};
 use serde_json::json;
 
-use crate::args::{GlobalArgs, SandboxArgs, SkillsArg, WorkerArgs};
+use crate::args::{GlobalArgs, PluginsArg, SandboxArgs, SkillsArg, StoreArg, StrictArg};
 use crate::commands::run::{Driver, Session, queue_store, served_launch};
 use crate::store;
+
+/// How `cordon worker` claims runs.
+#[derive(Debug, Args)]
+pub(crate) struct WorkerArgs {
+    #[command(flatten)]
+    pub plugins: PluginsArg,
+    #[command(flatten)]
+    pub strict: StrictArg,
+    /// The name this worker claims runs under, as the queue records it
+    /// [default: HOST:PID].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// How long a claim holds without renewal, in milliseconds; the worker
+    /// renews it every third of that. A dead worker's run is claimed again
+    /// once this passes.
+    #[arg(long, value_name = "MS", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(100..))]
+    pub lease_ms: u64,
+    /// How long to wait before looking again when no run is runnable, in
+    /// milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub poll_ms: u64,
+    /// Exit when no run is left to claim, instead of waiting for more.
+    #[arg(long)]
+    pub until_idle: bool,
+    /// Print JSON lines (each claim, the runs' progress and outcomes) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
 
 /// How long a worker waits before claiming again after the store failed.
 const RETRY: Duration = Duration::from_secs(1);
