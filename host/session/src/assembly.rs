@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::bail;
 use cordon_kernel::{
     AgentDef, ChosenHooks, EventSink, HookPhase, HookSet, ModelProvider, PermissionPolicy, Runtime,
     ToolSet, ToolSets, Verdict, nearest_name,
@@ -21,6 +20,7 @@ use cordon_wasm::{
 
 use crate::context;
 use crate::defaults::Defaults;
+use crate::error::{Result, SessionError};
 use crate::live::{Current, LiveSet};
 use crate::mcp_servers;
 use crate::operator::Operator;
@@ -136,7 +136,7 @@ impl Launch {
         &mut self,
         agent: &AgentDef,
         plugins: &Plugins,
-    ) -> anyhow::Result<Option<Workspace>> {
+    ) -> Result<Option<Workspace>> {
         if self.sandbox.is_none() {
             self.sandbox.clone_from(&agent.sandbox);
         }
@@ -154,7 +154,7 @@ impl Launch {
     /// The agent the launch names (or the default one, which asks before
     /// every call, under the `defaults`' permissions and step limit), with
     /// the launch's permissions file over its own.
-    pub fn agent(&self, defaults: &Defaults) -> anyhow::Result<AgentDef> {
+    pub fn agent(&self, defaults: &Defaults) -> Result<AgentDef> {
         let mut agent = match &self.agent {
             Some(file) => AgentDef::load(file)?,
             None => {
@@ -172,10 +172,10 @@ impl Launch {
                 if let (None, Some(permissions)) = (&self.permissions, &defaults.permissions) {
                     agent.permissions =
                         PermissionPolicy::load(&permissions.value).map_err(|error| {
-                            anyhow::anyhow!(
-                                "{error} (the `defaults.permissions` of {})",
-                                permissions.file.display()
-                            )
+                            SessionError::DefaultPermissions {
+                                config: permissions.file.clone(),
+                                error,
+                            }
                         })?;
                 }
                 agent
@@ -245,7 +245,7 @@ impl Assembly {
         store_at: &store::StoreLocation,
         strict: bool,
         live: Arc<dyn EventSink>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self> {
         let fresh = store::Fresh::before_creating(store_at);
         let store = store::create(store_at).await?;
         let assembled = Self::open_in(
@@ -273,7 +273,7 @@ impl Assembly {
         (store, file): (store::RunStore, Option<&std::path::Path>),
         strict: bool,
         live: Arc<dyn EventSink>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self> {
         let mut launch = launch;
         let operator = Operator::load(settings)?;
         let host = context::host(settings, &operator)?;
@@ -371,7 +371,7 @@ impl Assembly {
     /// longer loads is left out and the rest serve, unless the run is strict;
     /// a reload that cannot assemble (two tools of one name, a bundle's state
     /// declaration against the agent's) keeps the tools in force and says why.
-    pub async fn reload(&self) -> anyhow::Result<Reloaded> {
+    pub async fn reload(&self) -> Result<Reloaded> {
         let report = context::load_all(
             &self.host,
             &self.operator,
@@ -454,15 +454,10 @@ fn compose(
     fixed: &[Arc<dyn ToolSet>],
     agent: &AgentDef,
     file: Option<&Path>,
-) -> anyhow::Result<Current> {
+) -> Result<Current> {
     let mut sets: Vec<Arc<dyn ToolSet>> = vec![plugins.clone()];
     sets.extend(fixed.iter().cloned());
-    let tools = ToolSets::new(sets).map_err(|names| {
-        anyhow::anyhow!(
-            "tools [{}] are provided twice: a plugin's tools clash with the built-in tools (`read`, `write`, `edit`, `glob`, `grep`, `bash`, `skill`) or an MCP server's (`SERVER.TOOL`)",
-            names.join(", ")
-        )
-    })?;
+    let tools = ToolSets::new(sets).map_err(SessionError::ProvidedTwice)?;
     let hooks: Arc<dyn HookSet> = match &agent.hooks {
         None => plugins,
         Some(chosen) => {
@@ -477,11 +472,7 @@ fn compose(
 }
 
 /// Every name in an agent's `hooks` must be a hook bundle `loaded` has.
-fn check_chosen_hooks(
-    chosen: &[String],
-    loaded: &dyn HookSet,
-    file: Option<&Path>,
-) -> anyhow::Result<()> {
+fn check_chosen_hooks(chosen: &[String], loaded: &dyn HookSet, file: Option<&Path>) -> Result<()> {
     let mut available: Vec<String> = HookPhase::ALL
         .iter()
         .flat_map(|phase| loaded.handlers(*phase))
@@ -492,16 +483,12 @@ fn check_chosen_hooks(
         if available.contains(name) {
             continue;
         }
-        let shown = file.map_or_else(|| "the agent".to_owned(), |file| file.display().to_string());
-        let nearest = nearest_name(name, available.iter().map(String::as_str))
-            .map(|near| format!("; the nearest is `{near}`"))
-            .unwrap_or_default();
-        let listed = if available.is_empty() {
-            "none is loaded".to_owned()
-        } else {
-            format!("those loaded: {}", available.join(", "))
-        };
-        bail!("{shown}: field `hooks`: no hook bundle `{name}` ({listed}){nearest}");
+        return Err(SessionError::UnknownHook {
+            agent: file.map_or_else(|| "the agent".to_owned(), |file| file.display().to_string()),
+            name: name.clone(),
+            nearest: nearest_name(name, available.iter().map(String::as_str)).map(str::to_owned),
+            loaded: available,
+        });
     }
     Ok(())
 }
@@ -514,7 +501,7 @@ fn adopt_bundle_state(
     agent: &mut AgentDef,
     bundles: &[LoadedBundle],
     file: Option<&Path>,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let chosen = agent.hooks.clone();
     let runs = |manifest: &Manifest| {
         manifest.kind != BundleKind::Hook
@@ -529,26 +516,24 @@ fn adopt_bundle_state(
         let manifest = &loaded.bundle.manifest;
         let shown = loaded.bundle.dir.join(MANIFEST_FILE);
         for (key, declared) in &manifest.state {
-            let state_key = declared.key().map_err(|reason| {
-                anyhow::anyhow!("{}: state.{key:?}: {reason}", shown.display())
+            let state_key = declared.key().map_err(|reason| SessionError::StateKey {
+                manifest: shown.clone(),
+                key: key.clone(),
+                reason,
             })?;
             if let Err(disagreement) = agent.adopt_state_key(&manifest.name, key, state_key) {
                 if disagreement.first.is_some() {
-                    bail!(
-                        "{disagreement} ({}): two bundles that write one key must agree on it; \
-                         leave one of them out of the plugins folder",
-                        shown.display()
-                    );
+                    return Err(SessionError::BundlesDisagree {
+                        disagreement,
+                        manifest: shown,
+                    });
                 }
-                let agent_file =
-                    file.map_or_else(|| "the agent".to_owned(), |file| file.display().to_string());
-                bail!(
-                    "{agent_file}: {disagreement} ({}): write `{} = \"{}\"` in the agent's \
-                     `[state.{key:?}]`, or remove that table to adopt the bundle's declaration",
-                    shown.display(),
-                    disagreement.field,
-                    disagreement.bundle
-                );
+                return Err(SessionError::AgentDisagrees {
+                    agent: file
+                        .map_or_else(|| "the agent".to_owned(), |file| file.display().to_string()),
+                    disagreement,
+                    manifest: shown,
+                });
             }
         }
     }

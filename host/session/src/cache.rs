@@ -12,9 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use cordon_wasm::{CacheConfig, CacheKey};
 
+use crate::error::{Result, SessionError};
 use crate::settings::HostSettings;
 use crate::xdg::{self, Base};
 
@@ -53,7 +53,7 @@ pub fn key_file() -> Option<PathBuf> {
 /// The compile cache of `settings`, or none with `--no-cache` or without a
 /// home: refused when the folder lies inside the workspace, sealed with the
 /// user's key.
-pub fn config(settings: &HostSettings) -> anyhow::Result<Option<CacheConfig>> {
+pub fn config(settings: &HostSettings) -> Result<Option<CacheConfig>> {
     if settings.no_cache {
         return Ok(None);
     }
@@ -62,8 +62,7 @@ pub fn config(settings: &HostSettings) -> anyhow::Result<Option<CacheConfig>> {
     };
     refuse_inside(&folder, &settings.workspace)?;
     let key = match key_file() {
-        Some(file) => CacheKey::in_file(&file)
-            .context("the compile cache needs its key; or run with --no-cache")?,
+        Some(file) => CacheKey::in_file(&file).map_err(SessionError::CacheKey)?,
         None => CacheKey::ephemeral(),
     };
     Ok(Some(CacheConfig {
@@ -74,19 +73,16 @@ pub fn config(settings: &HostSettings) -> anyhow::Result<Option<CacheConfig>> {
 
 /// Refuse `folder` when it lies inside the workspace `workspace`, where a
 /// component could swap what the host runs.
-fn refuse_inside(folder: &CacheFolder, workspace: &Path) -> anyhow::Result<()> {
+fn refuse_inside(folder: &CacheFolder, workspace: &Path) -> Result<()> {
     let (Ok(root), dir) = (workspace.canonicalize(), resolved(&folder.dir)) else {
         return Ok(());
     };
     if dir.starts_with(&root) {
-        bail!(
-            "the compile cache {} lies inside the workspace {}, where a component could replace \
-             the native code Cordon runs; {} chose it: choose a folder outside the workspace with \
-             --cache-dir DIR, or run with --no-cache",
-            folder.dir.display(),
-            root.display(),
-            folder.chosen_by
-        );
+        return Err(SessionError::CacheInside {
+            dir: folder.dir.clone(),
+            chosen_by: folder.chosen_by.clone(),
+            workspace: root,
+        });
     }
     Ok(())
 }

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
 use cordon_kernel::{EventSink, FileRules};
 use cordon_wasm::{
     BundledPlugins, DirReport, Holds, HostConfig, LoadedBundle, ManifestError, PluginHost, Plugins,
@@ -13,6 +12,7 @@ use cordon_wasm::{
 };
 
 use crate::cache;
+use crate::error::{Result, SessionError};
 use crate::operator::Operator;
 use crate::plugin_path::PluginPath;
 use crate::settings::HostSettings;
@@ -28,7 +28,7 @@ pub fn bundled() -> Result<BundledPlugins, ManifestError> {
 }
 
 /// A plugin host configured from the command line and the operator's config.
-pub fn host(settings: &HostSettings, operator: &Operator) -> anyhow::Result<PluginHost> {
+pub fn host(settings: &HostSettings, operator: &Operator) -> Result<PluginHost> {
     let defaults = HostConfig::default();
     let host = PluginHost::new(HostConfig {
         cache: cache::config(settings)?,
@@ -45,15 +45,15 @@ pub fn host(settings: &HostSettings, operator: &Operator) -> anyhow::Result<Plug
 
 /// The plugins `bundles` make on `host`, telling `live` what their calls do
 /// and calling under `safeguards`; two bundles offering one tool name stop it,
-/// naming the first clash.
+/// naming every clash.
 pub fn plugins(
     host: &PluginHost,
     bundles: Vec<LoadedBundle>,
     live: Arc<dyn EventSink>,
     safeguards: Safeguards,
-) -> anyhow::Result<Plugins> {
+) -> Result<Plugins> {
     host.plugins_with(bundles, live, safeguards)
-        .map_err(|errors| anyhow::anyhow!("{}", errors[0]))
+        .map_err(SessionError::Bundles)
 }
 
 /// What calls obey besides their grants: `files` with the operator's file
@@ -157,7 +157,7 @@ pub async fn load_all(
     workspace: &Path,
     path: &PluginPath,
     strict: bool,
-) -> anyhow::Result<DirReport> {
+) -> Result<DirReport> {
     let (report, shadowed) = load_path(host, workspace, path).await?;
     for shadow in &shadowed {
         eprintln!("warning: {shadow}");
@@ -167,11 +167,7 @@ pub async fn load_all(
             eprintln!("error: {error}");
         }
         if strict {
-            bail!(
-                "{} bundle error(s) and --strict; run `cordon plugins check` with the same \
-                 plugins folders for details",
-                report.errors.len(),
-            );
+            return Err(SessionError::Strict(report.errors.len()));
         }
         eprintln!(
             "error: {} bundle error(s): those bundles are left out and their tools are not \
@@ -224,7 +220,7 @@ pub async fn load_path(
     host: &PluginHost,
     workspace: &Path,
     path: &PluginPath,
-) -> anyhow::Result<(DirReport, Vec<Shadowed>)> {
+) -> Result<(DirReport, Vec<Shadowed>)> {
     let mut merged = DirReport {
         bundles: Vec::new(),
         errors: Vec::new(),
@@ -235,7 +231,7 @@ pub async fn load_path(
     let reports = host
         .load_dirs(&dirs, workspace)
         .await
-        .context("loading the plugins folders")?;
+        .map_err(SessionError::Load)?;
     for report in reports {
         for loaded in report.bundles {
             let name = loaded.bundle.id();

@@ -12,8 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
 use serde::Deserialize;
+
+use crate::error::{Result, SessionError};
 
 /// A default and the config file that set it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,22 +67,20 @@ pub(crate) struct DefaultsTable {
 impl Defaults {
     /// Take what config `file`'s `table` sets, its relative paths under
     /// `base`.
-    pub(crate) fn read(
-        &mut self,
-        file: &Path,
-        base: &Path,
-        table: DefaultsTable,
-    ) -> anyhow::Result<()> {
-        let shown = file.display();
+    pub(crate) fn read(&mut self, file: &Path, base: &Path, table: DefaultsTable) -> Result<()> {
+        let invalid = |problem: String| SessionError::Invalid {
+            file: file.display().to_string(),
+            problem,
+        };
         if let Some(spec) = table.model {
             if !spec
                 .split_once(':')
                 .is_some_and(|(provider, model)| !provider.is_empty() && !model.is_empty())
             {
-                bail!(
-                    "{shown}: field `defaults.model` = {spec:?}: expected PROVIDER:MODEL, such as \
+                return Err(invalid(format!(
+                    "field `defaults.model` = {spec:?}: expected PROVIDER:MODEL, such as \
                      `openai:gpt-5-mini`, `anthropic:claude-sonnet-4-5` or `scripted:FILE`"
-                );
+                )));
             }
             self.model = Some(FromConfig::new(
                 file,
@@ -96,7 +95,9 @@ impl Defaults {
         }
         if let Some(steps) = table.max_steps {
             if steps == 0 {
-                bail!("{shown}: field `defaults.max-steps` = 0: a run needs at least one step");
+                return Err(invalid(
+                    "field `defaults.max-steps` = 0: a run needs at least one step".to_owned(),
+                ));
             }
             self.max_steps = Some(FromConfig::new(file, steps));
         }

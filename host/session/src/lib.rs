@@ -5,13 +5,15 @@
 //! ([`mcp_servers`]), the compile cache ([`cache`]), the run store ([`store`]) and which of its runs
 //! a process drives ([`driving`]), and
 //! the whole of a run's tools, hooks and sandbox ([`assembly`]), or the
-//! plugins alone for commands outside a run ([`toolbox`]).
+//! plugins alone for commands outside a run ([`toolbox`]). What stops any
+//! of it is a [`SessionError`] naming the file, field or flag at fault.
 
 pub mod assembly;
 pub mod cache;
 pub mod context;
 pub mod defaults;
 pub mod driving;
+pub mod error;
 pub mod live;
 pub mod mcp_servers;
 pub mod network;
@@ -24,6 +26,7 @@ pub mod toolbox;
 pub mod xdg;
 
 pub use assembly::{Assembly, Launch, Reloaded};
+pub use error::SessionError;
 pub use plugin_path::PluginPath;
 pub use settings::HostSettings;
 pub use toolbox::Toolbox;

@@ -21,12 +21,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::bail;
 use cordon_kernel::AgentDef;
 use cordon_mcp_client::{LocalApproval, McpTools, ServerApproval, admit, connect};
 use cordon_wasm::{NetworkPolicy, Origin, Scheme};
 use serde::Deserialize;
 
+use crate::error::{Result, SessionError};
 use crate::network::{SecretSource, value};
 
 /// How long a call may take when the operator does not say.
@@ -55,19 +55,26 @@ pub struct ApprovalTable {
 
 impl ApprovalTable {
     /// The approval `file`'s table for server `name` gives.
-    pub fn approval(self, file: &Path, name: &str) -> anyhow::Result<ServerApproval> {
+    pub fn approval(self, file: &Path, name: &str) -> Result<ServerApproval> {
         let written = format!("{}: [mcp.{name}]", file.display());
-        let field = |field: &str| format!("{}: field `mcp.{name}.{field}`", file.display());
+        let field = |field: &str| format!("field `mcp.{name}.{field}`");
+        let invalid = |problem: String| SessionError::Invalid {
+            file: file.display().to_string(),
+            problem,
+        };
         let mut origins = Vec::new();
         for (index, text) in self.origins.iter().enumerate() {
             let origin = Origin::parse(text).map_err(|reason| {
-                anyhow::anyhow!("{}[{index}] = {text:?}: {reason}", field("origins"))
+                invalid(format!(
+                    "{}[{index}] = {text:?}: {reason}",
+                    field("origins")
+                ))
             })?;
             if origin.scheme() == Scheme::Tcp {
-                bail!(
+                return Err(invalid(format!(
                     "{}[{index}] = {text:?}: an MCP server is reached over https or http",
                     field("origins")
-                );
+                )));
             }
             origins.push(origin);
         }
@@ -78,34 +85,50 @@ impl ApprovalTable {
                     env: self.env,
                 })
             }
-            (true, _) => bail!(
-                "{}: `unsandboxed = true` approves one command: write `command = [\"program\", ...]`",
-                field("command")
-            ),
-            (false, Some(_)) => bail!(
-                "{}: a local server runs on this host outside any sandbox; write `unsandboxed = true` to approve it",
-                field("command")
-            ),
-            (false, None) if !self.env.is_empty() => bail!(
-                "{}: only a local server (`unsandboxed = true`, `command`) has an environment",
-                field("env")
-            ),
+            (true, _) => {
+                return Err(invalid(format!(
+                    "{}: `unsandboxed = true` approves one command: write `command = [\"program\", ...]`",
+                    field("command")
+                )));
+            }
+            (false, Some(_)) => {
+                return Err(invalid(format!(
+                    "{}: a local server runs on this host outside any sandbox; write `unsandboxed = true` to approve it",
+                    field("command")
+                )));
+            }
+            (false, None) if !self.env.is_empty() => {
+                return Err(invalid(format!(
+                    "{}: only a local server (`unsandboxed = true`, `command`) has an environment",
+                    field("env")
+                )));
+            }
             (false, None) => None,
         };
         if origins.is_empty() && local.is_none() {
-            bail!(
-                "{written}: approve a remote server with `origins = [\"https://...\"]` or a local one with `unsandboxed = true` and `command`"
-            );
+            return Err(invalid(format!(
+                "[mcp.{name}]: approve a remote server with `origins = [\"https://...\"]` or a local one with `unsandboxed = true` and `command`"
+            )));
         }
         let timeout = match self.timeout_secs {
             None => DEFAULT_TIMEOUT_SECS,
             Some(secs @ 1..=3600) => secs,
-            Some(secs) => bail!("{} = {secs}: 1 to 3600 seconds", field("timeout-secs")),
+            Some(secs) => {
+                return Err(invalid(format!(
+                    "{} = {secs}: 1 to 3600 seconds",
+                    field("timeout-secs")
+                )));
+            }
         };
         let output_kib = match self.max_output_kib {
             None => DEFAULT_OUTPUT_KIB,
             Some(kib @ 1..=65536) => kib,
-            Some(kib) => bail!("{} = {kib}: 1 to 65536 KiB", field("max-output-kib")),
+            Some(kib) => {
+                return Err(invalid(format!(
+                    "{} = {kib}: 1 to 65536 KiB",
+                    field("max-output-kib")
+                )));
+            }
         };
         let bearer = match &self.bearer {
             None => None,
@@ -113,7 +136,8 @@ impl ApprovalTable {
                 Ok(token) => Some(token),
                 Err(reason) => {
                     eprintln!(
-                        "warning: {}: not provided: {reason}; MCP server `{name}` is reached without it",
+                        "warning: {}: {}: not provided: {reason}; MCP server `{name}` is reached without it",
+                        file.display(),
                         field("bearer")
                     );
                     None
@@ -145,7 +169,7 @@ pub async fn open(
     policy: &Arc<NetworkPolicy>,
     workspace: &Path,
     strict: bool,
-) -> anyhow::Result<(Option<McpTools>, Vec<String>)> {
+) -> Result<(Option<McpTools>, Vec<String>)> {
     if agent.mcp.is_empty() {
         return Ok((None, Vec::new()));
     }
@@ -165,7 +189,7 @@ pub async fn open(
                 notices.push(format!("{reach}: {} tools", connection.tools.len()));
                 connected.push(connection);
             }
-            Err(error) if strict => bail!("{error}"),
+            Err(error) if strict => return Err(error.into()),
             Err(error) => eprintln!("error: {error}; its tools are left out of the run"),
         }
     }

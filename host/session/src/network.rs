@@ -21,12 +21,13 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use cordon_wasm::{NetworkPolicy, Resolver, SecretValue, SecretValues};
 use ipnet::IpNet;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use serde::Deserialize;
+
+use crate::error::{Result, SessionError};
 
 /// `[network]` as a config file writes it.
 #[derive(Deserialize, Default)]
@@ -67,13 +68,17 @@ impl NetworkConfig {
         file: &Path,
         table: NetworkTable,
         secrets: BTreeMap<String, BTreeMap<String, SecretSource>>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         let shown = file.display();
+        let invalid = |problem: String| SessionError::Invalid {
+            file: shown.to_string(),
+            problem,
+        };
         for (index, range) in table.allow_ranges.iter().enumerate() {
             let parsed: IpNet = range.parse().map_err(|_| {
-                anyhow::anyhow!(
-                    "{shown}: field `network.allow-ranges[{index}]` = {range:?}: not an address range such as 127.0.0.0/8 or fd00::/8"
-                )
+                invalid(format!(
+                    "field `network.allow-ranges[{index}]` = {range:?}: not an address range such as 127.0.0.0/8 or fd00::/8"
+                ))
             })?;
             self.allow_ranges.push(parsed);
         }
@@ -90,16 +95,16 @@ impl NetworkConfig {
                 .iter()
                 .map(|address| {
                     address.parse::<IpAddr>().map_err(|_| {
-                        anyhow::anyhow!(
-                            "{shown}: field `network.resolve.{name:?}`: {address:?} is not an IP address"
-                        )
+                        invalid(format!(
+                            "field `network.resolve.{name:?}`: {address:?} is not an IP address"
+                        ))
                     })
                 })
-                .collect::<anyhow::Result<Vec<_>>>()?;
+                .collect::<Result<Vec<_>>>()?;
             if parsed.is_empty() {
-                anyhow::bail!(
-                    "{shown}: field `network.resolve.{name:?}`: name at least one address"
-                );
+                return Err(invalid(format!(
+                    "field `network.resolve.{name:?}`: name at least one address"
+                )));
             }
             self.resolve.insert(name.to_ascii_lowercase(), parsed);
         }
@@ -160,19 +165,23 @@ impl NetworkConfig {
 
     /// The policy the plugin host connects under; a secret whose value is
     /// missing is left out with a warning.
-    pub fn policy(&self) -> anyhow::Result<NetworkPolicy> {
+    pub fn policy(&self) -> Result<NetworkPolicy> {
         let mut roots = Vec::new();
         for (named, file) in &self.ca_files {
             let found: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(file)
                 .and_then(|certificates| certificates.collect())
-                .with_context(|| {
-                    format!(
-                        "{named}: reading the certificate authorities in {}",
+                .map_err(|error| SessionError::CertificateAuthorities {
+                    field: named.clone(),
+                    problem: format!(
+                        "reading the certificate authorities in {}: {error}",
                         file.display()
-                    )
+                    ),
                 })?;
             if found.is_empty() {
-                anyhow::bail!("{named}: {} holds no PEM certificate", file.display());
+                return Err(SessionError::CertificateAuthorities {
+                    field: named.clone(),
+                    problem: format!("{} holds no PEM certificate", file.display()),
+                });
             }
             roots.extend(found);
         }

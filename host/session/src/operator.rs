@@ -34,7 +34,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use cordon_kernel::FileRules;
 use cordon_wasm::{Approvals, GRANTS_FILE, Trust};
 use serde::Deserialize;
@@ -42,6 +41,7 @@ use serde::Deserialize;
 use cordon_mcp_client::ServerApproval;
 
 use crate::defaults::{Defaults, DefaultsTable};
+use crate::error::{Result, SessionError};
 use crate::mcp_servers::ApprovalTable;
 use crate::network::{NetworkConfig, NetworkTable, SecretSource};
 use crate::plugin_path::{Folder, Source};
@@ -109,7 +109,7 @@ impl Operator {
     /// The settings `--config` names, or else those of the user's and the
     /// project's config files, where they exist, the project's last; then
     /// `--max-instances`.
-    pub fn load(settings: &HostSettings) -> anyhow::Result<Self> {
+    pub fn load(settings: &HostSettings) -> Result<Self> {
         let grants_file = settings
             .grants
             .clone()
@@ -130,7 +130,10 @@ impl Operator {
         let files: Vec<PathBuf> = match &settings.config {
             Some(file) => {
                 if !file.is_file() {
-                    bail!("--config {}: no such file", file.display());
+                    return Err(SessionError::NoSuchFile {
+                        flag: "--config",
+                        file: file.clone(),
+                    });
                 }
                 vec![file.clone()]
             }
@@ -150,23 +153,35 @@ impl Operator {
         Ok(operator)
     }
 
-    fn read(&mut self, file: &Path) -> anyhow::Result<()> {
-        let shown = file.display();
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading the config {shown}"))?;
+    fn read(&mut self, file: &Path) -> Result<()> {
+        let shown = file.display().to_string();
+        let invalid = |problem: String| SessionError::Invalid {
+            file: shown.clone(),
+            problem,
+        };
+        let text = std::fs::read_to_string(file).map_err(|error| SessionError::Unreadable {
+            what: "config",
+            file: file.to_owned(),
+            error,
+        })?;
         let config: ConfigFile = toml::from_str(&text)
-            .map_err(|error| anyhow::anyhow!("{shown}: {}", error.to_string().trim_end()))?;
+            .map_err(|error| invalid(error.to_string().trim_end().to_owned()))?;
         for (index, entry) in config.trusted.iter().enumerate() {
-            self.trust =
-                self.trust.clone().with(entry).map_err(|error| {
-                    anyhow::anyhow!("{shown}: field `trusted[{index}]`: {error}")
+            self.trust = self
+                .trust
+                .clone()
+                .with(entry)
+                .map_err(|error| SessionError::Trusted {
+                    file: shown.clone(),
+                    index,
+                    error,
                 })?;
         }
         let deny: Vec<&str> = config.files.deny.iter().map(String::as_str).collect();
         let read_only: Vec<&str> = config.files.read_only.iter().map(String::as_str).collect();
         let rules = FileRules::new()
             .with(&deny, &read_only)
-            .map_err(|reason| anyhow::anyhow!("{shown}: table `files`: {reason}"))?;
+            .map_err(|reason| invalid(format!("table `files`: {reason}")))?;
         self.files = std::mem::take(&mut self.files).union(&rules);
         self.network.read(file, config.network, config.secrets)?;
         for (name, table) in config.mcp {
@@ -183,7 +198,9 @@ impl Operator {
         self.defaults.read(file, &base, config.defaults)?;
         if let Some(max) = config.max_instances {
             if max == 0 {
-                bail!("{shown}: field `max-instances` = 0: the pool needs at least one slot");
+                return Err(invalid(
+                    "field `max-instances` = 0: the pool needs at least one slot".to_owned(),
+                ));
             }
             self.max_instances = Some(max);
         }
@@ -192,14 +209,15 @@ impl Operator {
 }
 
 /// The approvals kept in `file`: none yet when it does not exist.
-pub fn load_approvals(file: &Path) -> anyhow::Result<Approvals> {
+pub fn load_approvals(file: &Path) -> Result<Approvals> {
     match std::fs::read_to_string(file) {
         Ok(text) => Ok(Approvals::parse(file, &text)?),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Approvals::checked()),
-        Err(error) => Err(anyhow::anyhow!(
-            "reading the approvals {}: {error}",
-            file.display()
-        )),
+        Err(error) => Err(SessionError::Unreadable {
+            what: "approvals",
+            file: file.to_owned(),
+            error,
+        }),
     }
 }
 

@@ -20,8 +20,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
-
+use crate::error::{Result, SessionError};
 use crate::xdg::{self, Base};
 
 /// The environment variable listing plugins folders.
@@ -191,15 +190,14 @@ impl PluginPath {
     /// The folders that exist, first searched first. A chosen folder that
     /// does not exist is an error saying where it was chosen; so is a path
     /// on which no folder exists, naming every place looked.
-    pub fn present(&self) -> anyhow::Result<Vec<&Folder>> {
+    pub fn present(&self) -> Result<Vec<&Folder>> {
         for folder in &self.folders {
             if folder.source.chosen() && !folder.path.is_dir() {
-                bail!(
-                    "the plugins folder {} ({}) does not exist; {}",
-                    folder.path.display(),
-                    folder.source,
-                    folder.source.remedy()
-                );
+                return Err(SessionError::NoPluginsFolder {
+                    folder: folder.path.clone(),
+                    chosen_by: folder.source.to_string(),
+                    remedy: folder.source.remedy(),
+                });
             }
         }
         let present: Vec<&Folder> = self
@@ -208,16 +206,13 @@ impl PluginPath {
             .filter(|folder| folder.path.is_dir())
             .collect();
         if present.is_empty() {
-            let looked: Vec<String> = self
-                .folders
-                .iter()
-                .map(|folder| format!("{} ({})", folder.path.display(), folder.source))
-                .collect();
-            bail!(
-                "no plugins folder found (looked in {}); pass --plugins DIR, set {PLUGINS_ENV}, \
-                 or install bundles with `cordon plugins install DIR`",
-                looked.join(", ")
-            );
+            return Err(SessionError::NoPlugins {
+                looked: self
+                    .folders
+                    .iter()
+                    .map(|folder| format!("{} ({})", folder.path.display(), folder.source))
+                    .collect(),
+            });
         }
         Ok(present)
     }

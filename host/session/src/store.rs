@@ -11,9 +11,10 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
 use cordon_kernel::CommitStore;
 use cordon_store::{LeasedStore, PostgresCommitStore, SqliteCommitStore};
+
+use crate::error::{Result, SessionError};
 
 /// The project's Cordon folder: the default store, where a `.gitignore` is
 /// kept, and the project's operator files.
@@ -107,11 +108,10 @@ impl Deref for RunStore {
 
 /// The store at `location`, created (a file with its folder; a database's
 /// tables) when missing.
-pub async fn create(location: &StoreLocation) -> anyhow::Result<RunStore> {
+pub async fn create(location: &StoreLocation) -> Result<RunStore> {
     match location {
         StoreLocation::File(path) => {
-            let store = SqliteCommitStore::open(path)
-                .with_context(|| format!("opening the run store {}", path.display()))?;
+            let store = SqliteCommitStore::open(path).map_err(|error| opening(location, error))?;
             ignore_in_git(path);
             Ok(RunStore::Sqlite(Arc::new(store)))
         }
@@ -119,16 +119,24 @@ pub async fn create(location: &StoreLocation) -> anyhow::Result<RunStore> {
     }
 }
 
-async fn connect(url: &str, location: &StoreLocation) -> anyhow::Result<RunStore> {
+async fn connect(url: &str, location: &StoreLocation) -> Result<RunStore> {
     let store = PostgresCommitStore::connect(url)
         .await
-        .with_context(|| format!("opening the run store {location}"))?;
+        .map_err(|error| opening(location, error))?;
     Ok(RunStore::Postgres(Arc::new(store)))
+}
+
+/// The store at `location` could not be opened, for `error`.
+fn opening(location: &StoreLocation, error: cordon_kernel::CommitError) -> SessionError {
+    SessionError::Store {
+        location: location.to_string(),
+        error,
+    }
 }
 
 /// The name a command gives a run: `last` is the newest run of the store
 /// (unless a run is named so); any other name is the run's id.
-pub async fn run_named(store: &dyn CommitStore, name: &str) -> anyhow::Result<String> {
+pub async fn run_named(store: &dyn CommitStore, name: &str) -> Result<String> {
     if name != LAST {
         return Ok(name.to_owned());
     }
@@ -141,7 +149,7 @@ pub async fn run_named(store: &dyn CommitStore, name: &str) -> anyhow::Result<St
             (a.header.created, &a.header.run_id).cmp(&(b.header.created, &b.header.run_id))
         })
         .map(|run| run.header.run_id)
-        .ok_or_else(|| anyhow::anyhow!("`last` names the newest run, and the store has none"))
+        .ok_or(SessionError::NoRuns)
 }
 
 /// The name that stands for the newest run.
@@ -149,18 +157,13 @@ pub const LAST: &str = "last";
 
 /// The store at `location`, which must exist (a database's tables are
 /// created if it has none).
-pub async fn existing(location: &StoreLocation) -> anyhow::Result<RunStore> {
+pub async fn existing(location: &StoreLocation) -> Result<RunStore> {
     match location {
         StoreLocation::File(path) => {
             if !path.is_file() {
-                bail!(
-                    "no run store at {}: no run was made with it yet (`cordon run` creates it; \
-                     `--store` or CORDON_STORE names another)",
-                    path.display()
-                );
+                return Err(SessionError::NoStore(path.clone()));
             }
-            let store = SqliteCommitStore::open(path)
-                .with_context(|| format!("opening the run store {}", path.display()))?;
+            let store = SqliteCommitStore::open(path).map_err(|error| opening(location, error))?;
             Ok(RunStore::Sqlite(Arc::new(store)))
         }
         StoreLocation::Postgres(url) => connect(url, location).await,

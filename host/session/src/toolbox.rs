@@ -10,6 +10,7 @@ use cordon_kernel::{EventSink, FileRules};
 use cordon_wasm::{PluginHost, Plugins};
 
 use crate::context;
+use crate::error::Result;
 use crate::operator::Operator;
 use crate::plugin_path::PluginPath;
 use crate::settings::HostSettings;
@@ -36,7 +37,7 @@ impl Toolbox {
         strict: bool,
         store: Option<&Path>,
         live: Arc<dyn EventSink>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self> {
         let operator = Operator::load(settings)?;
         let host = context::host(settings, &operator)?;
         let path = path(&operator);

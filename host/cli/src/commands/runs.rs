@@ -49,7 +49,7 @@ pub(crate) struct ShowRunArgs {
 }
 
 async fn open(location: &store::StoreLocation) -> anyhow::Result<store::RunStore> {
-    store::existing(location).await
+    Ok(store::existing(location).await?)
 }
 
 fn describe(disposition: &Disposition) -> String {
