@@ -1,4 +1,5 @@
-//! The rooms of a crate stay apart: no file of the kernel reaches, through
+//! The rooms of a crate stay apart: no file of the kernel or of the wasm
+//! host reaches, through
 //! the modules it names (`crate::`, `super::`, `self::` and its own child
 //! modules), a file that reaches it back over a circle of more than three
 //! files. Files in one circle are one room in fact: none of them can be read,
@@ -277,6 +278,11 @@ fn assert_no_large_circle(krate: &str) {
 #[test]
 fn the_kernel_has_no_circle_of_more_than_three_files() {
     assert_no_large_circle("host/kernel");
+}
+
+#[test]
+fn the_wasm_host_has_no_circle_of_more_than_three_files() {
+    assert_no_large_circle("host/wasm");
 }
 
 #[test]

@@ -39,7 +39,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::bundled::{BundledPlugins, Provenance};
-use crate::capabilities::network::grant as network;
 use crate::manifest::Grants;
 use crate::pin::Pinned;
 
@@ -271,11 +270,14 @@ impl Approvals {
                     "field `bundles.{bundle:?}.sha256` = {digest:?}: must be 64 lowercase hex digits"
                 )));
             }
-            network::parse_all(&approval.grants.network, |index, origin, reason| {
-                fail(format!(
-                    "field `bundles.{bundle:?}.grants.network[{index}]` = {origin:?}: {reason}"
-                ))
-            })?;
+            approval
+                .grants
+                .check_approved()
+                .map_err(|(field, value, reason)| {
+                    fail(format!(
+                        "field `bundles.{bundle:?}.grants.{field}` = {value:?}: {reason}"
+                    ))
+                })?;
         }
         Ok(Self {
             approved: parsed.bundles,

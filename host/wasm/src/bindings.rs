@@ -2,11 +2,13 @@
 //! wait, for example on a nested tool call) and trappable (the host can stop a
 //! component that exceeds its log budget).
 //!
-//! The world below exists only for the host: it imports everything the host
-//! provides and exports the tool interface, every hook phase, the interpreter and the workspace
-//! so that bindings exist for all of them. No component exports them all; a
-//! bundle's exports are looked up one interface at a time (`GuestIndices::new`),
-//! so a component needs only the ones its kind and manifest call for.
+//! The world below exists only for the host: it includes every world a
+//! plugin is built against, so that it imports everything the host provides
+//! and exports every interface a bundle of some kind exports, and a new
+//! import reaches the host through the worlds that may use it. No component
+//! exports them all; a bundle's exports are looked up one interface at a
+//! time (`GuestIndices::new`), so a component needs only the ones its kind
+//! and manifest call for.
 
 wasmtime::component::bindgen!({
     path: "../../wit",
@@ -14,18 +16,10 @@ wasmtime::component::bindgen!({
         package cordon:host;
 
         world runtime {
-            include cordon:plugin/plugin-host@0.1.0;
-            import cordon:plugin/content@0.1.0;
-            import cordon:plugin/elicit@0.1.0;
-            import cordon:plugin/staging@0.1.0;
-            import cordon:plugin/interpreters@0.1.0;
-            export cordon:plugin/tool@0.1.0;
-            export cordon:plugin/interpreter@0.1.0;
-            export cordon:plugin/workspace@0.1.0;
-            export cordon:plugin/before-inference@0.1.0;
-            export cordon:plugin/before-tool-call@0.1.0;
-            export cordon:plugin/after-tool-call@0.1.0;
-            export cordon:plugin/step-end@0.1.0;
+            include cordon:plugin/tool-plugin@0.1.0;
+            include cordon:plugin/hook-plugin@0.1.0;
+            include cordon:plugin/sandbox-backend@0.1.0;
+            include cordon:plugin/interpreter-plugin@0.1.0;
         }
     ",
     world: "cordon:host/runtime",

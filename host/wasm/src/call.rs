@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use cordon_kernel::{
-    CallContext, ToolCallOutcome, ToolError, ToolErrorKind, ToolFuture, ToolOutput,
-    schema_problems, unknown_tool,
+    CallContext, FileWrites, NestedCalls, StateReader, ToolCallOutcome, ToolError, ToolErrorKind,
+    ToolFuture, ToolOutput, schema_problems, unknown_tool,
 };
 use serde_json::Value;
 
@@ -15,9 +15,10 @@ use crate::audit::Audit;
 use crate::bindings::cordon::plugin::types as wit;
 use crate::bundle::Exports;
 use crate::capabilities::dirs::unreached;
-use crate::capabilities::{CallBuilder, tools};
+use crate::errors::from_wit_error;
 use crate::guarded::{self, Body, check_size};
 use crate::plugins::PluginsInner;
+use crate::sandbox::builder::CallBuilder;
 
 /// Call `name` with `args` in `context`.
 pub(crate) fn invoke<'a>(
@@ -48,7 +49,7 @@ pub(crate) fn invoke<'a>(
         let limits = bundle.manifest.limits;
         let granted = &bundle.manifest.grants.tools;
         let audit = Audit::new(&bundle.id(), Arc::clone(&plugins.events));
-        let handle = tools::handle(granted, plugins, &context);
+        let handle = handle(granted, plugins, &context);
         let call = CallBuilder::new(bundle, tool, audit.clone(), plugins.guard(bundle))
             .within(context, handle)
             .attaching();
@@ -106,42 +107,53 @@ fn failed(kind: ToolErrorKind, message: impl Into<String>) -> ToolCallOutcome {
     ToolCallOutcome::error(ToolError::new(kind, message))
 }
 
-/// A component's tool error as the kernel sees it, its message cut to `max_len`.
-pub(crate) fn from_wit_error(error: wit::ToolError, max_len: usize) -> ToolError {
-    let (kind, message) = match error {
-        wit::ToolError::InvalidInput(message) => (ToolErrorKind::InvalidInput, message),
-        wit::ToolError::Denied(message) => (ToolErrorKind::Denied, message),
-        wit::ToolError::Failed(message) => (ToolErrorKind::Failed, message),
-        wit::ToolError::Timeout(message) => (ToolErrorKind::Timeout, message),
-    };
-    ToolError::new(kind, clip(message, max_len))
-}
-
-/// `text` cut to `max_len` bytes, marked when cut.
-pub(crate) fn clip(mut text: String, max_len: usize) -> String {
-    if text.len() > max_len {
-        let mut end = max_len;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push_str("...");
+/// The handle through which a call in `context` into a bundle granted
+/// `granted` makes its own calls: the run's gate inside a run, the loaded
+/// `plugins` outside one; `None` for a bundle granted none.
+pub(crate) fn handle(
+    granted: &[String],
+    plugins: &Arc<PluginsInner>,
+    context: &CallContext,
+) -> Option<Arc<dyn NestedCalls>> {
+    if granted.is_empty() {
+        return None;
     }
-    text
+    Some(context.nested.clone().unwrap_or_else(|| {
+        Arc::new(Direct {
+            plugins: Arc::clone(plugins),
+            depth: context.depth,
+            cancel: context.cancel.clone(),
+        })
+    }))
 }
 
-/// A kernel error as a component sees it.
-pub(crate) fn to_wit_error(error: ToolError) -> wit::ToolError {
-    match error.kind {
-        ToolErrorKind::InvalidInput => wit::ToolError::InvalidInput(error.message),
-        ToolErrorKind::Denied => wit::ToolError::Denied(error.message),
-        ToolErrorKind::Timeout => wit::ToolError::Timeout(error.message),
-        ToolErrorKind::Failed => wit::ToolError::Failed(error.message),
-        ToolErrorKind::Limit
-        | ToolErrorKind::Crashed
-        | ToolErrorKind::NotFound
-        | ToolErrorKind::Cancelled => {
-            wit::ToolError::Failed(format!("{}: {}", error.kind, error.message))
-        }
+/// A tool's own calls outside a run: no agent judges them, because the
+/// operator made the outer call.
+struct Direct {
+    plugins: Arc<PluginsInner>,
+    /// How many calls enclose the calling one.
+    depth: u32,
+    /// The outer call's cancellation, which stops its calls too.
+    cancel: cordon_kernel::Cancellation,
+}
+
+impl NestedCalls for Direct {
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+        state: Arc<dyn StateReader>,
+        files: Arc<FileWrites>,
+    ) -> ToolFuture<'a> {
+        let context = CallContext {
+            state,
+            nested: None,
+            depth: self.depth + 1,
+            files,
+            skills: cordon_kernel::ActiveSkills::none(),
+            cancel: self.cancel.clone(),
+            asker: None,
+        };
+        invoke(&self.plugins, name, args, context)
     }
 }

@@ -13,11 +13,11 @@ use cordon_kernel::{LimitKind, ToolError, ToolErrorKind};
 use wasmtime::component::Instance;
 use wasmtime::{PoolConcurrencyLimitError, Store, Trap};
 
-use crate::capabilities::CallBuilder;
 use crate::capabilities::log::{CommandOutput, LogLimitExceeded};
 use crate::capabilities::staging::StagingLimitExceeded;
 use crate::capabilities::state::StateUnavailable;
 use crate::engine::Engine;
+use crate::sandbox::builder::CallBuilder;
 use crate::sandbox::{CallState, Effects};
 use crate::teardown;
 
@@ -117,7 +117,11 @@ pub(crate) async fn call<T>(
         }
     };
     let state = store.data_mut();
-    let output = state.vfs.is_some().then(|| state.log.command_output());
+    let output = state
+        .capabilities
+        .vfs
+        .is_some()
+        .then(|| state.capabilities.log.command_output());
     let finished = match settle(returned, state) {
         Ok(value) => Finished {
             result: Ok(value),
@@ -151,7 +155,7 @@ fn settle<T>(
     returned: Result<wasmtime::Result<T>, tokio::time::error::Elapsed>,
     state: &CallState,
 ) -> Result<T, ToolError> {
-    state.log.flush(&state.audit);
+    state.capabilities.log.flush(&state.audit);
     let exceeded =
         |kind: LimitKind, detail: String| state.audit.exceeded(&state.label, kind, detail);
     match returned {
@@ -219,7 +223,7 @@ fn classify(error: &wasmtime::Error, state: &CallState) -> Stopped {
     let cause = error
         .downcast_ref::<Trap>()
         .map_or_else(|| format!("{error:#}"), ToString::to_string);
-    Stopped::Crashed(match state.log.last_words() {
+    Stopped::Crashed(match state.capabilities.log.last_words() {
         Some(line) => format!("{cause} ({line})"),
         None => cause,
     })

@@ -17,10 +17,10 @@ use crate::audit::Audit;
 use crate::bindings::cordon::plugin::hook_types;
 use crate::bindings::{after_tool_call, before_inference, before_tool_call, step_end};
 use crate::bundle::{Bundle, Exports, HookExports};
-use crate::call::{clip, from_wit_error, to_wit_error};
-use crate::capabilities::CallBuilder;
+use crate::errors::{clip, from_wit_error, to_wit_error};
 use crate::guarded::{self, Body, check_size};
 use crate::plugins::{Plugins, PluginsInner};
+use crate::sandbox::builder::CallBuilder;
 
 /// Run `body` in a fresh instance of `bundle` as a guarded call reading
 /// `state`, and check its answer with `check`; the outcome carries what the

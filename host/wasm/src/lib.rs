@@ -34,6 +34,7 @@ mod cache;
 mod call;
 mod capabilities;
 mod engine;
+mod errors;
 mod footprint;
 mod guarded;
 mod hooks;

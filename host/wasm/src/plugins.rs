@@ -17,7 +17,6 @@ use crate::approvals::Approvals;
 use crate::bundle::{self, Bundle, BundleError, Exports, LoadedBundle, Origin, Request};
 use crate::bundled::BundledPlugins;
 use crate::call;
-use crate::capabilities;
 use crate::capabilities::dirs::guard::FileGuard;
 use crate::capabilities::network::policy::NetworkPolicy;
 use crate::engine::{Engine, EngineError, HostConfig};
@@ -121,7 +120,7 @@ impl PluginHost {
         dir: &Path,
         workspace_root: &Path,
     ) -> Result<LoadedBundle, BundleError> {
-        bundle::load(&self.engine, dir, workspace_root, self.origin(None)).await
+        bundle::load::load(&self.engine, dir, workspace_root, self.origin(None)).await
     }
 
     /// Load every bundle in `dir`: each sub-folder, which must hold a
@@ -211,7 +210,7 @@ impl PluginHost {
                     self.progress.compiling(&name, request.size());
                 }
                 let origin = self.origin(skill);
-                match bundle::load_read(
+                match bundle::load::load_read(
                     &self.engine,
                     request,
                     &folder,
@@ -497,6 +496,6 @@ impl ToolSet for Plugins {
         self.inner
             .tools
             .get(name)
-            .map_or(Reach::Beyond, |entry| capabilities::reach(&entry.bundle))
+            .map_or(Reach::Beyond, |entry| entry.bundle.reach())
     }
 }

@@ -7,7 +7,6 @@
 
 use std::time::Duration;
 
-use crate::capabilities::dirs::DirMode;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
 
@@ -38,24 +37,9 @@ impl Default for UntrustedProfile {
 impl UntrustedProfile {
     /// Narrow `manifest` to this profile; what it took away, one line each.
     pub(crate) fn narrow(&self, manifest: &mut Manifest) -> Vec<String> {
-        let mut taken = Vec::new();
-        for name in manifest.grants.env.drain(..) {
-            taken.push(format!("env {name} (untrusted code sees no environment)"));
-        }
-        for origin in manifest.grants.network.drain(..) {
-            taken.push(format!("network {origin} (untrusted code has no network)"));
-        }
+        let mut taken = manifest.grants.untrusted();
         for name in std::mem::take(&mut manifest.secrets).into_keys() {
             taken.push(format!("secret {name} (untrusted code has no network)"));
-        }
-        for dir in &mut manifest.grants.dirs {
-            if dir.mode == DirMode::Rw {
-                dir.mode = DirMode::Ro;
-                taken.push(format!(
-                    "writing dir {} (untrusted code sees its folders read-only)",
-                    dir.host.display()
-                ));
-            }
         }
         let (limits, cap, default) = (&mut manifest.limits, self.limits, Limits::default());
         // A limit the manifest set above the ceiling is said; one it left at
@@ -109,6 +93,7 @@ impl UntrustedProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::DirMode;
     use std::path::Path;
 
     #[test]

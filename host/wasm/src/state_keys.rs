@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::capabilities::state::StateGrants;
-use crate::manifest::{ManifestError, Validator};
+use crate::manifest::checks::{ManifestError, Validator};
 
 /// A bundle's declaration of one state key it writes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

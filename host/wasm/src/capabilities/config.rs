@@ -6,8 +6,8 @@ use serde_json::Value;
 use wasmtime::component::{HasData, Linker};
 
 use crate::bindings::cordon::plugin::config;
-use crate::manifest::{ManifestError, Validator};
-use crate::sandbox::CallState;
+use crate::capabilities::unit::Imports;
+use crate::manifest::checks::{ManifestError, Validator};
 
 /// The `[config]` table as the component reads it; an empty object when absent.
 pub(crate) fn from_table(
@@ -24,15 +24,21 @@ pub(crate) fn from_table(
 /// The `config` import as one call sees it: the bundle's configuration.
 pub(crate) struct ConfigView<'a>(pub(crate) &'a Value);
 
-struct ConfigCapability;
+/// The configuration capability, which every bundle has.
+pub(crate) struct Config;
 
-impl HasData for ConfigCapability {
+impl HasData for Config {
     type Data<'a> = ConfigView<'a>;
 }
 
-/// Link the `config` import.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    config::add_to_linker::<CallState, ConfigCapability>(linker, CallState::config_view)
+impl Imports for Config {
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> Self::Data<'_>,
+    ) -> wasmtime::Result<()> {
+        config::add_to_linker::<T, Self>(linker, get)?;
+        Ok(())
+    }
 }
 
 impl config::Host for ConfigView<'_> {

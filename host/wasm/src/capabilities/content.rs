@@ -11,7 +11,7 @@ use cordon_kernel::{ContentBlock, ResourceBody};
 use wasmtime::component::{HasData, Linker};
 
 use crate::bindings::cordon::plugin::content;
-use crate::sandbox::CallState;
+use crate::capabilities::unit::Imports;
 
 /// One call's attached blocks and what they may still take.
 pub(crate) struct ContentOutput {
@@ -91,15 +91,21 @@ fn kernel_block(block: content::Block) -> ContentBlock {
     }
 }
 
-struct ContentCapability;
+/// The content capability: blocks a tool attaches to its result.
+pub(crate) struct Content;
 
-impl HasData for ContentCapability {
+impl HasData for Content {
     type Data<'a> = &'a mut ContentOutput;
 }
 
-/// Link the `content` import.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    content::add_to_linker::<CallState, ContentCapability>(linker, |state| &mut state.content)
+impl Imports for Content {
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> Self::Data<'_>,
+    ) -> wasmtime::Result<()> {
+        content::add_to_linker::<T, Self>(linker, get)?;
+        Ok(())
+    }
 }
 
 impl content::Host for &mut ContentOutput {

@@ -15,37 +15,62 @@ use wasmtime::component::{HasData, Linker};
 
 use crate::audit::Audit;
 use crate::bindings::cordon::plugin::elicit;
-use crate::manifest::{BundleKind, ManifestError, Validator};
-use crate::sandbox::CallState;
+use crate::manifest::checks::{ManifestError, Validator};
+use crate::manifest::kind::BundleKind;
+
+use super::unit::{Grant, Imports};
 
 /// How many questions one call may ask: past it, a tool that asks in a
 /// loop is refused rather than put to the person again and again.
 pub(crate) const MAX_QUESTIONS: u32 = 16;
 
-/// Check `grants.elicit`: only a tool asks questions.
-pub(crate) fn validate(
-    elicit: bool,
-    kind: BundleKind,
-    check: &Validator<'_>,
-) -> Result<(), ManifestError> {
-    if elicit && kind != BundleKind::Tool {
-        return Err(check.invalid(
-            "grants.elicit",
-            elicit,
-            &format!("only `tool` bundles ask questions; this bundle's kind is `{kind}`"),
-        ));
+/// The capability of asking questions.
+pub(crate) struct Elicit;
+
+impl Grant for Elicit {
+    const SAID: u8 = 5;
+
+    /// Whether the tool may ask.
+    type Asked = bool;
+
+    /// Only a tool asks questions.
+    fn validate(
+        elicit: &bool,
+        kind: BundleKind,
+        check: &Validator<'_>,
+    ) -> Result<(), ManifestError> {
+        if *elicit && kind != BundleKind::Tool {
+            return Err(check.invalid(
+                "grants.elicit",
+                elicit,
+                &format!("only `tool` bundles ask questions; this bundle's kind is `{kind}`"),
+            ));
+        }
+        Ok(())
     }
-    Ok(())
-}
 
-/// The grant, for an operator.
-pub(crate) fn describe(elicit: bool) -> Option<String> {
-    elicit.then(|| "elicit (asks the person it runs for questions)".to_owned())
-}
+    fn is_empty(elicit: &bool) -> bool {
+        !elicit
+    }
 
-/// The grant when `approved` leaves it out.
-pub(crate) fn beyond(asked: bool, approved: bool) -> Option<String> {
-    (asked && !approved).then(|| "elicit".to_owned())
+    fn describe(elicit: &bool) -> Vec<String> {
+        elicit
+            .then(|| "elicit (asks the person it runs for questions)".to_owned())
+            .into_iter()
+            .collect()
+    }
+
+    fn beyond(asked: &bool, approved: &bool) -> Vec<String> {
+        (*asked && !approved)
+            .then(|| "elicit".to_owned())
+            .into_iter()
+            .collect()
+    }
+
+    /// Untrusted code may ask: the person answers, or declines.
+    fn untrusted(_elicit: &mut bool) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What one call may ask, and of whom.
@@ -84,15 +109,18 @@ impl ElicitView<'_> {
     }
 }
 
-struct ElicitCapability;
-
-impl HasData for ElicitCapability {
+impl HasData for Elicit {
     type Data<'a> = ElicitView<'a>;
 }
 
-/// Link the `elicit` import.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    elicit::add_to_linker::<CallState, ElicitCapability>(linker, CallState::elicit_view)
+impl Imports for Elicit {
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> Self::Data<'_>,
+    ) -> wasmtime::Result<()> {
+        elicit::add_to_linker::<T, Self>(linker, get)?;
+        Ok(())
+    }
 }
 
 impl elicit::Host for ElicitView<'_> {

@@ -6,40 +6,76 @@
 use wasmtime_wasi::WasiCtxBuilder;
 
 use crate::capabilities::network::secrets::SECRET_ENV_PREFIX;
-use crate::manifest::{ManifestError, Validator};
+use crate::manifest::checks::{ManifestError, Validator};
+use crate::manifest::kind::BundleKind;
 
-/// Check `grants.env`: valid variable names, each listed once, none of
-/// those that carry secrets' placeholders.
-pub(crate) fn validate(names: &[String], check: &Validator<'_>) -> Result<(), ManifestError> {
-    if let Some((index, name)) = names
-        .iter()
-        .enumerate()
-        .find(|(_, name)| name.starts_with(SECRET_ENV_PREFIX))
-    {
-        return Err(check.invalid(
+use super::unit::Grant;
+
+/// The environment capability.
+pub(crate) struct Env;
+
+impl Grant for Env {
+    const SAID: u8 = 3;
+
+    /// The variables' names.
+    type Asked = Vec<String>;
+
+    /// Valid variable names, each listed once, none of those that carry
+    /// secrets' placeholders.
+    fn validate(
+        names: &Vec<String>,
+        _kind: BundleKind,
+        check: &Validator<'_>,
+    ) -> Result<(), ManifestError> {
+        if let Some((index, name)) = names
+            .iter()
+            .enumerate()
+            .find(|(_, name)| name.starts_with(SECRET_ENV_PREFIX))
+        {
+            return Err(check.invalid(
             &format!("grants.env[{index}]"),
             name,
             &format!("variables named {SECRET_ENV_PREFIX}* carry secrets' placeholders; declare the secret under [secrets]"),
         ));
+        }
+        check.unique_names(
+            "grants.env",
+            names,
+            is_env_name,
+            "not a valid variable name",
+        )
     }
-    check.unique_names(
-        "grants.env",
-        names,
-        is_env_name,
-        "not a valid variable name",
-    )
+
+    fn is_empty(names: &Vec<String>) -> bool {
+        names.is_empty()
+    }
+
+    fn describe(names: &Vec<String>) -> Vec<String> {
+        listed("env", names)
+    }
+
+    fn beyond(asked: &Vec<String>, approved: &Vec<String>) -> Vec<String> {
+        unlisted(asked, approved)
+            .map(|name| format!("env {name}"))
+            .collect()
+    }
+
+    /// Untrusted code sees no environment.
+    fn untrusted(names: &mut Vec<String>) -> Vec<String> {
+        names
+            .drain(..)
+            .map(|name| format!("env {name} (untrusted code sees no environment)"))
+            .collect()
+    }
 }
 
-/// One line for an operator, if anything is granted.
-pub(crate) fn describe(names: &[String]) -> Option<String> {
-    (!names.is_empty()).then(|| format!("env [{}]", names.join(", ")))
-}
-
-/// What of `asked` the operator's `approved` does not cover, one line each.
-pub(crate) fn beyond(asked: &[String], approved: &[String]) -> Vec<String> {
-    unlisted(asked, approved)
-        .map(|name| format!("env {name}"))
-        .collect()
+/// `what [a, b]` for the names `names`, when there are any.
+pub(crate) fn listed(what: &str, names: &[String]) -> Vec<String> {
+    if names.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!("{what} [{}]", names.join(", "))]
+    }
 }
 
 /// The names of `asked` missing from `approved`.

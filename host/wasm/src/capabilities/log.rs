@@ -18,7 +18,7 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 
 use crate::audit::Audit;
 use crate::bindings::cordon::plugin::log;
-use crate::sandbox::CallState;
+use crate::capabilities::unit::Imports;
 
 /// The error a host import raises to stop a component that logs past its
 /// budget, or an interpreter that prints past its output limit.
@@ -269,15 +269,21 @@ pub(crate) struct LogView<'a> {
     pub(crate) audit: &'a Audit,
 }
 
-struct LogCapability;
+/// The log capability, which every bundle has.
+pub(crate) struct Log;
 
-impl HasData for LogCapability {
+impl HasData for Log {
     type Data<'a> = LogView<'a>;
 }
 
-/// Link the `log` import.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    log::add_to_linker::<CallState, LogCapability>(linker, CallState::log_view)
+impl Imports for Log {
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> Self::Data<'_>,
+    ) -> wasmtime::Result<()> {
+        log::add_to_linker::<T, Self>(linker, get)?;
+        Ok(())
+    }
 }
 
 impl log::Host for LogView<'_> {

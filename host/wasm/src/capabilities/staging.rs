@@ -20,11 +20,12 @@ use wasmtime::component::{HasData, Linker};
 
 use crate::audit::Audit;
 use crate::bindings::cordon::plugin::staging::{self, Staged};
-use crate::manifest::{BundleKind, ManifestError, Validator};
-use crate::sandbox::CallState;
-use crate::workspace::{CallFiles, OverQuota};
+use crate::manifest::checks::{ManifestError, Validator};
+use crate::manifest::kind::BundleKind;
+use crate::workspace::staging::{CallFiles, OverQuota};
 
 use super::dirs::guard::FileGuard;
+use super::unit::Imports;
 
 /// When the host stages a sandbox backend's file writes instead of letting the
 /// backend write its folder (`plugin.staging`).
@@ -68,15 +69,21 @@ pub(crate) struct StagingView<'a> {
     pub(crate) audit: &'a Audit,
 }
 
-struct StagingCapability;
+/// The staging capability: a sandbox backend's layer of staged files.
+pub(crate) struct Staging;
 
-impl HasData for StagingCapability {
+impl HasData for Staging {
     type Data<'a> = StagingView<'a>;
 }
 
-/// Link the `staging` import.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    staging::add_to_linker::<CallState, StagingCapability>(linker, CallState::staging_view)
+impl Imports for Staging {
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> Self::Data<'_>,
+    ) -> wasmtime::Result<()> {
+        staging::add_to_linker::<T, Self>(linker, get)?;
+        Ok(())
+    }
 }
 
 impl StagingView<'_> {

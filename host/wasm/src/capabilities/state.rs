@@ -16,8 +16,10 @@ use wasmtime::component::{HasData, Linker};
 
 use crate::audit::Audit;
 use crate::bindings::cordon::plugin::state;
-use crate::manifest::{ManifestError, Validator};
-use crate::sandbox::CallState;
+use crate::manifest::checks::{ManifestError, Validator};
+use crate::manifest::kind::BundleKind;
+
+use super::unit::{Grant, Imports};
 
 /// State keys, with reading and writing granted separately.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,27 +33,53 @@ pub struct StateGrants {
     pub write: Vec<String>,
 }
 
-/// Check `[grants.state]`: valid keys, each listed once per list.
-pub(crate) fn validate(grants: &StateGrants, check: &Validator<'_>) -> Result<(), ManifestError> {
-    for (field, keys) in [
-        ("grants.state.read", &grants.read),
-        ("grants.state.write", &grants.write),
-    ] {
-        check.unique_names(field, keys, is_state_key, "not a valid state key")?;
-    }
-    Ok(())
-}
+/// The state capability.
+pub(crate) struct State;
 
-/// One line per list granted, for an operator.
-pub(crate) fn describe(grants: &StateGrants) -> impl Iterator<Item = String> + '_ {
-    [("read", &grants.read), ("write", &grants.write)]
-        .into_iter()
-        .filter(|(_, keys)| !keys.is_empty())
-        .map(|(what, keys)| format!("state {what} [{}]", keys.join(", ")))
+impl Grant for State {
+    const SAID: u8 = 0;
+
+    type Asked = StateGrants;
+
+    /// Valid keys, each listed once per list.
+    fn validate(
+        grants: &StateGrants,
+        _kind: BundleKind,
+        check: &Validator<'_>,
+    ) -> Result<(), ManifestError> {
+        for (field, keys) in [
+            ("grants.state.read", &grants.read),
+            ("grants.state.write", &grants.write),
+        ] {
+            check.unique_names(field, keys, is_state_key, "not a valid state key")?;
+        }
+        Ok(())
+    }
+
+    fn is_empty(grants: &StateGrants) -> bool {
+        grants.read.is_empty() && grants.write.is_empty()
+    }
+
+    /// One line per list granted.
+    fn describe(grants: &StateGrants) -> Vec<String> {
+        let mut lines = super::env::listed("state read", &grants.read);
+        lines.extend(super::env::listed("state write", &grants.write));
+        lines
+    }
+
+    fn beyond(asked: &StateGrants, approved: &StateGrants) -> Vec<String> {
+        beyond(asked, approved)
+    }
+
+    /// Untrusted code keeps its keys: its writes travel with its outcome
+    /// and reach the store only through the step's commit.
+    fn untrusted(_grants: &mut StateGrants) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What of `asked` the operator's `approved` does not cover, one line each.
-pub(crate) fn beyond(asked: &StateGrants, approved: &StateGrants) -> Vec<String> {
+fn beyond(asked: &StateGrants, approved: &StateGrants) -> Vec<String> {
     [
         ("read", &asked.read, &approved.read),
         ("write", &asked.write, &approved.write),
@@ -142,15 +170,18 @@ pub(crate) struct StateView<'a> {
     pub(crate) audit: &'a Audit,
 }
 
-struct StateCapability;
-
-impl HasData for StateCapability {
+impl HasData for State {
     type Data<'a> = StateView<'a>;
 }
 
-/// Link the `state` import.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    state::add_to_linker::<CallState, StateCapability>(linker, CallState::state_view)
+impl Imports for State {
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> Self::Data<'_>,
+    ) -> wasmtime::Result<()> {
+        state::add_to_linker::<T, Self>(linker, get)?;
+        Ok(())
+    }
 }
 
 impl StateView<'_> {

@@ -10,106 +10,69 @@
 
 use std::sync::Arc;
 
-use cordon_kernel::{
-    CallContext, Capability, FileWrites, LimitKind, NestedCalls, StateReader, ToolFuture,
-};
+use cordon_kernel::{Capability, FileWrites, LimitKind, NestedCalls};
 use serde_json::Value;
 use wasmtime::component::{HasData, Linker};
 
 use crate::audit::Audit;
 use crate::bindings::cordon::plugin::{tools, types};
-use crate::call::{self, to_wit_error};
-use crate::manifest::{BundleKind, ManifestError, Validator, is_tool_name};
-use crate::plugins::PluginsInner;
-use crate::sandbox::CallState;
+use crate::errors::to_wit_error;
+use crate::manifest::checks::{ManifestError, Validator, is_tool_name};
+use crate::manifest::kind::BundleKind;
 
 use super::state::StateAccess;
+use super::unit::{Grant, Imports};
 
 /// The deepest chain of tool calls a component may start (a calling b calling c...).
 pub(crate) const MAX_CALL_DEPTH: u32 = 4;
 
-/// Check `grants.tools`: valid tool names, each listed once, and only for
-/// a `tool` bundle: a hook or a backend runs inside the gate, where its
-/// calls could not be judged.
-pub(crate) fn validate(
-    tools: &[String],
-    kind: BundleKind,
-    check: &Validator<'_>,
-) -> Result<(), ManifestError> {
-    check.unique_names("grants.tools", tools, is_tool_name, "not a valid tool name")?;
-    if kind != BundleKind::Tool && !tools.is_empty() {
-        return Err(check.invalid(
+/// The capability of calling tools.
+pub(crate) struct Tools;
+
+impl Grant for Tools {
+    const SAID: u8 = 1;
+
+    /// The tools' names.
+    type Asked = Vec<String>;
+
+    /// Valid tool names, each listed once, and only for a `tool` bundle: a
+    /// hook or a backend runs inside the gate, where its calls could not be
+    /// judged.
+    fn validate(
+        tools: &Vec<String>,
+        kind: BundleKind,
+        check: &Validator<'_>,
+    ) -> Result<(), ManifestError> {
+        check.unique_names("grants.tools", tools, is_tool_name, "not a valid tool name")?;
+        if kind != BundleKind::Tool && !tools.is_empty() {
+            return Err(check.invalid(
             "grants.tools",
             tools,
             &format!(
                 "only `tool` bundles call tools; a {kind} bundle runs inside the gate, where its calls could not be judged"
             ),
         ));
+        }
+        Ok(())
     }
-    Ok(())
-}
 
-/// One line for an operator, if anything is granted.
-pub(crate) fn describe(tools: &[String]) -> Option<String> {
-    (!tools.is_empty()).then(|| format!("tools [{}]", tools.join(", ")))
-}
-
-/// What of the tools `asked` the operator's `approved` does not cover, one
-/// line each.
-pub(crate) fn beyond(asked: &[String], approved: &[String]) -> Vec<String> {
-    super::env::unlisted(asked, approved)
-        .map(|tool| format!("calling tool {tool}"))
-        .collect()
-}
-
-/// The handle through which a call in `context` into a bundle granted
-/// `granted` makes its own calls: the run's gate inside a run, the loaded
-/// `plugins` outside one; `None` for a bundle granted none.
-pub(crate) fn handle(
-    granted: &[String],
-    plugins: &Arc<PluginsInner>,
-    context: &CallContext,
-) -> Option<Arc<dyn NestedCalls>> {
-    if granted.is_empty() {
-        return None;
+    fn is_empty(tools: &Vec<String>) -> bool {
+        tools.is_empty()
     }
-    Some(context.nested.clone().unwrap_or_else(|| {
-        Arc::new(Direct {
-            plugins: Arc::clone(plugins),
-            depth: context.depth,
-            cancel: context.cancel.clone(),
-        })
-    }))
-}
 
-/// A tool's own calls outside a run: no agent judges them, because the
-/// operator made the outer call.
-struct Direct {
-    plugins: Arc<PluginsInner>,
-    /// How many calls enclose the calling one.
-    depth: u32,
-    /// The outer call's cancellation, which stops its calls too.
-    cancel: cordon_kernel::Cancellation,
-}
+    fn describe(tools: &Vec<String>) -> Vec<String> {
+        super::env::listed("tools", tools)
+    }
 
-impl NestedCalls for Direct {
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        args: Value,
-        state: Arc<dyn StateReader>,
-        files: Arc<FileWrites>,
-    ) -> ToolFuture<'a> {
-        let context = CallContext {
-            state,
-            nested: None,
-            depth: self.depth + 1,
-            files,
-            skills: cordon_kernel::ActiveSkills::none(),
-            cancel: self.cancel.clone(),
-            asker: None,
-        };
-        call::invoke(&self.plugins, name, args, context)
+    fn beyond(asked: &Vec<String>, approved: &Vec<String>) -> Vec<String> {
+        super::env::unlisted(asked, approved)
+            .map(|tool| format!("calling tool {tool}"))
+            .collect()
+    }
+
+    /// Untrusted code calls what it asks: each call is judged as any other.
+    fn untrusted(_tools: &mut Vec<String>) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -173,15 +136,18 @@ pub(crate) struct ToolsView<'a> {
     pub(crate) audit: &'a Audit,
 }
 
-struct ToolsCapability;
-
-impl HasData for ToolsCapability {
+impl HasData for Tools {
     type Data<'a> = ToolsView<'a>;
 }
 
-/// Link the `tools` import.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    tools::add_to_linker::<CallState, ToolsCapability>(linker, CallState::tools_view)
+impl Imports for Tools {
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> Self::Data<'_>,
+    ) -> wasmtime::Result<()> {
+        tools::add_to_linker::<T, Self>(linker, get)?;
+        Ok(())
+    }
 }
 
 type CallResult = wasmtime::Result<Result<types::ToolOutput, types::ToolError>>;

@@ -26,13 +26,14 @@ use crate::admission;
 use crate::audit::Audit;
 use crate::bindings::workspace::{self as wit, Guest, GuestIndices};
 use crate::bundle::Bundle;
-use crate::capabilities::CallBuilder;
 use crate::capabilities::dirs::ResolvedDir;
 use crate::capabilities::dirs::guard::FileGuard;
-use crate::capabilities::interpreters::{InterpreterAccess, Interpreters, WORKSPACE_MOUNT};
+use crate::capabilities::interpreters::runner::{Interpreters, Runs};
+use crate::capabilities::interpreters::{InterpreterAccess, WORKSPACE_MOUNT};
 use crate::engine::Engine;
 use crate::guarded::{self, Body, Finished};
 use crate::sandbox::CallState;
+use crate::sandbox::builder::CallBuilder;
 
 use super::staging::{CallFiles, Staging};
 
@@ -160,9 +161,12 @@ impl Backend {
             .on_own_thread();
         if label == EXEC && !self.interpreters.is_empty() {
             call = call.interpreters(InterpreterAccess {
-                interpreters: self.interpreters.clone(),
-                engine: Arc::clone(&self.engine),
-                live: Arc::clone(&self.live),
+                runner: Arc::new(Runs {
+                    interpreters: self.interpreters.clone(),
+                    engine: Arc::clone(&self.engine),
+                    live: Arc::clone(&self.live),
+                    guard: Arc::clone(&self.guard),
+                }),
                 guard: Arc::clone(&self.guard),
                 folder: dirs
                     .iter()

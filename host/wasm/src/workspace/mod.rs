@@ -14,7 +14,7 @@
 mod backend;
 mod folder;
 pub mod paths;
-mod staging;
+pub(crate) mod staging;
 mod tools;
 
 use std::collections::BTreeMap;
@@ -25,13 +25,12 @@ use cordon_kernel::{FileLedger, ToolSet};
 
 use crate::bundle::Exports;
 use crate::capabilities::dirs::{self, DirMode, ResolvedDir};
-use crate::capabilities::interpreters::Interpreters;
+use crate::capabilities::interpreters::runner::Interpreters;
 use crate::capabilities::staging::StagingPolicy;
 use crate::manifest::BundleKind;
 use crate::plugins::Plugins;
 
 pub use staging::Staging;
-pub(crate) use staging::{CallFiles, OverQuota};
 pub use tools::WorkspaceTools;
 
 use backend::Backend;

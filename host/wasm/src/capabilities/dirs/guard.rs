@@ -10,8 +10,8 @@
 //! open handle the kernel gave back (`/proc/self/fd` on Linux), so a symbolic
 //! link, a `..` detour or a hard link gains nothing; the path a component
 //! wrote is judged too, so a link named like a denied file is refused as well.
-//! Only the host holds a guard; [`super::wasi`] applies it to every path a
-//! component hands WASI, and the staging import to every staged path.
+//! Only the host holds a guard; the guarded filesystem over WASI applies it
+//! to every path a component hands WASI, and the staging import to every staged path.
 
 use std::fs::{File, Metadata};
 use std::io;
@@ -21,7 +21,7 @@ use std::path::{Component, Path, PathBuf};
 use cordon_kernel::{FileAccess, FileRules};
 use cordon_paths::RESERVED;
 
-use crate::safeguards::{Holds, ReadOnly, Reserved};
+use super::reserved::{Holds, ReadOnly, Reserved};
 
 /// What no component of a run reaches, and the rules every one obeys.
 #[derive(Debug)]

@@ -5,20 +5,23 @@
 //! ([`wasi`]) by the run's [`FileGuard`] ([`guard`]).
 
 pub(crate) mod guard;
+pub(crate) mod reserved;
 pub(crate) mod unreached;
 pub(crate) mod wasi;
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, PathBuf};
 use std::sync::Arc;
 
 use cordon_paths::RESERVED;
 use serde::{Deserialize, Serialize};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use crate::bundle::BundleError;
-use crate::manifest::{ManifestError, Validator, is_contained_relative};
+use crate::manifest::checks::{ManifestError, Validator, is_contained_relative};
+use crate::manifest::kind::BundleKind;
+
+use super::unit::Grant;
 
 use guard::FileGuard;
 use wasi::Listings;
@@ -65,9 +68,58 @@ pub struct ResolvedDir {
     pub mode: DirMode,
 }
 
+/// The filesystem capability.
+pub(crate) struct Dirs;
+
+impl Grant for Dirs {
+    const SAID: u8 = 2;
+
+    type Asked = Vec<DirGrant>;
+
+    fn validate(
+        dirs: &Vec<DirGrant>,
+        _kind: BundleKind,
+        check: &Validator<'_>,
+    ) -> Result<(), ManifestError> {
+        validate(dirs, check)
+    }
+
+    fn is_empty(dirs: &Vec<DirGrant>) -> bool {
+        dirs.is_empty()
+    }
+
+    /// One line per grant.
+    fn describe(dirs: &Vec<DirGrant>) -> Vec<String> {
+        dirs.iter()
+            .map(|dir| format!("dir {} -> {} ({})", dir.host.display(), dir.guest, dir.mode))
+            .collect()
+    }
+
+    /// A directory is covered by an approval of the same host folder at the
+    /// same guest path, read-write covering read-only.
+    fn beyond(asked: &Vec<DirGrant>, approved: &Vec<DirGrant>) -> Vec<String> {
+        beyond(asked, approved)
+    }
+
+    /// Untrusted code sees its folders read-only.
+    fn untrusted(dirs: &mut Vec<DirGrant>) -> Vec<String> {
+        let mut taken = Vec::new();
+        for dir in dirs {
+            if dir.mode == DirMode::Rw {
+                dir.mode = DirMode::Ro;
+                taken.push(format!(
+                    "writing dir {} (untrusted code sees its folders read-only)",
+                    dir.host.display()
+                ));
+            }
+        }
+        taken
+    }
+}
+
 /// Check `grants.dirs`: each host path relative and inside the workspace
 /// root, never Cordon's run store; each guest path absolute and granted once.
-pub(crate) fn validate(dirs: &[DirGrant], check: &Validator<'_>) -> Result<(), ManifestError> {
+fn validate(dirs: &[DirGrant], check: &Validator<'_>) -> Result<(), ManifestError> {
     let mut guests = BTreeSet::new();
     for (index, dir) in dirs.iter().enumerate() {
         let host_field = format!("grants.dirs[{index}].host");
@@ -106,16 +158,10 @@ pub(crate) fn validate(dirs: &[DirGrant], check: &Validator<'_>) -> Result<(), M
     Ok(())
 }
 
-/// One line per grant, for an operator.
-pub(crate) fn describe(dirs: &[DirGrant]) -> impl Iterator<Item = String> + '_ {
-    dirs.iter()
-        .map(|dir| format!("dir {} -> {} ({})", dir.host.display(), dir.guest, dir.mode))
-}
-
 /// What of `asked` the operator's `approved` does not cover, one line each: a
 /// directory is covered by an approval of the same host folder at the same
 /// guest path, read-write covering read-only.
-pub(crate) fn beyond(asked: &[DirGrant], approved: &[DirGrant]) -> Vec<String> {
+fn beyond(asked: &[DirGrant], approved: &[DirGrant]) -> Vec<String> {
     asked
         .iter()
         .filter(|dir| {
@@ -127,64 +173,6 @@ pub(crate) fn beyond(asked: &[DirGrant], approved: &[DirGrant]) -> Vec<String> {
         })
         .map(|dir| format!("dir {} -> {} ({})", dir.host.display(), dir.guest, dir.mode))
         .collect()
-}
-
-/// The canonical workspace root and the grants `dirs` of the manifest `file`
-/// resolved under it. A grant may hold Cordon's `.cordon` folder (the guard
-/// hides it) but never name it or lie inside it.
-pub(crate) fn resolve(
-    file: &Path,
-    dirs: &[DirGrant],
-    workspace_root: &Path,
-) -> Result<(PathBuf, Vec<ResolvedDir>), BundleError> {
-    let root = workspace_root
-        .canonicalize()
-        .map_err(|error| BundleError::Folder {
-            path: workspace_root.to_owned(),
-            message: format!("workspace root is unusable: {error}"),
-        })?;
-    let reserved = root.join(RESERVED);
-    let reserved_real = reserved.canonicalize().ok();
-    let resolved = dirs
-        .iter()
-        .enumerate()
-        .map(|(index, grant)| {
-            let fail = |reason: String| BundleError::DirGrant {
-                file: file.to_owned(),
-                field: format!("grants.dirs[{index}].host"),
-                value: grant.host.clone(),
-                reason,
-            };
-            let host = root
-                .join(&grant.host)
-                .canonicalize()
-                .map_err(|error| fail(format!("cannot open under {}: {error}", root.display())))?;
-            if !host.starts_with(&root) {
-                return Err(fail(format!(
-                    "resolves to {}, outside the workspace root {}",
-                    host.display(),
-                    root.display()
-                )));
-            }
-            if !host.is_dir() {
-                return Err(fail(format!("{} is not a directory", host.display())));
-            }
-            if host.starts_with(&reserved)
-                || reserved_real.as_ref().is_some_and(|real| host.starts_with(real))
-            {
-                return Err(fail(format!(
-                    "resolves to {}, inside `{RESERVED}`, which holds Cordon's run store; no bundle is granted it",
-                    host.display()
-                )));
-            }
-            Ok(ResolvedDir {
-                host,
-                guest: grant.guest.clone(),
-                mode: grant.mode,
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    Ok((root, resolved))
 }
 
 /// The grants `dirs` as a run narrows them: without the one seen at

@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use cap_primitives::fs::FollowSymlinks;
 use cordon_kernel::{Capability, FileAccess};
-use wasmtime::component::{Linker, Resource};
+use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 use wasmtime_wasi::filesystem::{Descriptor, Dir, File, WasiFilesystemView};
 use wasmtime_wasi::p2::FsResult;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
@@ -43,10 +43,12 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
     HostDescriptor, HostDirectoryEntryStream, MetadataHashValue, NewTimestamp, OpenFlags,
     PathFlags,
 };
-use wasmtime_wasi::{FsPerms, OpenMode};
+use wasmtime_wasi::{FsPerms, OpenMode, WasiCtx, WasiCtxView, WasiView};
 
+use super::DirAccess;
 use super::guard::{FileGuard, Identity, Refused, real_path};
-use crate::sandbox::CallState;
+use crate::audit::Audit;
+use crate::capabilities::unit::Imports;
 
 /// The WASI filesystem interface as wasmtime-wasi 48 registers it.
 const FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
@@ -152,7 +154,29 @@ macro_rules! by_name {
     };
 }
 
-impl CallState {
+/// The filesystem of one call: WASI's, its file accesses under the call's
+/// guard, each refusal in its trail.
+pub(crate) struct GuardedFs<'a> {
+    pub(crate) wasi: &'a mut WasiCtx,
+    pub(crate) table: &'a mut ResourceTable,
+    pub(crate) dirs: &'a mut DirAccess,
+    pub(crate) audit: &'a Audit,
+}
+
+impl WasiView for GuardedFs<'_> {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: self.wasi,
+            table: self.table,
+        }
+    }
+}
+
+impl GuardedFs<'_> {
+    /// The call's resource table.
+    fn table(&mut self) -> &mut ResourceTable {
+        self.table
+    }
     /// The real path of the directory descriptor `fd`, whose handle is `dir`.
     fn dir_real(&mut self, fd: &Resource<Descriptor>, dir: &DirHandle) -> Result<PathBuf, Refused> {
         let handle = Arc::as_ptr(&dir.file) as usize;
@@ -857,17 +881,17 @@ fn split(path: &str) -> Option<(&str, &str)> {
     })
 }
 
-/// Register one guarded function: `$method` of `CallState` under `$name`,
-/// audited as `$operation` on `$target`.
+/// Register one guarded function: `$method` of [`GuardedFs`] under `$name`,
+/// audited as `$operation` on `$target`, the store's filesystem found by `$get`.
 macro_rules! guarded {
-    ($types:ident, $name:literal, $operation:literal, $method:ident,
+    ($types:ident, $get:ident, $name:literal, $operation:literal, $method:ident,
      ($($arg:ident: $ty:ty),*), target = $target:expr) => {
         $types.func_wrap_async(
             $name,
-            |mut store: wasmtime::StoreContextMut<'_, CallState>, ($($arg,)*): ($($ty,)*)| {
+            move |mut store: wasmtime::StoreContextMut<'_, T>, ($($arg,)*): ($($ty,)*)| {
                 Box::new(async move {
                     let target: String = $target;
-                    let state = store.data_mut();
+                    let mut state = $get(store.data_mut());
                     let result = state.$method($($arg),*).await;
                     Ok((state.finish($operation, &target, result)?,))
                 })
@@ -876,52 +900,71 @@ macro_rules! guarded {
     };
 }
 
-/// Replace the path-taking filesystem functions in `linker` with guarded ones.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+/// The guarded filesystem, linked over wasmtime-wasi's: the path-taking
+/// filesystem functions replaced with guarded ones.
+pub(crate) struct GuardedFilesystem;
+
+impl HasData for GuardedFilesystem {
+    type Data<'a> = GuardedFs<'a>;
+}
+
+impl Imports for GuardedFilesystem {
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> GuardedFs<'_>,
+    ) -> wasmtime::Result<()> {
+        add_to_linker(linker, get)
+    }
+}
+
+fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> GuardedFs<'_>,
+) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut types = linker.instance(FILESYSTEM_TYPES)?;
-    guarded!(types, "[method]descriptor.open-at", "open", open_at,
+    guarded!(types, get, "[method]descriptor.open-at", "open", open_at,
         (fd: Resource<Descriptor>, path_flags: PathFlags, path: String, oflags: OpenFlags, flags: DescriptorFlags),
         target = path.clone());
-    guarded!(types, "[method]descriptor.stat-at", "stat", stat_at,
+    guarded!(types, get, "[method]descriptor.stat-at", "stat", stat_at,
         (fd: Resource<Descriptor>, path_flags: PathFlags, path: String),
         target = path.clone());
-    guarded!(types, "[method]descriptor.metadata-hash-at", "stat", metadata_hash_at,
+    guarded!(types, get, "[method]descriptor.metadata-hash-at", "stat", metadata_hash_at,
         (fd: Resource<Descriptor>, path_flags: PathFlags, path: String),
         target = path.clone());
-    guarded!(types, "[method]descriptor.readlink-at", "readlink", readlink_at,
+    guarded!(types, get, "[method]descriptor.readlink-at", "readlink", readlink_at,
         (fd: Resource<Descriptor>, path: String),
         target = path.clone());
-    guarded!(types, "[method]descriptor.create-directory-at", "create directory", create_directory_at,
+    guarded!(types, get, "[method]descriptor.create-directory-at", "create directory", create_directory_at,
         (fd: Resource<Descriptor>, path: String),
         target = path.clone());
-    guarded!(types, "[method]descriptor.remove-directory-at", "remove directory", remove_directory_at,
+    guarded!(types, get, "[method]descriptor.remove-directory-at", "remove directory", remove_directory_at,
         (fd: Resource<Descriptor>, path: String),
         target = path.clone());
-    guarded!(types, "[method]descriptor.unlink-file-at", "remove file", unlink_file_at,
+    guarded!(types, get, "[method]descriptor.unlink-file-at", "remove file", unlink_file_at,
         (fd: Resource<Descriptor>, path: String),
         target = path.clone());
-    guarded!(types, "[method]descriptor.set-times-at", "set times", set_times_at,
+    guarded!(types, get, "[method]descriptor.set-times-at", "set times", set_times_at,
         (fd: Resource<Descriptor>, path_flags: PathFlags, path: String, atim: NewTimestamp, mtim: NewTimestamp),
         target = path.clone());
-    guarded!(types, "[method]descriptor.symlink-at", "create symlink", symlink_at,
+    guarded!(types, get, "[method]descriptor.symlink-at", "create symlink", symlink_at,
         (fd: Resource<Descriptor>, target: String, path: String),
         target = format!("{path} -> {target}"));
-    guarded!(types, "[method]descriptor.rename-at", "rename", rename_at,
+    guarded!(types, get, "[method]descriptor.rename-at", "rename", rename_at,
         (fd: Resource<Descriptor>, from: String, to_fd: Resource<Descriptor>, to: String),
         target = format!("{from} -> {to}"));
-    guarded!(types, "[method]descriptor.link-at", "link", link_at,
+    guarded!(types, get, "[method]descriptor.link-at", "link", link_at,
         (fd: Resource<Descriptor>, flags: PathFlags, from: String, to_fd: Resource<Descriptor>, to: String),
         target = format!("{from} -> {to}"));
-    guarded!(types, "[method]descriptor.read-directory", "list", read_directory,
+    guarded!(types, get, "[method]descriptor.read-directory", "list", read_directory,
         (fd: Resource<Descriptor>),
         target = "(a directory listing)".to_owned());
     types.func_wrap_async(
         "[method]directory-entry-stream.read-directory-entry",
-        |mut store: wasmtime::StoreContextMut<'_, CallState>,
-         (stream,): (Resource<DirectoryEntryStream>,)| {
+        move |mut store: wasmtime::StoreContextMut<'_, T>,
+              (stream,): (Resource<DirectoryEntryStream>,)| {
             Box::new(async move {
-                let state = store.data_mut();
+                let mut state = get(store.data_mut());
                 let next = state.read_directory_entry(stream).await;
                 Ok((state.finish("list", "", Ok(next))?,))
             })

@@ -9,28 +9,28 @@
 //! standard streams the command's, and its trail part of the operation's.
 //! Nothing runs on the host.
 
+pub(crate) mod runner;
 pub(crate) mod vfs;
 pub(crate) mod view;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use cordon_kernel::{EventSink, ToolErrorKind};
+use std::future::Future;
+use std::pin::Pin;
+
+use cordon_kernel::Event;
 use serde::Deserialize;
 use wasmtime::component::{HasData, Linker};
 
 use crate::audit::Audit;
 use crate::bindings::cordon::plugin::interpreters as wit;
-use crate::bundle::{Bundle, Exports};
-use crate::capabilities::CallBuilder;
 use crate::capabilities::dirs::guard::FileGuard;
-use crate::engine::Engine;
-use crate::guarded::{self, Body};
-use crate::manifest::{BundleKind, Grants, ManifestError, Validator};
-use crate::sandbox::CallState;
-use crate::workspace::CallFiles;
+use crate::capabilities::unit::Imports;
+use crate::manifest::checks::{ManifestError, Validator};
+use crate::manifest::kind::BundleKind;
+use crate::workspace::staging::CallFiles;
 
 use view::{View, WorkspaceView};
 
@@ -49,7 +49,7 @@ pub(crate) struct InterpreterTable {
 pub(crate) fn validate(
     table: Option<InterpreterTable>,
     kind: BundleKind,
-    grants: &Grants,
+    granted: Option<Vec<String>>,
     check: &Validator<'_>,
 ) -> Result<Vec<String>, ManifestError> {
     match (kind, table) {
@@ -72,10 +72,10 @@ pub(crate) fn validate(
                 is_command_name,
                 "a command is 1 to 64 of lowercase letters, digits, `.`, `_`, `+` and `-`",
             )?;
-            if !grants.is_empty() {
+            if let Some(granted) = granted {
                 return Err(check.invalid(
                     "grants",
-                    grants.summary(),
+                    granted,
                     "an interpreter is granted nothing: each run sees exactly what its command sees",
                 ));
             }
@@ -98,59 +98,34 @@ fn is_command_name(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._+-".contains(c))
 }
 
-/// A run's interpreters, by the commands they serve; of two serving one
-/// command, the first by bundle name.
-#[derive(Clone, Default)]
-pub(crate) struct Interpreters {
-    by_command: BTreeMap<String, Arc<Bundle>>,
-}
-
-impl Interpreters {
-    /// The interpreters among `bundles`.
-    pub(crate) fn of(bundles: &[Arc<Bundle>]) -> Self {
-        let mut by_command = BTreeMap::new();
-        let mut sorted: Vec<&Arc<Bundle>> = bundles
-            .iter()
-            .filter(|bundle| matches!(bundle.exports, Exports::Interpreter(_)))
-            .collect();
-        sorted.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
-        for bundle in sorted {
-            for command in &bundle.manifest.commands {
-                by_command
-                    .entry(command.clone())
-                    .or_insert_with(|| Arc::clone(bundle));
-            }
-        }
-        Self { by_command }
-    }
-
-    /// Whether there are none.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.by_command.is_empty()
-    }
-
-    /// The most slots of the instance pool one run of any of them takes.
-    pub(crate) fn slots(&self) -> u32 {
-        self.by_command
-            .values()
-            .map(|bundle| bundle.footprint.slots())
-            .max()
-            .unwrap_or(0)
-    }
-}
-
 /// What a backend call's `interpreters` import runs with.
 pub(crate) struct InterpreterAccess {
-    pub(crate) interpreters: Interpreters,
-    pub(crate) engine: Arc<Engine>,
-    /// Where interpreters' events are shown as they happen.
-    pub(crate) live: Arc<dyn EventSink>,
+    /// What runs them.
+    pub(crate) runner: Arc<dyn Runner>,
     pub(crate) guard: Arc<FileGuard>,
     /// The backend's workspace folder, canonical, when it has one.
     pub(crate) folder: Option<PathBuf>,
     /// The folders of the skills active for the call, by skill.
     pub(crate) skills: BTreeMap<String, PathBuf>,
 }
+
+/// What runs a command's interpreter: a fresh guarded instance of it, which
+/// only the layer that runs calls can make. This module decides what a run
+/// may see; the runner makes the run.
+pub(crate) trait Runner: Send + Sync {
+    /// Whether an interpreter serves `command`.
+    fn serves(&self, command: &str) -> bool;
+
+    /// Slots of the instance pool one run of any interpreter holds.
+    fn slots(&self) -> u32;
+
+    /// Run `invocation` in the interpreter that serves its command, its
+    /// files the read-only `view`: what it came to, and its trail.
+    fn run(&self, view: View, invocation: wit::Invocation) -> Run<'_>;
+}
+
+/// A run of an interpreter, under way.
+pub(crate) type Run<'a> = Pin<Box<dyn Future<Output = (wit::Finished, Vec<Event>)> + Send + 'a>>;
 
 /// A command an interpreter runs: its streams, its variables, its args.
 pub(crate) struct CommandIo {
@@ -166,35 +141,20 @@ pub(crate) struct InterpretersView<'a> {
     pub(crate) audit: &'a Audit,
 }
 
-struct InterpretersCapability;
+/// The interpreter capability, which only a backend's call holds.
+pub(crate) struct RunInterpreters;
 
-impl HasData for InterpretersCapability {
+impl HasData for RunInterpreters {
     type Data<'a> = InterpretersView<'a>;
 }
 
-/// Link the `interpreters` import.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    wit::add_to_linker::<CallState, InterpretersCapability>(linker, CallState::interpreters_view)
-}
-
-/// The exit status of a command an interpreter did not finish: as a shell
-/// reports a command its time limit ended, or one killed.
-fn stopped_status(kind: ToolErrorKind) -> i32 {
-    match kind {
-        ToolErrorKind::Timeout => 124,
-        _ => 137,
-    }
-}
-
-/// `cwd` as the interpreter sees it: a workspace path under `/workspace`, a
-/// skill's folder as it is.
-fn interpreter_cwd(cwd: &str) -> String {
-    if cwd.starts_with('/') {
-        cwd.to_owned()
-    } else if cwd.is_empty() {
-        WORKSPACE_MOUNT.to_owned()
-    } else {
-        format!("{WORKSPACE_MOUNT}/{cwd}")
+impl Imports for RunInterpreters {
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> Self::Data<'_>,
+    ) -> wasmtime::Result<()> {
+        wit::add_to_linker::<T, Self>(linker, get)?;
+        Ok(())
     }
 }
 
@@ -206,9 +166,9 @@ impl wit::Host for InterpretersView<'_> {
         let Some(access) = self.access else {
             return Ok(Err(wit::Refusal::Unknown));
         };
-        let Some(bundle) = access.interpreters.by_command.get(&invocation.command) else {
+        if !access.runner.serves(&invocation.command) {
             return Ok(Err(wit::Refusal::Unknown));
-        };
+        }
         let staged = self
             .staging
             .map(|files| files.under(""))
@@ -223,86 +183,8 @@ impl wit::Host for InterpretersView<'_> {
             Ok(view) => view,
             Err(message) => return Ok(Err(wit::Refusal::Failed(message))),
         };
-        let (finished, events) = run(access, bundle, view, invocation).await;
+        let (finished, events) = access.runner.run(view, invocation).await;
         self.audit.keep(events);
         Ok(Ok(finished))
     }
-}
-
-/// Run `invocation` in a fresh instance of the interpreter `bundle`, seeing
-/// `view`: what it did, and its trail, shown live already.
-async fn run(
-    access: &InterpreterAccess,
-    bundle: &Arc<Bundle>,
-    view: View,
-    invocation: wit::Invocation,
-) -> (wit::Finished, Vec<cordon_kernel::Event>) {
-    let Exports::Interpreter(indices) = &bundle.exports else {
-        let finished = wit::Finished {
-            exit_code: 126,
-            stdout: Vec::new(),
-            stderr: format!("{}: not an interpreter\n", invocation.command).into_bytes(),
-            stdout_truncated: false,
-            stderr_truncated: false,
-        };
-        return (finished, Vec::new());
-    };
-    let audit = Audit::new(&bundle.id(), Arc::clone(&access.live));
-    let asked = Duration::from_millis(u64::from(invocation.timeout_ms.max(1)));
-    let mut args = vec![invocation.command.clone()];
-    args.extend(invocation.args.iter().cloned());
-    let call = CallBuilder::new(
-        bundle,
-        &invocation.command,
-        audit.clone(),
-        Arc::clone(&access.guard),
-    )
-    .command(
-        CommandIo {
-            args,
-            env: invocation.env.clone(),
-            stdin: invocation.stdin,
-        },
-        vfs::Vfs::new(view),
-    )
-    .within_time(asked);
-    let (indices, args, cwd, env) = (
-        indices.clone(),
-        invocation.args,
-        interpreter_cwd(&invocation.cwd),
-        invocation.env,
-    );
-    let body: Body<i32> = Box::new(move |store, instance| {
-        Box::pin(async move {
-            let guest = indices.load(&mut *store, &instance)?;
-            guest.call_run(&mut *store, &args, &cwd, &env).await
-        })
-    });
-    let finished = guarded::call(&access.engine, call, false, body).await;
-    let output = finished
-        .output
-        .unwrap_or_else(|| crate::capabilities::log::CommandOutput {
-            stdout: Vec::new(),
-            stderr: Vec::new(),
-            stdout_truncated: false,
-            stderr_truncated: false,
-        });
-    let mut stderr = output.stderr;
-    let exit_code = match finished.result {
-        Ok(code) => code,
-        Err(error) => {
-            stderr.extend_from_slice(
-                format!("{}: stopped: {}\n", invocation.command, error.message).as_bytes(),
-            );
-            stopped_status(error.kind)
-        }
-    };
-    let finished = wit::Finished {
-        exit_code,
-        stdout: output.stdout,
-        stderr,
-        stdout_truncated: output.stdout_truncated,
-        stderr_truncated: output.stderr_truncated,
-    };
-    (finished, audit.take())
 }

@@ -17,7 +17,7 @@ use wasmtime_wasi::p2::{DynInputStream, InputStream, Pollable, StreamError, Stre
 
 use super::view::{Contents, Found, Node, Place, View};
 use crate::audit::Audit;
-use crate::sandbox::CallState;
+use crate::capabilities::unit::Imports;
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -74,19 +74,25 @@ pub(crate) struct VfsView<'a> {
     pub(crate) audit: &'a Audit,
 }
 
-struct VfsCapability;
+/// The file system an interpreter's run sees, linked over wasmtime-wasi's
+/// in interpreters' linker only.
+pub(crate) struct ReadOnlyFs;
 
-impl HasData for VfsCapability {
+impl HasData for ReadOnlyFs {
     type Data<'a> = VfsView<'a>;
 }
 
-/// Link the filesystem over wasmtime-wasi's, for interpreters' linker only.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    linker.allow_shadowing(true);
-    types::add_to_linker::<CallState, VfsCapability>(linker, CallState::vfs_view)?;
-    preopens::add_to_linker::<CallState, VfsCapability>(linker, CallState::vfs_view)?;
-    linker.allow_shadowing(false);
-    Ok(())
+impl Imports for ReadOnlyFs {
+    fn add_to_linker<T: Send + 'static>(
+        linker: &mut Linker<T>,
+        get: fn(&mut T) -> Self::Data<'_>,
+    ) -> wasmtime::Result<()> {
+        linker.allow_shadowing(true);
+        types::add_to_linker::<T, Self>(linker, get)?;
+        preopens::add_to_linker::<T, Self>(linker, get)?;
+        linker.allow_shadowing(false);
+        Ok(())
+    }
 }
 
 /// Reads a file's contents from an offset, a chunk at a time.

@@ -6,14 +6,68 @@
 //! widen. The bundled plugins come approved for no origin at all.
 
 use super::origin::{Host, Origin, Scheme};
-use crate::manifest::{ManifestError, Validator};
+use crate::capabilities::unit::Grant;
+use crate::manifest::checks::{ManifestError, Validator};
+use crate::manifest::kind::BundleKind;
 
-/// Check `grants.network`: each an origin, each listed once.
-pub(crate) fn validate(origins: &[String], check: &Validator<'_>) -> Result<(), ManifestError> {
-    parse_all(origins, |index, origin, reason| {
-        check.invalid(&format!("grants.network[{index}]"), origin, &reason)
-    })
-    .map(drop)
+/// The network capability.
+pub(crate) struct Network;
+
+impl Grant for Network {
+    const SAID: u8 = 4;
+
+    /// The origins.
+    type Asked = Vec<String>;
+
+    /// Each an origin, each listed once.
+    fn validate(
+        origins: &Vec<String>,
+        _kind: BundleKind,
+        check: &Validator<'_>,
+    ) -> Result<(), ManifestError> {
+        parse_all(origins, |index, origin, reason| {
+            check.invalid(&format!("grants.network[{index}]"), origin, &reason)
+        })
+        .map(drop)
+    }
+
+    fn is_empty(origins: &Vec<String>) -> bool {
+        origins.is_empty()
+    }
+
+    fn describe(origins: &Vec<String>) -> Vec<String> {
+        if origins.is_empty() {
+            Vec::new()
+        } else {
+            vec![format!("network {}", origins.join(", "))]
+        }
+    }
+
+    /// Never: the operator may grant fewer origins than asked.
+    fn beyond(_asked: &Vec<String>, _approved: &Vec<String>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The origins of `asked` that no origin of `approved` covers: where a
+    /// bundle may not connect although it asks to.
+    fn narrowed(asked: &Vec<String>, approved: &Vec<String>) -> Vec<String> {
+        unapproved(asked, approved)
+    }
+
+    fn check_approved(approved: &Vec<String>) -> Result<(), (String, String, String)> {
+        parse_all(approved, |index, origin, reason| {
+            (format!("[{index}]"), origin.to_owned(), reason)
+        })
+        .map(drop)
+    }
+
+    /// Untrusted code has no network.
+    fn untrusted(origins: &mut Vec<String>) -> Vec<String> {
+        origins
+            .drain(..)
+            .map(|origin| format!("network {origin} (untrusted code has no network)"))
+            .collect()
+    }
 }
 
 /// Parse `origins`, each listed once, reporting the first bad one through `fail`.
@@ -32,15 +86,8 @@ pub(crate) fn parse_all<E>(
     Ok(parsed)
 }
 
-/// One line for an operator, if anything is asked.
-pub(crate) fn describe(origins: &[String]) -> Option<String> {
-    (!origins.is_empty()).then(|| format!("network {}", origins.join(", ")))
-}
-
-/// The origins of `asked` that no origin of `approved` covers: what the
-/// bundle asks that it is not granted, one line each. This never refuses a
-/// bundle: the operator may grant fewer origins than asked.
-pub(crate) fn unapproved(asked: &[String], approved: &[String]) -> Vec<String> {
+/// The origins of `asked` that no origin of `approved` covers, one line each.
+fn unapproved(asked: &[String], approved: &[String]) -> Vec<String> {
     let approved = parse_lossy(approved);
     parse_lossy(asked)
         .into_iter()

@@ -19,59 +19,73 @@ pub(crate) mod secrets;
 pub(crate) mod sender;
 pub(crate) mod sockets;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use wasmtime::component::Linker;
 use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi_http::WasiHttpView;
 
 use crate::audit::Audit;
-use crate::bundle::Bundle;
-use crate::sandbox::CallState;
+use crate::limits::NetworkLimits;
 
+use self::grant::Allowlist;
 use self::http::HttpAccess;
 use self::policy::NetworkPolicy;
-use self::secrets::CallSecrets;
+use self::secrets::{CallSecrets, SecretUse};
 
-/// Give one call of `bundle` (labelled `label`) its network: sockets and
-/// HTTP judged against the bundle's allowlist and `policy`, the secrets'
-/// placeholders in its environment. What the call's HTTP goes through.
+/// What one call of a bundle is granted of the network.
+pub(crate) struct Granted<'a> {
+    /// The bundle, by name.
+    pub(crate) bundle: &'a str,
+    /// The secrets it uses and where each may go.
+    pub(crate) secrets: &'a BTreeMap<String, SecretUse>,
+    /// Where it may connect: what it asks, as the operator approved it.
+    pub(crate) allowlist: &'a Arc<Allowlist>,
+    /// The operator's rules over every connection, and the secrets' values.
+    pub(crate) policy: &'a Arc<NetworkPolicy>,
+    pub(crate) limits: NetworkLimits,
+}
+
+/// Give one call (labelled `label`) its network: sockets and HTTP judged
+/// against its bundle's allowlist and policy, the secrets' placeholders in
+/// its environment. What the call's HTTP goes through.
 pub(crate) fn grant(
     wasi: &mut WasiCtxBuilder,
-    bundle: &Bundle,
-    policy: &Arc<NetworkPolicy>,
+    granted: Granted<'_>,
     audit: &Audit,
     label: &str,
 ) -> HttpAccess {
     sockets::grant(
         wasi,
-        Arc::clone(&bundle.network),
-        Arc::clone(policy),
+        Arc::clone(granted.allowlist),
+        Arc::clone(granted.policy),
         audit.clone(),
     );
-    let secrets = if bundle.network.is_empty() {
+    let secrets = if granted.allowlist.is_empty() {
         CallSecrets::default()
     } else {
-        CallSecrets::new(
-            &bundle.manifest.name,
-            &bundle.manifest.secrets,
-            &policy.secrets,
-        )
+        CallSecrets::new(granted.bundle, granted.secrets, &granted.policy.secrets)
     };
     for (name, placeholder) in secrets.env() {
         wasi.env(name, placeholder);
     }
     HttpAccess::new(
-        Arc::clone(&bundle.network),
-        Arc::clone(policy),
-        bundle.manifest.limits.network,
+        Arc::clone(granted.allowlist),
+        Arc::clone(granted.policy),
+        granted.limits,
         Arc::new(secrets),
         audit.clone(),
         label,
     )
 }
 
-/// Link outgoing HTTP and the refused name lookup.
-pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+/// Link outgoing HTTP, judged by the store's [`WasiHttpView`] hooks, and
+/// the refused name lookup, audited in the trail `audit` finds.
+pub(crate) fn add_to_linker<T: WasiHttpView + Send + 'static>(
+    linker: &mut Linker<T>,
+    audit: fn(&mut T) -> &Audit,
+) -> wasmtime::Result<()> {
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
-    sockets::add_lookup_to_linker(linker)
+    sockets::add_lookup_to_linker(linker, audit)
 }

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::grant;
 use super::origin::{Host, Origin, Scheme};
-use crate::manifest::{ManifestError, Validator};
+use crate::manifest::checks::{ManifestError, Validator};
 
 /// The prefix of the variables that carry placeholders.
 pub const SECRET_ENV_PREFIX: &str = "CORDON_SECRET_";

@@ -17,7 +17,6 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use super::grant::Allowlist;
 use super::policy::NetworkPolicy;
 use crate::audit::Audit;
-use crate::sandbox::CallState;
 
 /// The name lookup interface as wasmtime-wasi 48 registers it.
 const IP_NAME_LOOKUP: &str = "wasi:sockets/ip-name-lookup@0.2.12";
@@ -81,16 +80,19 @@ fn socket_use(usage: SocketAddrUse) -> &'static str {
 
 /// Replace `resolve-addresses`: every lookup is refused and audited, and no
 /// query leaves the host.
-pub(crate) fn add_lookup_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(crate) fn add_lookup_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    audit: fn(&mut T) -> &Audit,
+) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut lookup = linker.instance(IP_NAME_LOOKUP)?;
-    lookup.func_new_async("resolve-addresses", |mut store, _ty, params, results| {
+    lookup.func_new_async("resolve-addresses", move |mut store, _ty, params, results| {
         Box::new(async move {
             let name = match params.get(1) {
                 Some(Val::String(name)) => name.clone(),
                 _ => String::new(),
             };
-            store.data().audit.deny(
+            audit(store.data_mut()).deny(
                 Capability::Network,
                 &name,
                 "looking up a name is not granted: the host resolves the hosts of granted requests itself",

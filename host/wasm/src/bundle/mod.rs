@@ -6,35 +6,31 @@
 //! phase its manifest lists, or the workspace) and that Cordon can satisfy its imports, pre-link
 //! it, and ask a tool component to describe its tools.
 
+pub(crate) mod load;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cordon_kernel::skills::SKILL_TOOL_SEPARATOR as SEPARATOR;
-use cordon_kernel::{EventLog, HookPhase, ToolAnnotations, ToolSpec};
-use serde_json::Value;
+use cordon_kernel::{HookPhase, Reach, ToolSpec};
 use wasmtime::component::InstancePre;
 
 use crate::approvals::{Admission, Approvals, Presented, Unapproved};
-use crate::audit::Audit;
 use crate::bindings::{
-    self, CONTRACT_VERSION, INTERPRETER_EXPORT, TOOL_EXPORT, WORKSPACE_EXPORT, after_tool_call,
+    CONTRACT_VERSION, INTERPRETER_EXPORT, TOOL_EXPORT, WORKSPACE_EXPORT, after_tool_call,
     before_inference, before_tool_call, interpreter, step_end, tool, workspace,
 };
 use crate::bundled::{BundledPlugins, Provenance};
 use crate::cache::{CacheOutcome, sha256_hex};
-use crate::capabilities::CallBuilder;
-use crate::capabilities::dirs::{self, ResolvedDir};
+use crate::capabilities::dirs::{DirMode, ResolvedDir};
 use crate::capabilities::network::grant::Allowlist;
 use crate::capabilities::network::policy::NetworkPolicy;
-use crate::engine::Engine;
 use crate::footprint::{Footprint, Unsized};
-use crate::guarded::{self, Body};
-use crate::manifest::{BundleKind, MANIFEST_FILE, Manifest, ManifestError, is_tool_name};
+use crate::manifest::{BundleKind, MANIFEST_FILE, Manifest, ManifestError};
 use crate::pin::Pinned;
 use crate::profile::UntrustedProfile;
-use crate::safeguards::Safeguards;
 use crate::sandbox::CallState;
 
 /// A loaded bundle: its manifest, where it came from, and its pre-linked component.
@@ -96,6 +92,23 @@ impl Bundle {
         match &self.skill {
             Some(skill) => format!("{skill}{SEPARATOR}{}", self.manifest.name),
             None => self.manifest.name.clone(),
+        }
+    }
+
+    /// How far its calls can act, from the grants in force: past their step
+    /// when they may write a host directory, connect to any origin, or call
+    /// other tools. Nothing else a bundle is granted acts outside the call:
+    /// state writes, log lines and content travel back with the outcome,
+    /// variables and read-only directories are only read, and a question
+    /// only asks.
+    pub(crate) fn reach(&self) -> Reach {
+        let writes_files = self.dirs.iter().any(|dir| dir.mode == DirMode::Rw);
+        let connects = !self.network.is_empty();
+        let calls_tools = !self.manifest.grants.tools.is_empty();
+        if writes_files || connects || calls_tools {
+            Reach::Beyond
+        } else {
+            Reach::Outcome
         }
     }
 }
@@ -459,200 +472,8 @@ impl Request {
     }
 }
 
-/// Load the bundle in folder `dir`, resolving directory grants under `workspace_root`.
-pub(crate) async fn load(
-    engine: &Arc<Engine>,
-    dir: &Path,
-    workspace_root: &Path,
-    origin: Origin<'_>,
-) -> Result<LoadedBundle, BundleError> {
-    let started = Instant::now();
-    let request = Request::read(dir, origin.skill, origin.profile)?;
-    load_read(engine, request, dir, workspace_root, origin, started).await
-}
-
-/// Load the bundle `request` read from folder `dir`, begun at `started`.
-pub(crate) async fn load_read(
-    engine: &Arc<Engine>,
-    request: Request,
-    dir: &Path,
-    workspace_root: &Path,
-    origin: Origin<'_>,
-    started: Instant,
-) -> Result<LoadedBundle, BundleError> {
-    let provenance = request.provenance(origin.bundled);
-    let admitted = origin
-        .approvals
-        .check(request.presented(), origin.bundled)
-        .map_err(|reason| BundleError::Unapproved {
-            dir: dir.to_owned(),
-            bundle: request.id.clone(),
-            reason: Box::new(reason),
-            narrowed: request.narrowed.clone(),
-        })?;
-    let network = Allowlist::new(&request.manifest.grants.network, &admitted.network);
-    let Request {
-        manifest,
-        narrowed,
-        digest,
-        file,
-        bytes,
-        ..
-    } = request;
-    let path = dir.join(&manifest.component);
-    let (root, dirs) = dirs::resolve(&file, &manifest.grants.dirs, workspace_root)?;
-    if wasmparser::Parser::is_core_wasm(&bytes) {
-        return Err(BundleError::CoreModule { path });
-    }
-    let (component, cache) = engine
-        .cache
-        .load(&engine.engine, (&bytes, &digest), &manifest.name)
-        .map_err(|error| BundleError::NotAComponent {
-            path: path.clone(),
-            message: format!("{error:#}"),
-        })?;
-    let footprint = Footprint::of(&component, &bytes).map_err(|reason| BundleError::Unsized {
-        path: path.clone(),
-        reason,
-    })?;
-    if footprint.slots() > engine.admission.size() {
-        return Err(BundleError::TooBigForPool {
-            path,
-            footprint,
-            slots: footprint.slots(),
-            pool: engine.admission.size(),
-        });
-    }
-    let exported = export_names(&engine.engine, &component);
-    if manifest.kind != BundleKind::Hook {
-        check_world(manifest.kind, &exported, &path)?;
-    }
-    let linker = match manifest.kind {
-        BundleKind::Interpreter => &engine.interpreter_linker,
-        _ => &engine.linker,
-    };
-    let pre = linker
-        .instantiate_pre(&component)
-        .map_err(|error| BundleError::Imports {
-            path: path.clone(),
-            message: format!("{error:#}"),
-        })?;
-    let exports = match manifest.kind {
-        BundleKind::Hook => Exports::Hooks(hook_exports(&file, &manifest, &pre, &exported)?),
-        kind => {
-            let wrong = |error: wasmtime::Error| BundleError::WrongWorld {
-                path: path.clone(),
-                kind,
-                exports: vec![format!("{error:#}")],
-            };
-            match kind {
-                BundleKind::Sandbox => {
-                    Exports::Workspace(workspace::GuestIndices::new(&pre).map_err(wrong)?)
-                }
-                BundleKind::Interpreter => {
-                    Exports::Interpreter(interpreter::GuestIndices::new(&pre).map_err(wrong)?)
-                }
-                _ => Exports::Tool(tool::GuestIndices::new(&pre).map_err(wrong)?),
-            }
-        }
-    };
-    let bundle = Arc::new(Bundle {
-        manifest,
-        skill: origin.skill.map(str::to_owned),
-        dir: dir.to_owned(),
-        digest,
-        provenance,
-        admission: admitted.admission,
-        dirs,
-        root,
-        footprint,
-        network: Arc::new(network),
-        network_policy: Arc::clone(origin.network),
-        pre,
-        exports,
-    });
-    let Described(tools, validators) = match &bundle.exports {
-        Exports::Tool(indices) => describe(engine, &bundle, indices, &path).await?,
-        Exports::Hooks(_) | Exports::Workspace(_) | Exports::Interpreter(_) => Described::default(),
-    };
-    let (tools, validators) = match origin.skill {
-        None => (tools, validators),
-        Some(skill) => {
-            let scoped = |name: &str| format!("{skill}{SEPARATOR}{name}");
-            (
-                tools
-                    .into_iter()
-                    .map(|spec| ToolSpec {
-                        name: scoped(&spec.name),
-                        ..spec
-                    })
-                    .collect(),
-                validators
-                    .into_iter()
-                    .map(|(name, validator)| (scoped(&name), validator))
-                    .collect(),
-            )
-        }
-    };
-    Ok(LoadedBundle {
-        bundle,
-        tools,
-        narrowed,
-        validators,
-        cache,
-        load_time: started.elapsed(),
-    })
-}
-
-fn export_names(
-    engine: &wasmtime::Engine,
-    component: &wasmtime::component::Component,
-) -> Vec<String> {
-    component
-        .component_type()
-        .exports(engine)
-        .map(|(name, _)| name.to_owned())
-        .collect()
-}
-
-/// Look up every phase the manifest lists; a listed phase the component does
-/// not export is a load error.
-fn hook_exports(
-    file: &Path,
-    manifest: &Manifest,
-    pre: &InstancePre<CallState>,
-    exported: &[String],
-) -> Result<HookExports, BundleError> {
-    let mut hooks = HookExports::default();
-    for &phase in &manifest.hooks {
-        let missing = |_| BundleError::MissingHook {
-            file: file.to_owned(),
-            phase,
-            exports: exported.to_vec(),
-        };
-        match phase {
-            HookPhase::BeforeInference => {
-                hooks.before_inference =
-                    Some(before_inference::GuestIndices::new(pre).map_err(missing)?);
-            }
-            HookPhase::BeforeToolCall => {
-                hooks.before_tool_call =
-                    Some(before_tool_call::GuestIndices::new(pre).map_err(missing)?);
-            }
-            HookPhase::AfterToolCall => {
-                hooks.after_tool_call =
-                    Some(after_tool_call::GuestIndices::new(pre).map_err(missing)?);
-            }
-            HookPhase::StepEnd => {
-                hooks.step_end = Some(step_end::GuestIndices::new(pre).map_err(missing)?);
-            }
-        }
-    }
-    Ok(hooks)
-}
-
 /// The interface a bundle of `kind` must export, without version.
-fn kind_export(kind: BundleKind) -> &'static str {
+pub(crate) fn kind_export(kind: BundleKind) -> &'static str {
     match kind {
         BundleKind::Sandbox => WORKSPACE_EXPORT,
         BundleKind::Interpreter => INTERPRETER_EXPORT,
@@ -661,144 +482,13 @@ fn kind_export(kind: BundleKind) -> &'static str {
 }
 
 /// The world a bundle of `kind` is built against.
-fn kind_world(kind: BundleKind) -> &'static str {
+pub(crate) fn kind_world(kind: BundleKind) -> &'static str {
     match kind {
         BundleKind::Sandbox => "sandbox-backend",
         BundleKind::Interpreter => "interpreter-plugin",
         BundleKind::Tool => "tool-plugin",
         BundleKind::Hook => "hook-plugin",
     }
-}
-
-fn check_world(kind: BundleKind, exports: &[String], path: &Path) -> Result<(), BundleError> {
-    let expected = kind_export(kind);
-    let compatible = exports.iter().any(|name| {
-        name.strip_prefix(expected)
-            .and_then(|rest| rest.strip_prefix('@'))
-            .and_then(|version| semver::Version::parse(version).ok())
-            .is_some_and(|version| version.major == 0 && version.minor == 1)
-    });
-    if compatible {
-        Ok(())
-    } else {
-        Err(BundleError::WrongWorld {
-            path: path.to_owned(),
-            kind,
-            exports: exports.to_vec(),
-        })
-    }
-}
-
-#[derive(Default)]
-struct Described(Vec<ToolSpec>, BTreeMap<String, Arc<jsonschema::Validator>>);
-
-/// Ask the component for its tools, as a guarded call with the bundle's
-/// grants, no state and no tool to call, and validate what it says.
-async fn describe(
-    engine: &Arc<Engine>,
-    bundle: &Arc<Bundle>,
-    indices: &tool::GuestIndices,
-    path: &Path,
-) -> Result<Described, BundleError> {
-    let fail = |message: String| BundleError::Describe {
-        path: path.to_owned(),
-        message,
-    };
-    // Nobody watches a bundle load: its trail is dropped, and a failure is
-    // the load error.
-    let audit = Audit::new(&bundle.manifest.name, Arc::new(EventLog::new()));
-    let guard = Arc::new(Safeguards::default().guard(&bundle.root));
-    let call = CallBuilder::new(bundle, "describe", audit, guard);
-    let indices = indices.clone();
-    let body: Body<Vec<bindings::ToolSpec>> = Box::new(move |store, instance| {
-        Box::pin(async move {
-            let guest = indices.load(&mut *store, &instance)?;
-            guest.call_describe(&mut *store).await
-        })
-    });
-    let described = guarded::call(engine, call, false, body)
-        .await
-        .result
-        .map_err(|error| fail(error.to_string()))?;
-    let mut specs = Vec::with_capacity(described.len());
-    let mut validators = BTreeMap::new();
-    for spec in described {
-        let tool = spec.name.clone();
-        let invalid = |reason: String| BundleError::InvalidTool {
-            path: path.to_owned(),
-            tool: tool.clone(),
-            reason,
-        };
-        let (spec, validator) = validate_spec(&bundle.manifest.name, spec).map_err(invalid)?;
-        if validators
-            .insert(tool.clone(), Arc::new(validator))
-            .is_some()
-        {
-            return Err(invalid("is described twice".into()));
-        }
-        specs.push(spec);
-    }
-    Ok(Described(specs, validators))
-}
-
-/// A described tool of bundle `bundle`, checked: its name lies in the
-/// bundle's namespace (`BUNDLE.tool`), so a rule naming a bundle's tools
-/// means that bundle and no other.
-fn validate_spec(
-    bundle: &str,
-    spec: bindings::ToolSpec,
-) -> Result<(ToolSpec, jsonschema::Validator), String> {
-    if !is_tool_name(&spec.name) {
-        return Err(
-            "invalid name: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit"
-                .into(),
-        );
-    }
-    let local = spec
-        .name
-        .strip_prefix(bundle)
-        .and_then(|rest| rest.strip_prefix('.'));
-    if local.is_none_or(str::is_empty) {
-        return Err(format!(
-            "is outside the bundle's namespace: tools of bundle `{bundle}` are named `{bundle}.NAME`"
-        ));
-    }
-    if spec.description.trim().is_empty() {
-        return Err("has an empty description".into());
-    }
-    let (input_schema, validator) = parse_schema("input-schema", &spec.input_schema)?;
-    let output_schema = spec
-        .output_schema
-        .as_deref()
-        .map(|text| parse_schema("output-schema", text).map(|(schema, _)| schema))
-        .transpose()?;
-    let bindings::ToolAnnotations {
-        read_only,
-        destructive,
-        idempotent,
-        open_world,
-    } = spec.annotations;
-    let spec = ToolSpec {
-        name: spec.name,
-        description: spec.description,
-        input_schema: Arc::new(input_schema),
-        output_schema: output_schema.map(Arc::new),
-        annotations: ToolAnnotations {
-            read_only,
-            destructive,
-            idempotent,
-            open_world,
-        },
-    };
-    Ok((spec, validator))
-}
-
-fn parse_schema(field: &str, text: &str) -> Result<(Value, jsonschema::Validator), String> {
-    let schema: Value = serde_json::from_str(text)
-        .map_err(|error| format!("{field} is not valid JSON: {error}"))?;
-    let validator = jsonschema::validator_for(&schema)
-        .map_err(|error| format!("{field} is not a valid JSON Schema: {error}"))?;
-    Ok((schema, validator))
 }
 
 /// `dir` as a person would type it here: relative to the working directory

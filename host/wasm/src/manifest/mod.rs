@@ -4,24 +4,24 @@
 //! section and its checks belong to its capability (see
 //! [`capabilities`](crate::capabilities)); this module puts them together.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use cordon_kernel::HookPhase;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::capabilities::dirs::{DirGrant, DirMode};
-pub use crate::capabilities::network::secrets::SecretUse;
-pub use crate::capabilities::staging::StagingPolicy;
-pub use crate::capabilities::state::StateGrants;
-pub use crate::state_keys::StateDeclaration;
+pub(crate) mod checks;
+pub(crate) mod kind;
 
-use crate::capabilities::network::{grant as network, secrets};
-use crate::capabilities::{config, dirs, elicit, env, interpreters, staging, state, tools};
+pub use crate::capabilities::{DirGrant, DirMode, Grants, SecretUse, StagingPolicy, StateGrants};
+pub use crate::state_keys::StateDeclaration;
+pub use checks::{ManifestError, is_tool_name};
+pub use kind::BundleKind;
+
+use crate::capabilities::{self as registry, InterpreterTable, Sections};
 use crate::limits::{Limits, RawLimits};
-use crate::state_keys;
+use checks::{Validator, is_contained_relative, is_identifier};
 
 /// The file name of a bundle manifest.
 pub const MANIFEST_FILE: &str = "plugin.toml";
@@ -74,135 +74,6 @@ pub struct BuildRecipe {
     pub command: String,
 }
 
-/// What a bundle provides. Closed: the host refuses kinds it cannot run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BundleKind {
-    /// Exports `cordon:plugin/tool`.
-    Tool,
-    /// Exports hook interfaces.
-    Hook,
-    /// Exports `cordon:plugin/workspace`.
-    Sandbox,
-    /// Exports `cordon:plugin/interpreter`: a language's interpreter that
-    /// sandbox backends' shells run.
-    Interpreter,
-}
-
-impl fmt::Display for BundleKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Tool => "tool",
-            Self::Hook => "hook",
-            Self::Sandbox => "sandbox",
-            Self::Interpreter => "interpreter",
-        })
-    }
-}
-
-/// Capabilities a bundle requests. Everything absent is refused.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Grants {
-    /// Environment variables passed through from the host, by name.
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// Tools the component may call through `cordon:plugin/tools`.
-    #[serde(default)]
-    pub tools: Vec<String>,
-    /// State keys the component may read and write.
-    #[serde(default)]
-    pub state: StateGrants,
-    /// Directories preopened for the component.
-    #[serde(default)]
-    pub dirs: Vec<DirGrant>,
-    /// Origins the component may reach, such as `https://api.example.com`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub network: Vec<String>,
-    /// Whether a tool may ask the person its call runs for questions
-    /// through `cordon:plugin/elicit`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub elicit: bool,
-}
-
-impl Grants {
-    /// Whether nothing is asked for.
-    pub fn is_empty(&self) -> bool {
-        self.env.is_empty()
-            && self.tools.is_empty()
-            && self.state.read.is_empty()
-            && self.state.write.is_empty()
-            && self.dirs.is_empty()
-            && self.network.is_empty()
-            && !self.elicit
-    }
-
-    /// What these grants ask for that `approved` does not cover, one line
-    /// per grant; empty when `approved` covers everything. Network origins
-    /// are left out: an approval may grant fewer than asked (see
-    /// [`Grants::narrowed`]).
-    pub fn beyond(&self, approved: &Grants) -> Vec<String> {
-        let mut lines = state::beyond(&self.state, &approved.state);
-        lines.extend(tools::beyond(&self.tools, &approved.tools));
-        lines.extend(dirs::beyond(&self.dirs, &approved.dirs));
-        lines.extend(env::beyond(&self.env, &approved.env));
-        lines.extend(elicit::beyond(self.elicit, approved.elicit));
-        lines
-    }
-
-    /// The origins these grants ask for that `approved` leaves out, one line
-    /// each: where a bundle may not connect although it asks to.
-    pub fn narrowed(&self, approved: &Grants) -> Vec<String> {
-        network::unapproved(&self.network, &approved.network)
-    }
-
-    /// What is granted, one line per grant, for an operator; empty when
-    /// nothing is.
-    pub fn summary(&self) -> Vec<String> {
-        state::describe(&self.state)
-            .chain(tools::describe(&self.tools))
-            .chain(dirs::describe(&self.dirs))
-            .chain(env::describe(&self.env))
-            .chain(network::describe(&self.network))
-            .chain(elicit::describe(self.elicit))
-            .collect()
-    }
-}
-
-/// Why a manifest was rejected.
-#[derive(Debug, thiserror::Error)]
-pub enum ManifestError {
-    /// The file could not be read.
-    #[error("{}: cannot read manifest: {source}", file.display())]
-    Read {
-        /// The manifest file.
-        file: PathBuf,
-        /// Why it could not be read.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The file is not valid TOML, has an unknown key or a value of the wrong type.
-    #[error("{}: {message}", file.display())]
-    Parse {
-        /// The manifest file.
-        file: PathBuf,
-        /// The parser's explanation.
-        message: String,
-    },
-    /// A value is present and well typed, but not acceptable.
-    #[error("{}: field `{field}` = {value}: {reason}", file.display())]
-    Invalid {
-        /// The manifest file.
-        file: PathBuf,
-        /// The field at fault, such as `plugin.sha256`.
-        field: String,
-        /// The value, quoted as in Rust's `Debug` output.
-        value: String,
-        /// Why the value was refused.
-        reason: String,
-    },
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawManifest {
@@ -216,7 +87,7 @@ struct RawManifest {
     #[serde(default)]
     build: Option<BuildRecipe>,
     #[serde(default)]
-    interpreter: Option<interpreters::InterpreterTable>,
+    interpreter: Option<InterpreterTable>,
     #[serde(default)]
     secrets: BTreeMap<String, SecretUse>,
     #[serde(default)]
@@ -254,31 +125,11 @@ impl Manifest {
             file: file.to_owned(),
             message: error.to_string().trim_end().to_owned(),
         })?;
-        Validator { file }.manifest(raw)
+        Validator::new(file).manifest(raw)
     }
-}
-
-/// Checks the values of one manifest file, naming it in every error.
-pub(crate) struct Validator<'a> {
-    file: &'a Path,
 }
 
 impl Validator<'_> {
-    /// The error for `value` of `field`, refused for `reason`.
-    pub(crate) fn invalid(
-        &self,
-        field: &str,
-        value: impl fmt::Debug,
-        reason: &str,
-    ) -> ManifestError {
-        ManifestError::Invalid {
-            file: self.file.to_owned(),
-            field: field.to_owned(),
-            value: format!("{value:?}"),
-            reason: reason.to_owned(),
-        }
-    }
-
     fn manifest(&self, raw: RawManifest) -> Result<Manifest, ManifestError> {
         let RawPlugin {
             name,
@@ -317,18 +168,18 @@ impl Validator<'_> {
             })
             .transpose()?;
         let hooks = self.hooks(kind, &hooks)?;
-        let staging = staging::validate(staging, kind, self)?;
-        let grants = &raw.grants;
-        env::validate(&grants.env, self)?;
-        tools::validate(&grants.tools, kind, self)?;
-        state::validate(&grants.state, self)?;
-        dirs::validate(&grants.dirs, self)?;
-        network::validate(&grants.network, self)?;
-        elicit::validate(grants.elicit, kind, self)?;
-        secrets::validate(&raw.secrets, &grants.network, self)?;
-        state_keys::validate(&raw.state, &grants.state, self)?;
-        let config = config::from_table(raw.config, self)?;
-        let commands = interpreters::validate(raw.interpreter, kind, grants, self)?;
+        let checked = registry::check_sections(
+            kind,
+            &raw.grants,
+            Sections {
+                staging,
+                config: raw.config,
+                interpreter: raw.interpreter,
+                secrets: raw.secrets,
+                state: raw.state,
+            },
+            self,
+        )?;
         let limits = raw.limits.validate().map_err(|(field, value, reason)| {
             self.invalid(&format!("limits.{field}"), value, &reason)
         })?;
@@ -337,16 +188,16 @@ impl Validator<'_> {
             version,
             kind,
             hooks,
-            staging,
+            staging: checked.staging,
             description,
             component,
             sha256,
             grants: raw.grants,
-            secrets: raw.secrets,
-            state: raw.state,
+            secrets: checked.secrets,
+            state: checked.state,
             limits,
-            config,
-            commands,
+            config: checked.config,
+            commands: checked.commands,
             build: self.build(raw.build)?,
         })
     }
@@ -400,46 +251,6 @@ impl Validator<'_> {
         phases.sort();
         Ok(phases)
     }
-
-    /// Refuse an invalid or repeated name of the list `field`.
-    pub(crate) fn unique_names(
-        &self,
-        field: &str,
-        names: &[String],
-        valid: fn(&str) -> bool,
-        reason: &str,
-    ) -> Result<(), ManifestError> {
-        let mut seen = BTreeSet::new();
-        for (index, name) in names.iter().enumerate() {
-            if !valid(name) {
-                return Err(self.invalid(&format!("{field}[{index}]"), name, reason));
-            }
-            if !seen.insert(name) {
-                return Err(self.invalid(&format!("{field}[{index}]"), name, "is listed twice"));
-            }
-        }
-        Ok(())
-    }
-}
-
-fn is_identifier(name: &str, extra: impl Fn(char) -> bool) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || extra(c))
-}
-
-/// Whether `name` is an acceptable tool name: lowercase letters, digits, `.`, `_`
-/// and `-`, starting with a letter or digit, at most 128 characters.
-pub fn is_tool_name(name: &str) -> bool {
-    name.len() <= 128 && is_identifier(name, |c| matches!(c, '.' | '_' | '-'))
-}
-
-/// Whether `path` is relative and stays inside the folder it is relative to.
-pub(crate) fn is_contained_relative(path: &Path) -> bool {
-    path.components()
-        .all(|part| matches!(part, Component::Normal(_) | Component::CurDir))
 }
 
 #[cfg(test)]
