@@ -129,7 +129,7 @@ async fn a_script_changes_nothing_and_each_write_is_refused_and_audited() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_script_reaching_outside_is_refused_and_audited_and_sees_no_host_secrets() {
+async fn a_script_reaching_outside_finds_nothing_is_refused_what_exists_and_sees_no_host_secrets() {
     let rig = rig(true, |root| {
         std::fs::write(root.join(".env"), "TOKEN=hunter2\n").unwrap();
         std::fs::create_dir_all(root.join(".cordon")).unwrap();
@@ -152,16 +152,47 @@ async fn a_script_reaching_outside_is_refused_and_audited_and_sees_no_host_secre
         out.contains("{'HOME': '/root'}"),
         "only the command's own variables: {out}"
     );
-    let refused = refused_paths(&rig, "python");
-    for target in ["/etc/passwd", "/root/.ssh/id_rsa"] {
+    for outside in ["/etc/passwd", "/root/.ssh/id_rsa"] {
         assert!(
-            refused.iter().any(|denied| denied == target),
-            "{target}: {refused:?}"
+            out.contains(&format!("refused {outside} FileNotFoundError")),
+            "nothing outside the sandbox exists in it: {out}"
         );
     }
+    let refused = refused_paths(&rig, "python");
+    assert!(
+        !refused
+            .iter()
+            .any(|denied| denied == "/etc/passwd" || denied == "/root/.ssh/id_rsa"),
+        "a path the sandbox does not hold is no denial: {refused:?}"
+    );
     assert!(
         refused.iter().any(|denied| denied.contains("../")),
         "climbing out is refused and audited: {refused:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_traceback_and_an_interpreters_own_probes_record_no_denial() {
+    let rig = rig(true, |_| {}).await;
+    rig.ok(
+        "write",
+        json!({"path": "report.py", "content": "import json, csv, pathlib\nprint(json.dumps({'ok': True}))\n"}),
+    )
+    .await;
+    for line in ["python3 -c 'print(1)'", "python3 report.py"] {
+        let (code, out, err) = rig.sh(line).await;
+        assert_eq!(code, 0, "{line}: {err}");
+        assert!(!out.is_empty(), "{line}");
+    }
+    // A traceback reads the source of every frame it prints, wherever the
+    // interpreter says its modules are.
+    let (code, _, err) = rig.sh("python3 -c 'import json; json.loads(\"{\")'").await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("JSONDecodeError"), "{err}");
+    let refused = refused_paths(&rig, "python");
+    assert!(
+        refused.is_empty(),
+        "a run that touches nothing refused records no denial: {refused:?}"
     );
 }
 

@@ -685,7 +685,10 @@ fn a_hostile_skill_reaches_nothing_past_its_grants_and_the_run_completes() {
                 && event["target"].as_str().unwrap().contains(target)
         })
     };
-    assert!(denied("filesystem", "/etc/passwd"), "{trail:?}");
+    // Nothing outside the sandbox exists in it: /etc/passwd is not found,
+    // and climbing out of the workspace is refused and audited.
+    assert!(!denied("filesystem", "/etc/passwd"), "{trail:?}");
+    assert!(denied("filesystem", "/../../../../etc/shadow"), "{trail:?}");
     assert!(denied("filesystem", "/workspace/planted.txt"), "{trail:?}");
     assert!(denied("network", &format!("127.0.0.1:{port}")), "{trail:?}");
     for target in [

@@ -116,12 +116,11 @@ pub(crate) enum Node {
 pub(crate) enum Found {
     /// A node.
     Node(Node),
-    /// Nothing is there.
+    /// Nothing is there: a plain "not found", not audited.
     Missing,
     /// A file on the way is not a directory.
     NotADirectory,
-    /// The path leaves what the interpreter may see, or a rule refuses it:
-    /// an audited refusal, with why.
+    /// Something is there that a rule refuses: an audited refusal, with why.
     Refused(String),
 }
 
@@ -199,10 +198,10 @@ impl View {
                 }
                 None => Found::Missing,
             },
-            _ => Found::Refused(format!(
-                "/{}: the sandbox holds only /workspace and /skills/NAME",
-                components.join("/")
-            )),
+            // Nothing else is in the sandbox: a path there is a probe of
+            // something that does not exist (an interpreter looks for its
+            // own modules in many places), not an access to refuse.
+            _ => Found::Missing,
         }
     }
 
@@ -472,7 +471,7 @@ mod tests {
             Found::Missing
         ));
         assert_eq!(text(view.find(&parts("skills/report/SKILL.md"))), "skill");
-        assert!(matches!(view.find(&parts("etc/passwd")), Found::Refused(_)));
+        assert!(matches!(view.find(&parts("etc/passwd")), Found::Missing));
         assert!(matches!(
             view.find(&parts("skills/other/x")),
             Found::Missing
