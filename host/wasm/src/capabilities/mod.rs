@@ -203,8 +203,9 @@ pub(crate) struct Checked {
     pub(crate) state: BTreeMap<String, StateDeclaration>,
 }
 
-/// Check what a manifest of `kind` asks: its `grants`, then the other
-/// sections capabilities own, each error naming the field and value.
+/// Check what a manifest of `kind` asks: `plugin.staging`, its `grants`,
+/// then the other sections capabilities own, each error naming the field
+/// and value.
 pub(crate) fn check_sections(
     kind: BundleKind,
     grants: &Grants,
@@ -252,8 +253,9 @@ pub(crate) struct Contexts {
 pub(crate) struct CallInputs<'a> {
     /// The bundle's grants in force.
     pub(crate) grants: &'a Grants,
-    /// The bundle's name and secrets.
+    /// The bundle, by name.
     pub(crate) bundle: &'a str,
+    /// The secrets it uses and where each may go.
     pub(crate) secrets: &'a BTreeMap<String, SecretUse>,
     pub(crate) limits: Limits,
     /// What is called, for the trail.
