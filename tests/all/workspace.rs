@@ -359,6 +359,26 @@ async fn bash_runs_its_command_language_inside_every_backend() {
 }
 
 #[tokio::test]
+async fn the_shell_language_runs_inside_the_backend_and_a_runaway_line_stops_at_a_limit() {
+    let rig = rig(Setup::DirTransactional).await;
+    let line = "count() { local n=0; for f in \"$@\"; do n=$((n + 1)); done; echo $n; }\n\
+                cat > notes.md <<'EOF'\n# Notes\nEOF\n\
+                echo \"files: $(count src/*.rs) $(wc -l < notes.md)\"\n\
+                [[ -f notes.md ]] && case notes.md in *.md) echo markdown ;; esac";
+    let (code, stdout, stderr) = rig.sh(line).await;
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (0, "files: 2 1\nmarkdown\n", "")
+    );
+    for runaway in [":(){ :|:& };:", "f() { f; }; f", "while true; do :; done"] {
+        let (code, _, stderr) = rig.sh(runaway).await;
+        assert_eq!(code, 137, "{runaway}: {stderr}");
+        assert!(stderr.contains("limit exceeded"), "{runaway}: {stderr}");
+    }
+    assert_eq!(rig.sh("echo alive").await.1, "alive\n");
+}
+
+#[tokio::test]
 async fn escapes_are_refused_and_audited_on_every_backend() {
     for setup in SEEDED {
         let rig = rig(setup).await;

@@ -1,57 +1,63 @@
-//! The command language: a small shell that runs entirely in this process
-//! over the workspace file system. Nothing runs on the host.
+//! The command language: bash's, run entirely in this process over the
+//! workspace file system. Nothing runs on the host.
 //!
-//! Syntax: `;` and line breaks separate commands, `&&` and `||` chain them
-//! (left to right, as in bash), `|` pipes stdout into the next command's
-//! stdin, `!` negates a pipeline. Redirections: `<`, `>`, `>>`, `2>`, `2>>`,
-//! `&>`, `&>>`, `2>&1`, `>&2`; `/dev/null` is the one path outside the
-//! workspace they accept. Single quotes are literal; double quotes expand
-//! `$VAR`, `${VAR}` and `$?` and take backslash escapes of `"`, `\`, `$` and
-//! `` ` ``; a backslash outside quotes escapes any character; `#` starts a
-//! comment. Unquoted `*`, `?` and `[...]` glob against the workspace.
-//! `NAME=value` alone sets a variable; before a command, it sets it for that
-//! command only. Background jobs, subshells, command
-//! substitution, here-documents, functions, conditionals and loops are refused
-//! with exit status 2, as are syntax errors.
+//! The grammar is bash's, parsed by `brush-parser`: lists, `&&`, `||`, `!`,
+//! pipelines, `{ }` and `( )`, `if`, `case`, `for`, `for (( ))`, `while`,
+//! `until`, functions with `local`, `$( )` and backquotes, `$(( ))` and
+//! `(( ))`, here-documents and here-strings, brace expansion, every
+//! parameter expansion, indexed arrays, `[[ ]]`, `set -e`/`-u`/`-x`/`-o
+//! pipefail`, `trap ... EXIT`, and redirections of descriptors 0, 1 and 2
+//! (`/dev/null`, `/dev/stdin`, `/dev/stdout` and `/dev/stderr` are the
+//! paths outside the workspace they accept). What needs processes is
+//! refused with a message: process substitution and coprocesses; background
+//! jobs (`&`) run in the foreground.
 //!
-//! Every command of a line sees the whole stdin given to the line. The
-//! deadline is checked before each command and inside long loops; past it the
-//! line stops with exit status 124.
+//! Pipelines run their commands one after another through in-memory pipes;
+//! a command writing to a full pipe (64 MiB) is stopped with status 141.
+//! Limits keep a line from running away: its deadline (status 124), and at
+//! most [`MAX_STEPS`] commands and [`MAX_DEPTH`] nested functions,
+//! subshells, substitutions and scripts (status 137); the message on stderr
+//! says which was reached.
 //!
 //! Scripts run too, never on the host: `sh FILE`, `bash FILE` and `sh -c
-//! LINE` in this language (with `$0`, `$1`..., `$#` and `$@`), and a script
-//! named as a command (`./report.py`, `scripts/run.sh`) by its first line or
-//! its extension. A script of another language (`python3 x.py`) goes to the
-//! sandboxed interpreter for it; a language without one stops the line with
-//! an error that names it. A script in a skill's folder sees the workspace
+//! LINE` in this language, `source FILE`, and a script named as a command
+//! (`./report.py`, `scripts/run.sh`) by its first line or its extension. A
+//! script of another language (`python3 x.py`) goes to the sandboxed
+//! interpreter for it; a language without one stops the line with an error
+//! that names it. A script in a skill's folder sees the workspace
 //! read-only.
 
 mod args;
+mod builtins;
 mod commands;
 mod context;
+mod exec;
 mod expand;
-mod interp;
 mod io;
-mod lexer;
-mod parser;
+mod limits;
+mod parse;
 mod scripts;
-mod syntax;
+mod vars;
 
 pub use io::{OUTPUT_LIMIT, PIPE_LIMIT};
+pub use limits::{MAX_DEPTH, MAX_STEPS};
 
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::interpreters::Interpreters;
 use context::{Ctx, Interrupt};
-use io::Buffer;
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use io::{Buffer, Input, Io};
+use limits::Budget;
+use std::cell::RefCell;
+use std::rc::Rc;
+use vars::Vars;
 
 /// What a command line did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Output {
-    /// Exit status of the last pipeline run; 2 for a syntax error or an
-    /// unsupported construct, 124 when the time limit passed.
+    /// Exit status of the last pipeline run; 2 for a syntax error, 124 when
+    /// the time limit passed, 137 when a limit on commands or nesting was
+    /// reached.
     pub exit_code: i32,
     /// Standard output, at most [`OUTPUT_LIMIT`] bytes.
     pub stdout: Vec<u8>,
@@ -62,6 +68,12 @@ pub struct Output {
     /// Whether stderr was cut at the limit.
     pub stderr_truncated: bool,
 }
+
+/// Exit status of a line stopped by its time limit.
+const TIMED_OUT: i32 = 124;
+/// Exit status of a line stopped by a limit on commands or nesting, as a
+/// process killed by the system would be.
+const LIMIT_EXCEEDED: i32 = 137;
 
 /// Runs `line` in the directory `cwd` (a normalized workspace path) with the
 /// variables `env`, feeding `stdin`, stopping after `timeout_ms` milliseconds
@@ -77,33 +89,51 @@ pub fn run(
     stdin: &[u8],
     timeout_ms: u32,
 ) -> Result<Output> {
-    let mut out = Buffer::new(OUTPUT_LIMIT);
-    let mut err = Buffer::new(OUTPUT_LIMIT);
-    let exit_code = match parser::parse(line) {
+    let out = Rc::new(RefCell::new(Buffer::new(OUTPUT_LIMIT)));
+    let err = Rc::new(RefCell::new(Buffer::new(OUTPUT_LIMIT)));
+    let exit_code = match parse::program(line) {
         Err(message) => {
-            err.push(format!("sh: {message}\n").as_bytes());
+            err.borrow_mut().push(format!("sh: {message}\n").as_bytes());
             2
         }
-        Ok(script) => {
-            let deadline = (timeout_ms > 0)
-                .then(|| Instant::now() + Duration::from_millis(u64::from(timeout_ms)));
-            let vars: BTreeMap<String, String> = env.iter().cloned().collect();
-            let mut ctx = Ctx::new(fs, interpreters, cwd.to_owned(), vars, deadline);
-            match interp::run(&mut ctx, &script, stdin, &mut out, &mut err) {
+        Ok(program) => {
+            let budget = Rc::new(Budget::new(timeout_ms));
+            let vars = Vars::new(env.iter().cloned(), "sh");
+            let mut ctx = Ctx::new(fs, interpreters, cwd.to_owned(), vars, budget.clone());
+            let io = Io {
+                stdin: Input::new(stdin.to_vec()),
+                stdout: out.clone(),
+                stderr: err.clone(),
+            };
+            match exec::script(&mut ctx, &program, &io) {
                 Ok(status) => status,
                 Err(Interrupt::TimedOut) => {
-                    err.push(interp::timed_out(timeout_ms).as_bytes());
-                    124
+                    err.borrow_mut().push(budget.timed_out().as_bytes());
+                    TIMED_OUT
+                }
+                Err(Interrupt::Limit(message)) => {
+                    err.borrow_mut().push(format!("{message}\n").as_bytes());
+                    LIMIT_EXCEEDED
                 }
                 Err(Interrupt::NoInterpreter(message)) => return Err(Error::Failed(message)),
+                Err(Interrupt::Exit(status) | Interrupt::Return(status)) => status,
+                Err(Interrupt::Break(_) | Interrupt::Continue(_) | Interrupt::BrokenPipe) => {
+                    ctx.status
+                }
             }
         }
     };
+    let take = |sink: Rc<RefCell<Buffer>>| {
+        let buffer = std::mem::take(&mut *sink.borrow_mut());
+        (buffer.truncated(), buffer.into_bytes())
+    };
+    let (stdout_truncated, stdout) = take(out);
+    let (stderr_truncated, stderr) = take(err);
     Ok(Output {
         exit_code,
-        stdout_truncated: out.truncated(),
-        stderr_truncated: err.truncated(),
-        stdout: out.into_bytes(),
-        stderr: err.into_bytes(),
+        stdout,
+        stderr,
+        stdout_truncated,
+        stderr_truncated,
     })
 }

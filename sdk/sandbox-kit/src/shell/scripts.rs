@@ -8,18 +8,15 @@
 //! runs on the host. A script in a skill's folder sees the workspace
 //! read-only.
 
-use std::collections::BTreeMap;
-
 use super::context::{Ctx, Interrupt, Status, report};
-use super::interp;
-use super::io::{Buffer, Io, PIPE_LIMIT};
-use super::parser;
+use super::exec;
+use super::io::Io;
+use super::parse;
+use super::vars::Vars;
 use crate::interpreters::{Invocation, NotRun, Runner, language_of, runner_of};
 use crate::path::mount_of;
 use crate::read_only::ReadOnly;
 
-/// How deeply scripts may run scripts.
-const MAX_DEPTH: u32 = 16;
 /// An interpreter's time limit when the line has none of its own.
 const DEFAULT_TIMEOUT_MS: u32 = 60_000;
 
@@ -66,7 +63,7 @@ fn shell(ctx: &mut Ctx, name: &str, args: &[String], io: &mut Io) -> Status {
     }
     match rest.split_first() {
         None => {
-            let text = String::from_utf8_lossy(io.stdin).into_owned();
+            let text = String::from_utf8_lossy(&io.stdin()).into_owned();
             source(ctx, name, None, &text, &[], io)
         }
         Some((file, positional)) => {
@@ -130,45 +127,26 @@ fn source(
     args: &[String],
     io: &mut Io,
 ) -> Status {
-    if ctx.depth >= MAX_DEPTH {
-        io.errln(format_args!(
-            "{zero}: scripts nest more than {MAX_DEPTH} deep"
-        ));
-        return Ok(2);
-    }
-    let script = match parser::parse(text) {
+    let script = match parse::program(text) {
         Ok(script) => script,
         Err(message) => {
             io.errln(format_args!("{zero}: {message}"));
             return Ok(2);
         }
     };
-    let mut vars: BTreeMap<String, String> = ctx.vars.clone();
-    vars.retain(|name, _| !is_positional(name));
-    vars.insert("0".into(), zero.to_owned());
-    for (index, arg) in args.iter().enumerate() {
-        vars.insert((index + 1).to_string(), arg.clone());
-    }
-    vars.insert("#".into(), args.len().to_string());
-    vars.insert("@".into(), args.join(" "));
-    vars.insert("*".into(), args.join(" "));
+    let mut vars = Vars::new(ctx.vars.environment(), zero);
+    vars.positional = args.to_vec();
     let read_only = ReadOnly::new(ctx.fs);
     let fs: &dyn crate::fs::FileSystem = if path.and_then(mount_of).is_some() {
         &read_only
     } else {
         ctx.fs
     };
+    ctx.budget.enter()?;
     let mut nested = ctx.nested(fs, vars);
-    let mut out = Buffer::new(PIPE_LIMIT);
-    let mut err = Buffer::new(PIPE_LIMIT);
-    let status = interp::run(&mut nested, &script, io.stdin, &mut out, &mut err);
-    io.out(&out.into_bytes());
-    io.err(&err.into_bytes());
+    let status = exec::script(&mut nested, &script, io);
+    ctx.budget.leave();
     status
-}
-
-fn is_positional(name: &str) -> bool {
-    matches!(name, "#" | "@" | "*") || name.chars().all(|c| c.is_ascii_digit())
 }
 
 /// Runs `command` with `args` in the host's interpreter for it. A command
@@ -179,13 +157,8 @@ fn interpreter(ctx: &mut Ctx, command: &str, args: Vec<String>, io: &mut Io) -> 
         command: command.to_owned(),
         args,
         cwd: ctx.cwd.clone(),
-        env: ctx
-            .vars
-            .iter()
-            .filter(|(name, _)| !is_positional(name))
-            .map(|(name, value)| (name.clone(), value.clone()))
-            .collect(),
-        stdin: io.stdin.to_vec(),
+        env: ctx.vars.environment(),
+        stdin: io.stdin(),
         timeout_ms: ctx.remaining_ms(DEFAULT_TIMEOUT_MS),
     };
     match ctx.interpreters.run(invocation) {

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod bash_corpus;
 mod commands;
 mod dir_base;
 mod scripts;

@@ -66,7 +66,7 @@ pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let mut selected = false;
     let mut errors = false;
     if operands.is_empty() {
-        let stdin = io.stdin.to_vec();
+        let stdin = io.stdin();
         selected = search(ctx, io, &regex, &show, "(standard input)", &stdin)?;
         return Ok(i32::from(!selected));
     }

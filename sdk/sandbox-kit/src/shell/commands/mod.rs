@@ -52,7 +52,6 @@ const COMMANDS: &[(&str, Run)] = &[
     ("cp", files::cp),
     ("cut", cut::run),
     ("echo", echo::echo),
-    ("export", nav::export),
     ("false", test::false_),
     ("find", find::run),
     ("grep", grep::run),
@@ -72,6 +71,20 @@ const COMMANDS: &[(&str, Run)] = &[
     ("uniq", uniq::run),
     ("wc", wc::run),
 ];
+
+/// Whether `name` is one of these commands.
+pub(super) fn exists(name: &str) -> bool {
+    COMMANDS.iter().any(|(known, _)| *known == name)
+}
+
+/// The working directory as `pwd` shows it: `/` is the workspace root.
+pub(super) fn shown_cwd(ctx: &Ctx) -> String {
+    if ctx.cwd.starts_with('/') {
+        ctx.cwd.clone()
+    } else {
+        format!("/{}", ctx.cwd)
+    }
+}
 
 /// Runs the command `name` with `args`.
 pub(super) fn run(ctx: &mut Ctx, name: &str, args: &[String], io: &mut Io) -> Status {
@@ -108,7 +121,7 @@ fn inputs(
     operands: &[String],
 ) -> (Vec<(String, Vec<u8>)>, bool) {
     if operands.is_empty() {
-        return (vec![("-".to_owned(), io.stdin.to_vec())], true);
+        return (vec![("-".to_owned(), io.stdin())], true);
     }
     let mut all_read = true;
     let mut read = Vec::new();

@@ -1,4 +1,4 @@
-//! `pwd`, `cd` and `export`. The working directory is shown as an absolute
+//! `pwd` and `cd`. The working directory is shown as an absolute
 //! path whose root is the workspace root: `pwd` prints `/` there and `/src`
 //! in `src`. Command arguments still take paths relative to it; `cd` with no
 //! argument goes back to the root and cannot leave it, except into a skill's
@@ -7,15 +7,10 @@
 use super::Outcome;
 use crate::shell::context::{Ctx, report};
 use crate::shell::io::Io;
-use crate::shell::lexer::is_name;
 
 /// `pwd`: `/` followed by the working directory.
 pub(super) fn pwd(ctx: &mut Ctx, _args: &[String], io: &mut Io) -> Outcome {
-    if ctx.cwd.starts_with('/') {
-        io.outln(format_args!("{}", ctx.cwd));
-    } else {
-        io.outln(format_args!("/{}", ctx.cwd));
-    }
+    io.outln(super::shown_cwd(ctx));
     Ok(0)
 }
 
@@ -46,20 +41,4 @@ pub(super) fn cd(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
             Ok(1)
         }
     }
-}
-
-/// `export NAME=VALUE...`: sets variables (there are no child processes, so
-/// exporting is the same as assigning).
-pub(super) fn export(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
-    let mut status = 0;
-    for arg in args {
-        let (name, value) = arg.split_once('=').unwrap_or((arg, ""));
-        if !is_name(name) {
-            io.errln(format_args!("export: `{arg}': not a valid identifier"));
-            status = 1;
-        } else if arg.contains('=') {
-            ctx.vars.insert(name.to_owned(), value.to_owned());
-        }
-    }
-    Ok(status)
 }
