@@ -1,6 +1,7 @@
 //! Scripts in the sandbox: a backend's `bash` runs `python3` in the bundled
 //! Python interpreter, a component of its own that sees the command's
-//! workspace and the active skills' folders read-only and nothing else, with
+//! workspace (writable through the command's layer), the active skills'
+//! folders read-only and a `/tmp` of its own, and nothing else, with
 //! its own limits; a language without an interpreter fails the call, and
 //! nothing ever runs on the host.
 
@@ -105,27 +106,131 @@ async fn a_script_sees_the_changes_its_command_and_the_step_staged() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_script_changes_nothing_and_each_write_is_refused_and_audited() {
+async fn a_script_writes_the_workspace_through_its_commands_layer_and_has_a_tmp_of_its_own() {
+    for transactional in [true, false] {
+        let rig = rig(transactional, |root| {
+            std::fs::write(root.join("keep.txt"), "original\n").unwrap();
+            std::fs::write(root.join("old.txt"), "to remove\n").unwrap();
+        })
+        .await;
+        let script = "import os, tempfile\n\
+open('out.txt', 'w').write('written\\n')\n\
+open('keep.txt', 'a').write('appended\\n')\n\
+os.makedirs('reports/2024', exist_ok=True)\n\
+with open('reports/2024/summary.md', 'w') as f:\n    f.write('# Summary\\n')\n\
+os.rename('out.txt', 'moved.txt')\n\
+os.remove('old.txt')\n\
+with tempfile.NamedTemporaryFile('w', delete=False, suffix='.tmp') as t:\n    t.write('scratch')\n\
+print(open(t.name).read(), t.name.startswith('/tmp/'), sorted(os.listdir('.')))\n";
+        rig.ok("write", json!({"path": "produce.py", "content": script}))
+            .await;
+        let (code, out, err) = rig
+            .sh("python3 produce.py && cat moved.txt keep.txt reports/2024/summary.md && { [ -e old.txt ] || echo removed; }")
+            .await;
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            out,
+            "scratch True ['keep.txt', 'moved.txt', 'produce.py', 'reports']\n\
+             written\noriginal\nappended\n# Summary\nremoved\n",
+            "transactional: {transactional}"
+        );
+        let (code, out, err) = rig
+            .sh("python3 -c \"import os; print(os.listdir('/tmp'))\"")
+            .await;
+        assert_eq!((code, out.as_str()), (0, "[]\n"), "{err}");
+        if transactional {
+            assert_eq!(
+                rig.on_disk("moved.txt"),
+                None,
+                "staged until the step commits"
+            );
+            rig.commit();
+        }
+        assert_eq!(rig.on_disk("moved.txt").as_deref(), Some("written\n"));
+        assert_eq!(
+            rig.on_disk("keep.txt").as_deref(),
+            Some("original\nappended\n")
+        );
+        assert_eq!(
+            rig.on_disk("reports/2024/summary.md").as_deref(),
+            Some("# Summary\n")
+        );
+        assert_eq!(rig.on_disk("old.txt"), None);
+        let refused = refused_paths(&rig, "python");
+        assert!(refused.is_empty(), "{refused:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_writing_where_no_program_may_is_refused_and_audited() {
+    let outside = tempfile::tempdir().unwrap();
+    let outside_path = outside.path().to_owned();
     let rig = rig(true, |root| {
-        std::fs::write(root.join("keep.txt"), "original\n").unwrap();
+        std::fs::create_dir_all(root.join(".cordon")).unwrap();
+        std::os::unix::fs::symlink(&outside_path, root.join("linked")).unwrap();
     })
     .await;
-    let script = "import os\nfor attempt in (lambda: open('keep.txt', 'w').write('x'), lambda: open('new.txt', 'x'), lambda: os.remove('keep.txt'), lambda: os.mkdir('d'), lambda: os.rename('keep.txt', 'moved.txt')):\n    try:\n        attempt()\n        print('CHANGED')\n    except OSError as error:\n        print(type(error).__name__)\n";
-    rig.ok("write", json!({"path": "attempts.py", "content": script}))
+    let script = [
+        "import os",
+        "attempts = {",
+        "    'store': lambda: open('.cordon/planted', 'w').write('x'),",
+        "    'etc': lambda: open('/etc/cron.d/x', 'w').write('x'),",
+        "    'root': lambda: open('/planted', 'w').write('x'),",
+        "    'skills': lambda: os.mkdir('/skills/x'),",
+        "    'link': lambda: os.symlink('/etc/passwd', 'passwd'),",
+        "    'through-link': lambda: open('linked/escaped', 'w').write('x'),",
+        "}",
+        "for name, attempt in attempts.items():",
+        "    try:",
+        "        attempt()",
+        "        print('CHANGED', name)",
+        "    except OSError:",
+        "        print('refused', name)",
+        "try:",
+        "    with open('/tmp/fill', 'wb') as f:",
+        "        for _ in range(80):",
+        "            f.write(b'x' * (1 << 20))",
+        "    print('FILLED')",
+        "except OSError as error:",
+        "    print('full')",
+    ]
+    .join("\n");
+    rig.ok("write", json!({"path": "hostile.py", "content": script}))
         .await;
-    let (code, out, err) = rig.sh("python3 attempts.py").await;
+    let (code, out, err) = rig.sh("python3 hostile.py").await;
     assert_eq!(code, 0, "{err}");
-    assert!(!out.contains("CHANGED"), "{out}");
-    assert_eq!(out.lines().count(), 5, "{out}");
-    assert_eq!(rig.on_disk("keep.txt").as_deref(), Some("original\n"));
-    let refused = refused_paths(&rig, "python");
-    assert!(refused.len() >= 5, "{refused:?}");
+    assert!(!out.contains("CHANGED") && !out.contains("FILLED"), "{out}");
+    assert_eq!(out.matches("refused").count(), 6, "{out}");
+    assert!(out.contains("full"), "{out}");
     assert!(
-        refused
-            .iter()
-            .all(|target| target.starts_with("/workspace/")),
-        "{refused:?}"
+        err.contains("python3: no space left: /tmp holds at most 64 MiB"),
+        "{err}"
     );
+    rig.commit();
+    assert!(
+        !rig.fixture
+            .workspace
+            .path()
+            .join(".cordon/planted")
+            .exists()
+    );
+    assert!(!rig.fixture.workspace.path().join("passwd").exists());
+    assert!(!outside.path().join("escaped").exists());
+    let refused = refused_paths(&rig, "python");
+    for target in [
+        "/workspace/.cordon/planted",
+        "/etc/cron.d/x",
+        "/planted",
+        "/skills/x",
+        "/workspace/passwd",
+        "/workspace/linked/escaped",
+    ] {
+        assert!(
+            refused.iter().any(|denied| denied == target),
+            "{target}: {refused:?}"
+        );
+    }
+    assert_eq!(rig.sh("echo alive").await.1, "alive\n");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -144,8 +249,8 @@ async fn a_script_reaching_outside_finds_nothing_is_refused_what_exists_and_sees
     assert_eq!(code, 0, "{err}");
     assert!(!out.contains("READ"), "{out}");
     assert!(
-        out.contains("['skills', 'workspace'] ['.env', 'ok.txt', 'probe.py']")
-            || out.contains("['skills', 'workspace'] ['ok.txt', 'probe.py']"),
+        out.contains("['skills', 'tmp', 'workspace'] ['.env', 'ok.txt', 'probe.py']")
+            || out.contains("['skills', 'tmp', 'workspace'] ['ok.txt', 'probe.py']"),
         "{out}"
     );
     assert!(

@@ -572,7 +572,7 @@ fn a_hostile_skill_reaches_nothing_past_its_grants_and_the_run_completes() {
     let project = project(true);
     project.write("agent.toml", AGENT);
     let attack = |mode: &str| format!("python3 /skills/hostile-skill/scripts/attack.py {mode}");
-    let probes = ["read-outside", "write-workspace", "environment", "connect"]
+    let probes = ["read-outside", "plant", "environment", "connect"]
         .map(attack)
         .join("; ");
     project.write(
@@ -654,7 +654,7 @@ fn a_hostile_skill_reaches_nothing_past_its_grants_and_the_run_completes() {
         !stdout.contains("LEAKED") && !stdout.contains("WROTE") && !stdout.contains("CONNECTED"),
         "{stdout}"
     );
-    assert_eq!(stdout.matches("refused").count(), 6, "{stdout}");
+    assert_eq!(stdout.matches("refused").count(), 7, "{stdout}");
     assert!(stdout.contains("environment []"), "{stdout}");
     assert!(
         matches!(listener.accept(), Err(error) if error.kind() == std::io::ErrorKind::WouldBlock),
@@ -689,7 +689,14 @@ fn a_hostile_skill_reaches_nothing_past_its_grants_and_the_run_completes() {
     // and climbing out of the workspace is refused and audited.
     assert!(!denied("filesystem", "/etc/passwd"), "{trail:?}");
     assert!(denied("filesystem", "/../../../../etc/shadow"), "{trail:?}");
-    assert!(denied("filesystem", "/workspace/planted.txt"), "{trail:?}");
+    assert!(
+        denied("filesystem", "/workspace/.cordon/planted.txt"),
+        "{trail:?}"
+    );
+    assert!(
+        denied("filesystem", "/skills/hostile-skill/planted.txt"),
+        "{trail:?}"
+    );
     assert!(denied("network", &format!("127.0.0.1:{port}")), "{trail:?}");
     for target in [
         format!("http://127.0.0.1:{port}"),
@@ -717,5 +724,6 @@ fn a_hostile_skill_reaches_nothing_past_its_grants_and_the_run_completes() {
             .any(|event| event["event"] == "skill-denied" && event["tool"] == "write")
     );
     assert!(project.read("planted.txt").is_none());
+    assert!(project.read(".cordon/planted.txt").is_none());
     assert!(!Path::new("/etc/x").exists());
 }

@@ -410,7 +410,7 @@ pub(crate) fn add_interpreter_to_linker<T: CallData>(
     linker: &mut Linker<T>,
 ) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
-    interpreters::vfs::ReadOnlyFs::add_to_linker(linker, vfs_view)?;
+    interpreters::vfs::ViewFs::add_to_linker(linker, vfs_view)?;
     network::sockets::add_lookup_to_linker(linker, audit_of)
 }
 
@@ -498,7 +498,7 @@ fn interpreters_view<T: CallData>(store: &mut T) -> InterpretersView<'_> {
     let call = store.call();
     InterpretersView {
         access: call.contexts.interpreters.as_ref(),
-        staging: call.contexts.staging.as_ref(),
+        staging: call.contexts.staging.as_mut(),
         audit: call.audit,
     }
 }

@@ -26,6 +26,7 @@ use crate::admission;
 use crate::audit::Audit;
 use crate::bindings::workspace::{self as wit, Guest, GuestIndices};
 use crate::bundle::Bundle;
+use crate::capabilities::dirs::DirMode;
 use crate::capabilities::dirs::ResolvedDir;
 use crate::capabilities::dirs::guard::FileGuard;
 use crate::capabilities::interpreters::runner::{Interpreters, Runs};
@@ -172,6 +173,9 @@ impl Backend {
                     .iter()
                     .find(|dir| dir.guest == WORKSPACE_MOUNT)
                     .map(|dir| dir.host.clone()),
+                folder_writable: dirs
+                    .iter()
+                    .any(|dir| dir.guest == WORKSPACE_MOUNT && dir.mode == DirMode::Rw),
                 skills: mounts
                     .iter()
                     .filter_map(|dir| {

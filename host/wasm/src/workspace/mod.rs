@@ -12,7 +12,7 @@
 //! as its grant allows.
 
 mod backend;
-mod folder;
+pub(crate) mod folder;
 pub mod paths;
 pub(crate) mod staging;
 mod tools;

@@ -5,8 +5,8 @@
 //! interpreter its first line or extension names; any other name goes to the
 //! host's interpreters. A language with no interpreter stops the whole line
 //! with an error naming it: nothing falls back to anything else, and nothing
-//! runs on the host. A script in a skill's folder sees the workspace
-//! read-only.
+//! runs on the host. A script in a skill's folder changes the workspace as
+//! any other does; the folder itself is read-only.
 
 use super::context::{Ctx, Interrupt, Status, report};
 use super::exec;
@@ -14,8 +14,6 @@ use super::io::Io;
 use super::parse;
 use super::vars::Vars;
 use crate::interpreters::{Invocation, NotRun, Runner, language_of, runner_of};
-use crate::path::mount_of;
-use crate::read_only::ReadOnly;
 
 /// An interpreter's time limit when the line has none of its own.
 const DEFAULT_TIMEOUT_MS: u32 = 60_000;
@@ -59,19 +57,18 @@ fn shell(ctx: &mut Ctx, name: &str, args: &[String], io: &mut Io) -> Status {
             Some((zero, positional)) => (zero.clone(), positional),
             None => (name.to_owned(), &[][..]),
         };
-        return source(ctx, &zero, None, &line, positional, io);
+        return source(ctx, &zero, &line, positional, io);
     }
     match rest.split_first() {
         None => {
             let text = String::from_utf8_lossy(&io.stdin()).into_owned();
-            source(ctx, name, None, &text, &[], io)
+            source(ctx, name, &text, &[], io)
         }
         Some((file, positional)) => {
             let Some(text) = read_script(ctx, io, name, file) else {
                 return Ok(127);
             };
-            let path = ctx.resolve(file).ok();
-            source(ctx, file, path.as_deref(), &text, positional, io)
+            source(ctx, file, &text, positional, io)
         }
     }
 }
@@ -99,7 +96,7 @@ fn script(ctx: &mut Ctx, shown: &str, args: &[String], io: &mut Io) -> Status {
     match runner_of(&path, &data[..data.len().min(256)]) {
         Runner::Shell => {
             let text = String::from_utf8_lossy(&data).into_owned();
-            source(ctx, shown, Some(&path), &text, args, io)
+            source(ctx, shown, &text, args, io)
         }
         Runner::Interpreter(command) => {
             let mut all = vec![shown.to_owned()];
@@ -117,16 +114,9 @@ fn no_interpreter(language: &str, what: &str) -> Interrupt {
     ))
 }
 
-/// Runs `text` as a script in this language, named `zero`, from the file at
-/// `path` when it came from one, with the positional parameters `args`.
-fn source(
-    ctx: &mut Ctx,
-    zero: &str,
-    path: Option<&str>,
-    text: &str,
-    args: &[String],
-    io: &mut Io,
-) -> Status {
+/// Runs `text` as a script in this language, named `zero`, with the
+/// positional parameters `args`: a new shell, sharing the line's limits.
+fn source(ctx: &mut Ctx, zero: &str, text: &str, args: &[String], io: &mut Io) -> Status {
     let script = match parse::program(text) {
         Ok(script) => script,
         Err(message) => {
@@ -136,14 +126,8 @@ fn source(
     };
     let mut vars = Vars::new(ctx.vars.environment(), zero);
     vars.positional = args.to_vec();
-    let read_only = ReadOnly::new(ctx.fs);
-    let fs: &dyn crate::fs::FileSystem = if path.and_then(mount_of).is_some() {
-        &read_only
-    } else {
-        ctx.fs
-    };
     ctx.budget.enter()?;
-    let mut nested = ctx.nested(fs, vars);
+    let mut nested = ctx.nested(ctx.fs, vars);
     let status = exec::script(&mut nested, &script, io);
     ctx.budget.leave();
     status

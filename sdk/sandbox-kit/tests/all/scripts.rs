@@ -148,12 +148,12 @@ fn a_language_without_an_interpreter_fails_the_line_and_nothing_else_runs() {
 }
 
 #[test]
-fn a_skills_script_sees_the_workspace_read_only_and_a_workspace_script_does_not() {
+fn a_skills_script_writes_the_workspace_and_never_its_own_folder() {
     let skill = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(skill.path().join("scripts")).unwrap();
     std::fs::write(
         skill.path().join("scripts/tidy.sh"),
-        "cat notes.txt; echo gone > notes.txt\n",
+        "cat notes.txt; echo tidied > notes.txt; echo planted > /skills/tidy/planted\n",
     )
     .unwrap();
     let fs = Mounted::with_folders(
@@ -168,7 +168,12 @@ fn a_skills_script_sees_the_workspace_read_only_and_a_workspace_script_does_not(
     assert_eq!(out, "mine\n", "it reads the workspace");
     assert_ne!(code, 0);
     assert!(err.contains("read-only"), "{err}");
-    assert_eq!(fs.read("notes.txt").unwrap(), b"mine\n");
+    assert_eq!(
+        fs.read("notes.txt").unwrap(),
+        b"tidied\n",
+        "it writes the workspace"
+    );
+    assert!(!skill.path().join("planted").exists());
     let (code, _, _) = text(sh_with(&fs, &NoInterpreters, "sh mine.sh").unwrap());
     assert_eq!(code, 0);
     assert_eq!(fs.read("notes.txt").unwrap(), b"changed\n");

@@ -19,13 +19,14 @@ def read_outside():
             print("refused", path, type(error).__name__)
 
 
-def write_workspace():
-    try:
-        with open("/workspace/planted.txt", "w") as handle:
-            handle.write("planted")
-        print("WROTE")
-    except OSError as error:
-        print("refused", type(error).__name__)
+def plant():
+    for path in ("/workspace/.cordon/planted.txt", "/skills/hostile-skill/planted.txt"):
+        try:
+            with open(path, "w") as handle:
+                handle.write("planted")
+            print("WROTE", path)
+        except OSError as error:
+            print("refused", path, type(error).__name__)
 
 
 def environment():
@@ -52,7 +53,7 @@ def flood():
 
 MODES = {
     "read-outside": read_outside,
-    "write-workspace": write_workspace,
+    "plant": plant,
     "environment": environment,
     "connect": connect,
     "loop": loop,

@@ -5,13 +5,19 @@
 //! through the `interpreters` import, which only a backend's call holds. Each
 //! run is a fresh, guarded instance of the interpreter under its own limits
 //! (and never longer than the command may take), its filesystem the
-//! read-only [`view`] of the calling operation served by [`vfs`], its
-//! standard streams the command's, and its trail part of the operation's.
-//! Nothing runs on the host.
+//! [`view`] of the calling operation served by [`vfs`], its standard
+//! streams the command's, and its trail part of the operation's. What the
+//! run writes in the workspace ([`layer`], judged by [`writes`]) goes back
+//! to the operation when it ends: into the call's staged layer when the run
+//! stages (committed with the step, or with nothing if the call fails), or
+//! published to the folder as the backend's own writes are when it does
+//! not; its `/tmp` vanishes with it. Nothing runs on the host.
 
+pub(crate) mod layer;
 pub(crate) mod runner;
 pub(crate) mod vfs;
 pub(crate) mod view;
+pub(crate) mod writes;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -27,10 +33,12 @@ use wasmtime::component::{HasData, Linker};
 use crate::audit::Audit;
 use crate::bindings::cordon::plugin::interpreters as wit;
 use crate::capabilities::dirs::guard::FileGuard;
+use crate::capabilities::staging::StagingLimitExceeded;
 use crate::capabilities::unit::Imports;
 use crate::manifest::checks::{ManifestError, Validator};
 use crate::manifest::kind::BundleKind;
-use crate::workspace::staging::CallFiles;
+use crate::workspace::folder::Folder;
+use crate::workspace::staging::{CallFiles, OverQuota};
 
 use view::{View, WorkspaceView};
 
@@ -105,6 +113,9 @@ pub(crate) struct InterpreterAccess {
     pub(crate) guard: Arc<FileGuard>,
     /// The backend's workspace folder, canonical, when it has one.
     pub(crate) folder: Option<PathBuf>,
+    /// Whether the backend may write its folder itself (a run that does not
+    /// stage); a staged run's writes go to its layer either way.
+    pub(crate) folder_writable: bool,
     /// The folders of the skills active for the call, by skill.
     pub(crate) skills: BTreeMap<String, PathBuf>,
 }
@@ -137,7 +148,7 @@ pub(crate) struct CommandIo {
 /// The `interpreters` import as one call sees it.
 pub(crate) struct InterpretersView<'a> {
     pub(crate) access: Option<&'a InterpreterAccess>,
-    pub(crate) staging: Option<&'a CallFiles>,
+    pub(crate) staging: Option<&'a mut CallFiles>,
     pub(crate) audit: &'a Audit,
 }
 
@@ -171,9 +182,11 @@ impl wit::Host for InterpretersView<'_> {
         }
         let staged = self
             .staging
+            .as_deref()
             .map(|files| files.under(""))
             .unwrap_or_default();
-        let view = WorkspaceView::new(access.folder.as_deref(), staged)
+        let writable = self.staging.is_some() || access.folder_writable;
+        let view = WorkspaceView::new(access.folder.as_deref(), staged, writable)
             .map_err(|error| format!("cannot open the workspace folder: {error}"))
             .and_then(|workspace| {
                 View::new(Some(workspace), &access.skills, Arc::clone(&access.guard))
@@ -183,8 +196,52 @@ impl wit::Host for InterpretersView<'_> {
             Ok(view) => view,
             Err(message) => return Ok(Err(wit::Refusal::Failed(message))),
         };
-        let (finished, events) = access.runner.run(view, invocation).await;
+        let layer = view.layer();
+        let invocation_command = invocation.command.clone();
+        let (mut finished, events) = access.runner.run(view, invocation).await;
         self.audit.keep(events);
+        let written = std::mem::take(&mut *layer::lock(&layer));
+        if let Some(tree) = written.overflowed() {
+            // A program sees only an I/O error: say what ran out.
+            finished.stderr.extend_from_slice(
+                format!("{}: {}\n", invocation_command, tree.full_message()).as_bytes(),
+            );
+        }
+        let changes = written.into_changes();
+        if changes.is_empty() {
+            return Ok(Ok(finished));
+        }
+        match self.staging.as_deref_mut() {
+            Some(files) => {
+                for (path, state) in changes {
+                    if let Err(OverQuota(detail)) = files.put(path, state) {
+                        // Stops the backend; its call ends as a `limit`.
+                        return Err(StagingLimitExceeded(detail).into());
+                    }
+                }
+            }
+            None => {
+                let published = access
+                    .folder
+                    .as_deref()
+                    .map(|folder| Folder::open(folder).map_err(|error| error.to_string()))
+                    .transpose()
+                    .and_then(|folder| match folder {
+                        Some(folder) => folder
+                            .publish(changes.iter())
+                            .map_err(|stopped| stopped.error.message),
+                        None => Ok(()),
+                    });
+                if let Err(message) = published {
+                    finished.stderr.extend_from_slice(
+                        format!("cannot write the workspace: {message}\n").as_bytes(),
+                    );
+                    if finished.exit_code == 0 {
+                        finished.exit_code = 1;
+                    }
+                }
+            }
+        }
         Ok(Ok(finished))
     }
 }

@@ -1,11 +1,13 @@
 //! WASI's filesystem for an interpreter, served from its [`View`] instead of
 //! the real file system: one preopened directory, `/`, under which only the
 //! view's tree exists. Every path a component hands WASI reaches the host
-//! (none is resolved inside the guest against a missing preopen), so a
-//! reach outside the tree, a write of any kind and a path a file rule
-//! refuses are each a typed error to the component and a `denied` event.
-//! Nothing can be created, changed, removed, renamed or linked; there are no
-//! symbolic links to follow.
+//! (none is resolved inside the guest against a missing preopen). A path
+//! that is not in the tree is plain "not found"; climbing out with `..`, a
+//! path a file rule refuses and a write to a place no program may write
+//! are each a typed error to the component and a `denied` event. Files and
+//! directories can be created, written, removed and renamed under
+//! `/workspace` and `/tmp` (see [`super::writes`]); nothing can be linked,
+//! and there are no symbolic links to follow.
 
 use std::collections::VecDeque;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -15,7 +17,9 @@ use cordon_kernel::Capability;
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 use wasmtime_wasi::p2::{DynInputStream, InputStream, Pollable, StreamError, StreamResult};
 
+use super::layer::{self, Written};
 use super::view::{Contents, Found, Node, Place, View};
+use super::writes::{Open, WriteError};
 use crate::audit::Audit;
 use crate::capabilities::unit::Imports;
 
@@ -45,6 +49,8 @@ use types::{
 #[allow(unreachable_pub)] // the bindings re-export the resource types they are given
 pub struct Descriptor {
     node: Node,
+    /// Whether it was opened for writing.
+    writable: bool,
 }
 
 /// A directory's entries, read one by one.
@@ -65,6 +71,88 @@ impl Vfs {
     }
 }
 
+/// Writes to a file the run opened for writing, from an offset or at its
+/// end.
+struct WrittenStream {
+    file: Written,
+    place: Place,
+    vfs_layer: super::layer::SharedLayer,
+    offset: u64,
+    append: bool,
+}
+
+/// Writes `bytes` into `file` at `offset` (its end when `append`), counting
+/// the growth against the bound of `place`'s tree: the offset after.
+fn write_into(
+    layer: &super::layer::SharedLayer,
+    file: &Written,
+    place: &Place,
+    offset: u64,
+    append: bool,
+    bytes: &[u8],
+) -> Result<u64, ErrorCode> {
+    let mut data = layer::bytes(file);
+    let start = if append {
+        data.len()
+    } else {
+        usize::try_from(offset).map_err(|_| ErrorCode::FileTooLarge)?
+    };
+    let end = start
+        .checked_add(bytes.len())
+        .ok_or(ErrorCode::FileTooLarge)?;
+    let more = end.saturating_sub(data.len());
+    let tree = match place {
+        Place::Tmp(_) => super::layer::Tree::Tmp,
+        _ => super::layer::Tree::Workspace,
+    };
+    layer::lock(layer)
+        .grow(tree, i64::try_from(more).unwrap_or(i64::MAX))
+        .map_err(|_| ErrorCode::InsufficientSpace)?;
+    if data.len() < end {
+        data.resize(end, 0);
+    }
+    data[start..end].copy_from_slice(bytes);
+    Ok(end as u64)
+}
+
+impl wasmtime_wasi::p2::OutputStream for WrittenStream {
+    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        match write_into(
+            &self.vfs_layer,
+            &self.file,
+            &self.place,
+            self.offset,
+            self.append,
+            &bytes,
+        ) {
+            Ok(end) => {
+                self.offset = end;
+                Ok(())
+            }
+            Err(_) => Err(StreamError::LastOperationFailed(
+                std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    format!("{}: no space left in the sandbox", self.place.shown()),
+                )
+                .into(),
+            )),
+        }
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(1 << 20)
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for WrittenStream {
+    async fn ready(&mut self) {}
+}
+
 /// The filesystem as one call sees it.
 pub(crate) struct VfsView<'a> {
     /// The file system; `None` for a call that is not an interpreter's,
@@ -76,13 +164,13 @@ pub(crate) struct VfsView<'a> {
 
 /// The file system an interpreter's run sees, linked over wasmtime-wasi's
 /// in interpreters' linker only.
-pub(crate) struct ReadOnlyFs;
+pub(crate) struct ViewFs;
 
-impl HasData for ReadOnlyFs {
+impl HasData for ViewFs {
     type Data<'a> = VfsView<'a>;
 }
 
-impl Imports for ReadOnlyFs {
+impl Imports for ViewFs {
     fn add_to_linker<T: Send + 'static>(
         linker: &mut Linker<T>,
         get: fn(&mut T) -> Self::Data<'_>,
@@ -140,20 +228,68 @@ impl VfsView<'_> {
         code
     }
 
-    /// Refuse a change to `path` under `fd`: nothing of the tree changes.
-    fn read_only(&self, fd: &Resource<Descriptor>, path: &str, what: &str) -> ErrorCode {
+    /// Refuse making a link at `path` under `fd`: a program makes none.
+    fn no_links(&self, fd: &Resource<Descriptor>, path: &str) -> ErrorCode {
         let target = self
             .place(fd)
             .map_or_else(|_| path.to_owned(), |place| joined(&place, path));
         self.refuse(
             &target,
-            &format!("{what}: an interpreter sees its files read-only"),
-            ErrorCode::ReadOnly,
+            "creating a link: a program in the sandbox makes no links",
+            ErrorCode::NotPermitted,
         )
     }
 
     /// What `path` under the directory `fd` leads to.
     fn lookup(&self, fd: &Resource<Descriptor>, path: &str) -> Result<Node, ErrorCode> {
+        let parts = self.components(fd, path)?;
+        let Some(vfs) = self.vfs else {
+            return Err(ErrorCode::Access);
+        };
+        match vfs.view.find(&parts) {
+            Found::Node(node) => Ok(node),
+            Found::Missing => Err(ErrorCode::NoEntry),
+            Found::NotADirectory => Err(ErrorCode::NotDirectory),
+            Found::Refused(reason) => {
+                Err(self.refuse(&format!("/{}", parts.join("/")), &reason, ErrorCode::Access))
+            }
+        }
+    }
+
+    /// The view and the path `path` under the directory `fd`, from the
+    /// root, for a change.
+    fn changing(
+        &self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+    ) -> Result<(&View, Vec<String>), ErrorCode> {
+        let parts = self.components(fd, path)?;
+        let Some(vfs) = self.vfs else {
+            return Err(ErrorCode::Access);
+        };
+        Ok((&vfs.view, parts))
+    }
+
+    /// The error a refused change of `parts` is, audited when a rule
+    /// refused it.
+    fn write_error(&self, parts: &[String], error: WriteError) -> ErrorCode {
+        match error {
+            WriteError::Denied(reason) => {
+                self.refuse(&format!("/{}", parts.join("/")), &reason, ErrorCode::Access)
+            }
+            WriteError::Missing => ErrorCode::NoEntry,
+            WriteError::Exists => ErrorCode::Exist,
+            WriteError::NotADirectory => ErrorCode::NotDirectory,
+            WriteError::IsADirectory => ErrorCode::IsDirectory,
+            WriteError::NotEmpty => ErrorCode::NotEmpty,
+            WriteError::NoSpace => ErrorCode::InsufficientSpace,
+            WriteError::DirectoryRename => ErrorCode::CrossDevice,
+        }
+    }
+
+    /// The path `path` under the directory `fd`, component by component
+    /// from the root; `..` may not climb out.
+    fn components(&self, fd: &Resource<Descriptor>, path: &str) -> Result<Vec<String>, ErrorCode> {
         let Node::Dir(place) = self.node(fd)? else {
             return Err(ErrorCode::NotDirectory);
         };
@@ -177,17 +313,41 @@ impl VfsView<'_> {
                 name => parts.push(name.to_owned()),
             }
         }
+        Ok(parts)
+    }
+
+    /// The file `fd` was opened for writing, with where it is.
+    fn written(&self, fd: &Resource<Descriptor>) -> Result<(Place, Written), ErrorCode> {
+        let descriptor = self.table.get(fd).map_err(|_| ErrorCode::BadDescriptor)?;
+        match &descriptor.node {
+            Node::File(place, Contents::Written(file)) if descriptor.writable => {
+                Ok((place.clone(), file.clone()))
+            }
+            Node::Dir(_) => Err(ErrorCode::IsDirectory),
+            Node::File(..) => Err(ErrorCode::BadDescriptor),
+        }
+    }
+
+    fn output_stream(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        offset: u64,
+        append: bool,
+    ) -> Result<Resource<wasmtime_wasi::p2::DynOutputStream>, ErrorCode> {
+        let (place, file) = self.written(fd)?;
         let Some(vfs) = self.vfs else {
             return Err(ErrorCode::Access);
         };
-        match vfs.view.find(&parts) {
-            Found::Node(node) => Ok(node),
-            Found::Missing => Err(ErrorCode::NoEntry),
-            Found::NotADirectory => Err(ErrorCode::NotDirectory),
-            Found::Refused(reason) => {
-                Err(self.refuse(&format!("/{}", parts.join("/")), &reason, ErrorCode::Access))
-            }
-        }
+        let stream: wasmtime_wasi::p2::DynOutputStream = Box::new(WrittenStream {
+            file,
+            place,
+            vfs_layer: vfs.view.layer(),
+            offset,
+            append,
+        });
+        self.table
+            .push(stream)
+            .map_err(|_| ErrorCode::InsufficientMemory)
     }
 }
 
@@ -233,9 +393,13 @@ fn hash_of(node: &Node) -> MetadataHashValue {
 impl types::Host for VfsView<'_> {
     fn filesystem_error_code(
         &mut self,
-        _error: Resource<wasmtime_wasi::p2::bindings::io::error::Error>,
+        error: Resource<wasmtime_wasi::p2::bindings::io::error::Error>,
     ) -> Option<ErrorCode> {
-        None
+        let error = self.table.get(&error).ok()?;
+        match error.downcast_ref::<std::io::Error>()?.kind() {
+            std::io::ErrorKind::StorageFull => Some(ErrorCode::InsufficientSpace),
+            _ => Some(ErrorCode::Io),
+        }
     }
 }
 
@@ -260,16 +424,16 @@ impl types::HostDescriptor for VfsView<'_> {
     fn write_via_stream(
         &mut self,
         fd: Resource<Descriptor>,
-        _offset: Filesize,
+        offset: Filesize,
     ) -> Result<Resource<wasmtime_wasi::p2::DynOutputStream>, ErrorCode> {
-        Err(self.read_only(&fd, "", "writing"))
+        self.output_stream(&fd, offset, false)
     }
 
     fn append_via_stream(
         &mut self,
         fd: Resource<Descriptor>,
     ) -> Result<Resource<wasmtime_wasi::p2::DynOutputStream>, ErrorCode> {
-        Err(self.read_only(&fd, "", "appending"))
+        self.output_stream(&fd, 0, true)
     }
 
     fn advise(
@@ -287,16 +451,31 @@ impl types::HostDescriptor for VfsView<'_> {
     }
 
     fn get_flags(&mut self, fd: Resource<Descriptor>) -> Result<DescriptorFlags, ErrorCode> {
-        self.node(&fd)?;
-        Ok(DescriptorFlags::READ)
+        let descriptor = self.table.get(&fd).map_err(|_| ErrorCode::BadDescriptor)?;
+        Ok(if descriptor.writable {
+            DescriptorFlags::READ | DescriptorFlags::WRITE
+        } else {
+            DescriptorFlags::READ
+        })
     }
 
     fn get_type(&mut self, fd: Resource<Descriptor>) -> Result<DescriptorType, ErrorCode> {
         Ok(stat_of(self.node(&fd)?).type_)
     }
 
-    fn set_size(&mut self, fd: Resource<Descriptor>, _size: Filesize) -> Result<(), ErrorCode> {
-        Err(self.read_only(&fd, "", "truncating"))
+    fn set_size(&mut self, fd: Resource<Descriptor>, size: Filesize) -> Result<(), ErrorCode> {
+        let (place, file) = self.written(&fd)?;
+        let size = usize::try_from(size).map_err(|_| ErrorCode::FileTooLarge)?;
+        let mut data = layer::bytes(&file);
+        let more =
+            i64::try_from(size).unwrap_or(i64::MAX) - i64::try_from(data.len()).unwrap_or(i64::MAX);
+        if let Some(vfs) = self.vfs {
+            vfs.view
+                .grow(&place, more)
+                .map_err(|_| ErrorCode::InsufficientSpace)?;
+        }
+        data.resize(size, 0);
+        Ok(())
     }
 
     fn set_times(
@@ -305,7 +484,9 @@ impl types::HostDescriptor for VfsView<'_> {
         _atime: NewTimestamp,
         _mtime: NewTimestamp,
     ) -> Result<(), ErrorCode> {
-        Err(self.read_only(&fd, "", "setting times"))
+        // Times are not kept: a file's time is when its change lands.
+        self.node(&fd)?;
+        Ok(())
     }
 
     fn read(
@@ -326,10 +507,15 @@ impl types::HostDescriptor for VfsView<'_> {
     fn write(
         &mut self,
         fd: Resource<Descriptor>,
-        _buffer: Vec<u8>,
-        _offset: Filesize,
+        buffer: Vec<u8>,
+        offset: Filesize,
     ) -> Result<Filesize, ErrorCode> {
-        Err(self.read_only(&fd, "", "writing"))
+        let (place, file) = self.written(&fd)?;
+        let Some(vfs) = self.vfs else {
+            return Err(ErrorCode::Access);
+        };
+        write_into(&vfs.view.layer(), &file, &place, offset, false, &buffer)?;
+        Ok(buffer.len() as Filesize)
     }
 
     fn read_directory(&mut self, fd: Resource<Descriptor>) -> Result<Resource<Listing>, ErrorCode> {
@@ -364,7 +550,9 @@ impl types::HostDescriptor for VfsView<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> Result<(), ErrorCode> {
-        Err(self.read_only(&fd, &path, "creating a directory"))
+        let (view, parts) = self.changing(&fd, &path)?;
+        view.make_dir(&parts)
+            .map_err(|error| self.write_error(&parts, error))
     }
 
     fn stat(&mut self, fd: Resource<Descriptor>) -> Result<DescriptorStat, ErrorCode> {
@@ -388,18 +576,22 @@ impl types::HostDescriptor for VfsView<'_> {
         _atime: NewTimestamp,
         _mtime: NewTimestamp,
     ) -> Result<(), ErrorCode> {
-        Err(self.read_only(&fd, &path, "setting times"))
+        // Times are not kept; what may not be written may not be touched.
+        self.lookup(&fd, &path)?;
+        let (view, parts) = self.changing(&fd, &path)?;
+        view.may_write(&parts)
+            .map_err(|error| self.write_error(&parts, error))
     }
 
     fn link_at(
         &mut self,
         fd: Resource<Descriptor>,
         _flags: PathFlags,
-        from: String,
+        _from: String,
         _to_fd: Resource<Descriptor>,
-        _to: String,
+        to: String,
     ) -> Result<(), ErrorCode> {
-        Err(self.read_only(&fd, &from, "linking"))
+        Err(self.no_links(&fd, &to))
     }
 
     fn open_at(
@@ -410,17 +602,34 @@ impl types::HostDescriptor for VfsView<'_> {
         open_flags: OpenFlags,
         flags: DescriptorFlags,
     ) -> Result<Resource<Descriptor>, ErrorCode> {
-        let writes = flags.intersects(DescriptorFlags::WRITE | DescriptorFlags::MUTATE_DIRECTORY)
+        let writes = flags.contains(DescriptorFlags::WRITE)
             || open_flags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE);
-        if writes {
-            return Err(self.read_only(&fd, &path, "opening for writing"));
-        }
-        let node = self.lookup(&fd, &path)?;
-        if open_flags.contains(OpenFlags::DIRECTORY) && matches!(node, Node::File(..)) {
-            return Err(ErrorCode::NotDirectory);
-        }
+        let descriptor = if writes && !open_flags.contains(OpenFlags::DIRECTORY) {
+            let (view, parts) = self.changing(&fd, &path)?;
+            let open = Open {
+                create: open_flags.contains(OpenFlags::CREATE),
+                exclusive: open_flags.contains(OpenFlags::EXCLUSIVE),
+                truncate: open_flags.contains(OpenFlags::TRUNCATE),
+            };
+            let (place, file) = view
+                .open_written(&parts, open)
+                .map_err(|error| self.write_error(&parts, error))?;
+            Descriptor {
+                node: Node::File(place, Contents::Written(file)),
+                writable: flags.contains(DescriptorFlags::WRITE),
+            }
+        } else {
+            let node = self.lookup(&fd, &path)?;
+            if open_flags.contains(OpenFlags::DIRECTORY) && matches!(node, Node::File(..)) {
+                return Err(ErrorCode::NotDirectory);
+            }
+            Descriptor {
+                node,
+                writable: false,
+            }
+        };
         self.table
-            .push(Descriptor { node })
+            .push(descriptor)
             .map_err(|_| ErrorCode::InsufficientMemory)
     }
 
@@ -434,17 +643,22 @@ impl types::HostDescriptor for VfsView<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> Result<(), ErrorCode> {
-        Err(self.read_only(&fd, &path, "removing a directory"))
+        let (view, parts) = self.changing(&fd, &path)?;
+        view.remove(&parts, true)
+            .map_err(|error| self.write_error(&parts, error))
     }
 
     fn rename_at(
         &mut self,
         fd: Resource<Descriptor>,
         from: String,
-        _to_fd: Resource<Descriptor>,
-        _to: String,
+        to_fd: Resource<Descriptor>,
+        to: String,
     ) -> Result<(), ErrorCode> {
-        Err(self.read_only(&fd, &from, "renaming"))
+        let (view, from_parts) = self.changing(&fd, &from)?;
+        let to_parts = self.components(&to_fd, &to)?;
+        view.rename(&from_parts, &to_parts)
+            .map_err(|error| self.write_error(&to_parts, error))
     }
 
     fn symlink_at(
@@ -453,11 +667,13 @@ impl types::HostDescriptor for VfsView<'_> {
         _target: String,
         path: String,
     ) -> Result<(), ErrorCode> {
-        Err(self.read_only(&fd, &path, "creating a link"))
+        Err(self.no_links(&fd, &path))
     }
 
     fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> Result<(), ErrorCode> {
-        Err(self.read_only(&fd, &path, "removing a file"))
+        let (view, parts) = self.changing(&fd, &path)?;
+        view.remove(&parts, false)
+            .map_err(|error| self.write_error(&parts, error))
     }
 
     fn is_same_object(&mut self, fd: Resource<Descriptor>, other: Resource<Descriptor>) -> bool {
@@ -511,6 +727,7 @@ impl preopens::Host for VfsView<'_> {
         }
         match self.table.push(Descriptor {
             node: Node::Dir(Place::Root),
+            writable: false,
         }) {
             Ok(root) => vec![(root, "/".to_owned())],
             Err(_) => Vec::new(),

@@ -1,11 +1,13 @@
-//! What an interpreter sees: one read-only tree the host assembles for each
-//! run from the calling operation's own view. `/workspace` is the workspace
-//! as that operation sees it (its backend's folder, with the staged changes
-//! the operation sees over it), `/skills/NAME` the folder of each active
-//! skill; nothing else exists. Every file of the folder is opened through a
-//! capability handle on it, so no link or `..` leads out, and judged by the
-//! run's file guard on where it really is, so the file rules and the run
-//! store's folder hold as they do for every component.
+//! What an interpreter sees: one tree the host assembles for each run from
+//! the calling operation's own view. `/workspace` is the workspace as that
+//! operation sees it (its backend's folder, with the staged changes the
+//! operation sees over it, and what the run itself wrote over both),
+//! `/skills/NAME` the folder of each active skill (read-only), `/tmp` the
+//! run's own (see [`super::layer`]); nothing else exists. Every file of the
+//! folder is opened through a capability handle on it, so no link or `..`
+//! leads out, and judged by the run's file guard on where it really is, so
+//! the file rules and the run store's folder hold as they do for every
+//! component. What a run may write is in [`super::writes`].
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -17,6 +19,7 @@ use cap_std::fs::Dir;
 use cordon_kernel::{FileAccess, FileState};
 use cordon_paths::RESERVED;
 
+use super::layer::{self, Change, SharedLayer, Tree, Written};
 use crate::capabilities::dirs::guard::{FileGuard, real_path};
 
 /// Where a node lies in the tree.
@@ -30,6 +33,8 @@ pub(crate) enum Place {
     Workspace(String),
     /// A path in skill `.0`'s folder (`""` for the folder itself).
     Skill(String, String),
+    /// A path in the run's `/tmp` (`""` for the folder itself).
+    Tmp(String),
 }
 
 impl Place {
@@ -54,6 +59,11 @@ impl Place {
                 parts.extend(split(path));
                 parts
             }
+            Self::Tmp(path) => {
+                let mut parts = vec!["tmp".to_owned()];
+                parts.extend(split(path));
+                parts
+            }
         }
     }
 
@@ -70,6 +80,8 @@ pub(crate) enum Contents {
     Staged(Arc<[u8]>),
     /// A file of a folder, opened read-only.
     Disk(Arc<File>),
+    /// A file the run wrote.
+    Written(Written),
 }
 
 impl Contents {
@@ -78,6 +90,7 @@ impl Contents {
         match self {
             Self::Staged(bytes) => bytes.len() as u64,
             Self::Disk(file) => file.metadata().map_or(0, |meta| meta.len()),
+            Self::Written(file) => layer::bytes(file).len() as u64,
         }
     }
 
@@ -97,6 +110,14 @@ impl Contents {
                 let read = file.read_at(&mut buffer, offset)?;
                 buffer.truncate(read);
                 Ok(buffer)
+            }
+            Self::Written(file) => {
+                let bytes = layer::bytes(file);
+                let start = usize::try_from(offset)
+                    .unwrap_or(usize::MAX)
+                    .min(bytes.len());
+                let end = start.saturating_add(len).min(bytes.len());
+                Ok(bytes[start..end].to_vec())
             }
         }
     }
@@ -127,31 +148,41 @@ pub(crate) enum Found {
 /// The workspace as the calling operation sees it.
 pub(crate) struct WorkspaceView {
     /// The backend's folder, opened as a capability, and where it really is.
-    folder: Option<(Dir, PathBuf)>,
+    pub(super) folder: Option<(Dir, PathBuf)>,
     /// What is staged over it, as the operation sees it.
-    staged: BTreeMap<String, FileState>,
+    pub(super) staged: BTreeMap<String, FileState>,
+    /// Whether the operation may change it.
+    pub(super) writable: bool,
 }
 
 impl WorkspaceView {
-    /// The folder at `folder` (canonical), if any, with `staged` over it.
+    /// The folder at `folder` (canonical), if any, with `staged` over it;
+    /// `writable` if the operation may change it.
     pub(crate) fn new(
         folder: Option<&std::path::Path>,
         staged: BTreeMap<String, FileState>,
+        writable: bool,
     ) -> std::io::Result<Self> {
         let folder = folder
             .map(|path| {
                 Dir::open_ambient_dir(path, ambient_authority()).map(|dir| (dir, path.to_owned()))
             })
             .transpose()?;
-        Ok(Self { folder, staged })
+        Ok(Self {
+            folder,
+            staged,
+            writable,
+        })
     }
 }
 
 /// The tree one interpreter run sees.
 pub(crate) struct View {
-    workspace: Option<WorkspaceView>,
+    pub(super) workspace: Option<WorkspaceView>,
     skills: BTreeMap<String, (Dir, PathBuf)>,
-    guard: Arc<FileGuard>,
+    pub(super) guard: Arc<FileGuard>,
+    /// What the run wrote.
+    pub(super) layer: SharedLayer,
 }
 
 /// Why a folder given to a view cannot be opened.
@@ -177,7 +208,13 @@ impl View {
             workspace,
             skills,
             guard,
+            layer: SharedLayer::default(),
         })
+    }
+
+    /// What the run writes, shared with whoever takes its changes after.
+    pub(crate) fn layer(&self) -> SharedLayer {
+        Arc::clone(&self.layer)
     }
 
     /// What the path `components` (from the root, without `.` or `..`) leads to.
@@ -189,6 +226,7 @@ impl View {
                 self.in_workspace(&rest.join("/"))
             }
             ["skills"] => Found::Node(Node::Dir(Place::Skills)),
+            ["tmp", rest @ ..] => self.in_tmp(&rest.join("/")),
             ["skills", name, rest @ ..] => match self.skills.get(*name) {
                 Some((dir, real)) => {
                     let path = rest.join("/");
@@ -215,6 +253,7 @@ impl View {
                     entries.push(("workspace".to_owned(), true));
                 }
                 entries.push(("skills".to_owned(), true));
+                entries.push(("tmp".to_owned(), true));
                 entries
             }
             Place::Skills => self
@@ -227,6 +266,38 @@ impl View {
                 None => Vec::new(),
             },
             Place::Workspace(path) => self.list_workspace(path),
+            Place::Tmp(path) => layer::lock(&self.layer)
+                .children(Tree::Tmp, path)
+                .into_iter()
+                .filter_map(|(name, change)| match change {
+                    Change::Dir => Some((name, true)),
+                    Change::File(_) => Some((name, false)),
+                    Change::Gone => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// What `path` leads to in the run's `/tmp`.
+    fn in_tmp(&self, path: &str) -> Found {
+        if path.is_empty() {
+            return Found::Node(Node::Dir(Place::Tmp(String::new())));
+        }
+        let layer = layer::lock(&self.layer);
+        for (slash, _) in path.match_indices('/') {
+            match layer.get(Tree::Tmp, &path[..slash]) {
+                Some(Change::Dir) => {}
+                Some(Change::File(_)) => return Found::NotADirectory,
+                Some(Change::Gone) | None => return Found::Missing,
+            }
+        }
+        match layer.get(Tree::Tmp, path) {
+            Some(Change::Dir) => Found::Node(Node::Dir(Place::Tmp(path.to_owned()))),
+            Some(Change::File(file)) => Found::Node(Node::File(
+                Place::Tmp(path.to_owned()),
+                Contents::Written(file),
+            )),
+            Some(Change::Gone) | None => Found::Missing,
         }
     }
 
@@ -236,6 +307,29 @@ impl View {
         };
         if path == RESERVED || path.starts_with(&format!("{RESERVED}/")) {
             return Found::Missing;
+        }
+        {
+            let layer = layer::lock(&self.layer);
+            match layer.get(Tree::Workspace, path) {
+                Some(Change::Gone) => return Found::Missing,
+                Some(Change::Dir) => {
+                    return Found::Node(Node::Dir(Place::Workspace(path.to_owned())));
+                }
+                Some(Change::File(file)) => {
+                    return Found::Node(Node::File(
+                        Place::Workspace(path.to_owned()),
+                        Contents::Written(file),
+                    ));
+                }
+                None => {}
+            }
+            for (slash, _) in path.match_indices('/') {
+                match layer.get(Tree::Workspace, &path[..slash]) {
+                    Some(Change::Gone) => return Found::Missing,
+                    Some(Change::File(_)) => return Found::NotADirectory,
+                    Some(Change::Dir) | None => {}
+                }
+            }
         }
         if let Some(state) = workspace.staged.get(path) {
             return match state {
@@ -293,6 +387,19 @@ impl View {
                 }
                 FileState::File(_) => {
                     entries.insert(rest.to_owned(), false);
+                }
+            }
+        }
+        for (name, change) in layer::lock(&self.layer).children(Tree::Workspace, path) {
+            match change {
+                Change::Gone => {
+                    entries.remove(&name);
+                }
+                Change::Dir => {
+                    entries.insert(name, true);
+                }
+                Change::File(_) => {
+                    entries.insert(name, false);
                 }
             }
         }
@@ -409,7 +516,8 @@ mod tests {
             )
             .with_read_only(&[skill.to_owned()], crate::safeguards::ReadOnly::Skill),
         );
-        let workspace = WorkspaceView::new(Some(&root.canonicalize().unwrap()), staged).unwrap();
+        let workspace =
+            WorkspaceView::new(Some(&root.canonicalize().unwrap()), staged, true).unwrap();
         View::new(
             Some(workspace),
             &BTreeMap::from([("report".to_owned(), skill.canonicalize().unwrap())]),
@@ -482,7 +590,7 @@ mod tests {
             .map(|(name, _)| name)
             .collect();
         assert_eq!(names, ["a.txt", "new"]);
-        assert_eq!(view.list(&Place::Root).len(), 2);
+        assert_eq!(view.list(&Place::Root).len(), 3);
     }
 
     #[test]
