@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use cordon_kernel::{Capability, FileState, ToolErrorKind};
+use cordon_kernel::{Capability, Event, FileState, LimitKind, ToolErrorKind};
 use cordon_tests::{Fixture, Rig, artifacts};
 use cordon_wasm::{Safeguards, WorkspaceOptions, WriteMode};
 use serde_json::json;
@@ -375,6 +375,46 @@ async fn the_shell_language_runs_inside_the_backend_and_a_runaway_line_stops_at_
         assert_eq!(code, 137, "{runaway}: {stderr}");
         assert!(stderr.contains("limit exceeded"), "{runaway}: {stderr}");
     }
+    let (code, stderr) = rig
+        .call(
+            "bash",
+            json!({"command": "while :; do :; done", "timeout_ms": 300}),
+        )
+        .await
+        .map(|result| {
+            (
+                result["exit_code"].as_i64().unwrap(),
+                result["stderr"].as_str().unwrap().to_owned(),
+            )
+        })
+        .unwrap();
+    assert_eq!(code, 124, "{stderr}");
+    let limits: Vec<(String, LimitKind, String)> = rig
+        .loaded
+        .events
+        .snapshot()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::LimitExceeded {
+                bundle,
+                limit,
+                detail,
+                ..
+            } => Some((bundle, limit, detail)),
+            _ => None,
+        })
+        .collect();
+    let shell = |limit: LimitKind, needle: &str| {
+        limits.iter().any(|(bundle, kind, detail)| {
+            bundle == "dir" && *kind == limit && detail.contains(needle)
+        })
+    };
+    assert!(
+        shell(LimitKind::Shell, "nest more than 200 deep"),
+        "{limits:?}"
+    );
+    assert!(shell(LimitKind::Shell, "commands run"), "{limits:?}");
+    assert!(shell(LimitKind::Timeout, "timed out after"), "{limits:?}");
     assert_eq!(rig.sh("echo alive").await.1, "alive\n");
 }
 

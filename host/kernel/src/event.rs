@@ -93,6 +93,9 @@ pub enum LimitKind {
     Instances,
     /// A call's network use: requests, body sizes, connection and response times.
     Network,
+    /// A sandboxed shell's own limits: how many commands one line runs and
+    /// how deeply its functions, subshells and scripts nest.
+    Shell,
 }
 
 impl fmt::Display for LimitKind {
@@ -107,6 +110,7 @@ impl fmt::Display for LimitKind {
             Self::Staging => "staging",
             Self::Instances => "instances",
             Self::Network => "network",
+            Self::Shell => "shell",
         })
     }
 }

@@ -88,17 +88,24 @@ impl Audit {
     /// past `limit`, and give the error that ends it: a `timeout` for time,
     /// a `limit` for anything else.
     pub(crate) fn exceeded(&self, label: &str, limit: LimitKind, detail: String) -> ToolError {
-        self.emit(Event::LimitExceeded {
-            bundle: self.trail.bundle.clone(),
-            tool: label.to_owned(),
-            limit,
-            detail: detail.clone(),
-        });
+        self.reached(label, limit, detail.clone());
         let kind = match limit {
             LimitKind::Timeout => ToolErrorKind::Timeout,
             _ => ToolErrorKind::Limit,
         };
         ToolError::new(kind, detail)
+    }
+
+    /// Record that `label` ran into `limit` and was stopped by it there,
+    /// inside the component (a shell line its backend ended): the call
+    /// itself goes on to its result.
+    pub(crate) fn reached(&self, label: &str, limit: LimitKind, detail: String) {
+        self.emit(Event::LimitExceeded {
+            bundle: self.trail.bundle.clone(),
+            tool: label.to_owned(),
+            limit,
+            detail,
+        });
     }
 
     /// Everything kept so far, in order, leaving the trail empty.

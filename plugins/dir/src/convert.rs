@@ -68,5 +68,13 @@ pub(crate) fn output_to_wit(output: shell::Output) -> wit::CommandResult {
         stderr: output.stderr,
         stdout_truncated: output.stdout_truncated,
         stderr_truncated: output.stderr_truncated,
+        stopped: output.stopped.map(|stopped| wit::Stopped {
+            limit: match stopped.limit {
+                shell::Limit::Time => wit::ShellLimit::Time,
+                shell::Limit::Commands => wit::ShellLimit::Commands,
+                shell::Limit::Nesting => wit::ShellLimit::Nesting,
+            },
+            detail: stopped.detail,
+        }),
     }
 }

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cordon_kernel::{
-    CallContext, Capability, FileAccess, FileWrites, ToolAnnotations, ToolCallOutcome, ToolError,
-    ToolErrorKind, ToolFuture, ToolOutput, ToolSet, ToolSpec,
+    CallContext, Capability, FileAccess, FileWrites, LimitKind, ToolAnnotations, ToolCallOutcome,
+    ToolError, ToolErrorKind, ToolFuture, ToolOutput, ToolSet, ToolSpec,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -278,6 +278,13 @@ impl WorkspaceTools {
             timeout_ms: u32::try_from(timeout).unwrap_or(u32::MAX),
         };
         let done = call.run("exec", &cwd, invoke!(call_exec(&command))).await?;
+        if let Some(stopped) = &done.stopped {
+            let limit = match stopped.limit {
+                wit::ShellLimit::Time => LimitKind::Timeout,
+                wit::ShellLimit::Commands | wit::ShellLimit::Nesting => LimitKind::Shell,
+            };
+            call.audit.reached("exec", limit, stopped.detail.clone());
+        }
         Ok(json!({
             "exit_code": done.exit_code,
             "stdout": String::from_utf8_lossy(&done.stdout),

@@ -19,8 +19,8 @@ use std::rc::Rc;
 pub(super) enum Interrupt {
     /// The time limit passed.
     TimedOut,
-    /// A limit on steps or depth was reached; what it was.
-    Limit(String),
+    /// A limit on commands or nesting was reached, with what was exceeded.
+    Limit(super::limits::Limit, String),
     /// A script's language has no sandboxed interpreter: the line fails,
     /// saying which.
     NoInterpreter(String),

@@ -15,6 +15,27 @@ pub const MAX_STEPS: u64 = 2_000_000;
 /// enclose each other.
 pub const MAX_DEPTH: u32 = 200;
 
+/// Which of a line's limits stopped it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// Its time limit (exit status 124).
+    Time,
+    /// How many commands it may run (exit status 137).
+    Commands,
+    /// How deeply functions, subshells, substitutions and scripts may nest
+    /// (exit status 137).
+    Nesting,
+}
+
+/// A limit that stopped a line, and what was exceeded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopped {
+    /// Which limit.
+    pub limit: Limit,
+    /// What was exceeded, as the line's stderr says it.
+    pub detail: String,
+}
+
 /// How many [`Budget::tick`]s pass between looks at the clock.
 const TICKS_PER_CHECK: u32 = 256;
 
@@ -41,9 +62,9 @@ impl Budget {
         }
     }
 
-    /// The message for a line stopped by its time limit.
+    /// What stopped a line that ran out of time.
     pub(super) fn timed_out(&self) -> String {
-        format!("sh: timed out after {} ms\n", self.timeout_ms)
+        format!("timed out after {} ms", self.timeout_ms)
     }
 
     /// Milliseconds left before the deadline; `default` without one.
@@ -83,9 +104,10 @@ impl Budget {
         let steps = self.steps.get() + 1;
         self.steps.set(steps);
         if steps > MAX_STEPS {
-            return Err(Interrupt::Limit(format!(
-                "sh: limit exceeded: more than {MAX_STEPS} commands run"
-            )));
+            return Err(Interrupt::Limit(
+                Limit::Commands,
+                format!("more than {MAX_STEPS} commands run"),
+            ));
         }
         self.tick()
     }
@@ -95,9 +117,10 @@ impl Budget {
     pub(super) fn enter(&self) -> Result<(), Interrupt> {
         let depth = self.depth.get() + 1;
         if depth > MAX_DEPTH {
-            return Err(Interrupt::Limit(format!(
-                "sh: limit exceeded: functions, subshells and scripts nest more than {MAX_DEPTH} deep"
-            )));
+            return Err(Interrupt::Limit(
+                Limit::Nesting,
+                format!("functions, subshells and scripts nest more than {MAX_DEPTH} deep"),
+            ));
         }
         self.depth.set(depth);
         Ok(())

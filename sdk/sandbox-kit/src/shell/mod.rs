@@ -24,8 +24,8 @@
 //! (`./report.py`, `scripts/run.sh`) by its first line or its extension. A
 //! script of another language (`python3 x.py`) goes to the sandboxed
 //! interpreter for it; a language without one stops the line with an error
-//! that names it. A script in a skill's folder sees the workspace
-//! read-only.
+//! that names it. A script in a skill's folder changes the workspace as any
+//! other does; the folder itself is read-only.
 
 mod args;
 mod builtins;
@@ -40,7 +40,7 @@ mod scripts;
 mod vars;
 
 pub use io::{OUTPUT_LIMIT, PIPE_LIMIT};
-pub use limits::{MAX_DEPTH, MAX_STEPS};
+pub use limits::{Limit, MAX_DEPTH, MAX_STEPS, Stopped};
 
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
@@ -67,6 +67,8 @@ pub struct Output {
     pub stdout_truncated: bool,
     /// Whether stderr was cut at the limit.
     pub stderr_truncated: bool,
+    /// The limit that stopped the line, if one did.
+    pub stopped: Option<Stopped>,
 }
 
 /// Exit status of a line stopped by its time limit.
@@ -91,6 +93,7 @@ pub fn run(
 ) -> Result<Output> {
     let out = Rc::new(RefCell::new(Buffer::new(OUTPUT_LIMIT)));
     let err = Rc::new(RefCell::new(Buffer::new(OUTPUT_LIMIT)));
+    let mut stopped = None;
     let exit_code = match parse::program(line) {
         Err(message) => {
             err.borrow_mut().push(format!("sh: {message}\n").as_bytes());
@@ -108,11 +111,18 @@ pub fn run(
             match exec::script(&mut ctx, &program, &io) {
                 Ok(status) => status,
                 Err(Interrupt::TimedOut) => {
-                    err.borrow_mut().push(budget.timed_out().as_bytes());
+                    let detail = budget.timed_out();
+                    err.borrow_mut().push(format!("sh: {detail}\n").as_bytes());
+                    stopped = Some(Stopped {
+                        limit: Limit::Time,
+                        detail,
+                    });
                     TIMED_OUT
                 }
-                Err(Interrupt::Limit(message)) => {
-                    err.borrow_mut().push(format!("{message}\n").as_bytes());
+                Err(Interrupt::Limit(limit, detail)) => {
+                    err.borrow_mut()
+                        .push(format!("sh: limit exceeded: {detail}\n").as_bytes());
+                    stopped = Some(Stopped { limit, detail });
                     LIMIT_EXCEEDED
                 }
                 Err(Interrupt::NoInterpreter(message)) => return Err(Error::Failed(message)),
@@ -135,5 +145,6 @@ pub fn run(
         stderr,
         stdout_truncated,
         stderr_truncated,
+        stopped,
     })
 }

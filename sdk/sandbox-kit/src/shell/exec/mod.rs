@@ -215,7 +215,7 @@ pub(super) fn script(ctx: &mut Ctx, parsed: &Program, io: &Io) -> Status {
     };
     match super::builtins::eval(ctx, &action, io) {
         Err(Interrupt::Exit(code)) => Ok(code),
-        Err(stop @ (Interrupt::TimedOut | Interrupt::Limit(_) | Interrupt::NoInterpreter(_))) => {
+        Err(stop @ (Interrupt::TimedOut | Interrupt::Limit(..) | Interrupt::NoInterpreter(_))) => {
             Err(stop)
         }
         _ => Ok(status),
