@@ -1,8 +1,9 @@
 """Cordon's Python interpreter: CPython 3.14 as componentize-py builds it for
 WASI, exporting `cordon:plugin/interpreter`. A sandbox backend's shell runs
 `python3 SCRIPT ARGS` through the host, which gives each run a fresh instance
-whose only file system is a read-only view of the calling command's
-workspace (`/workspace`) and of the active skills' folders (`/skills/NAME`).
+whose only file system is the calling command's workspace (`/workspace`,
+whose changes go back to the command), the active skills' folders
+(`/skills/NAME`, read-only) and a `/tmp` of its own.
 
 componentize-py keeps the modules imported while it builds the component and
 no others, so the standard library modules a script may import are imported

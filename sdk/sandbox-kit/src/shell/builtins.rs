@@ -2,7 +2,9 @@
 //! them: `set`, `shift`, `exit`, `return`, `break`, `continue`, `local`,
 //! `declare`/`typeset`, `export`, `readonly`, `unset`, `read`, `eval`,
 //! `source`/`.`, `trap`, `let`, `command`, `type`, `exec`, `builtin`, `wait`
-//! and `:`. The sandbox's other commands are in [`super::commands`].
+//! and `:`, and `xargs`, which runs commands as only the shell can
+//! ([`super::xargs`]). The sandbox's other commands are in
+//! [`super::commands`].
 
 use super::context::{Ctx, Interrupt, Status};
 use super::exec;
@@ -14,7 +16,7 @@ use super::vars::{Value, is_name};
 pub(super) const NAMES: &[&str] = &[
     ":", ".", "break", "builtin", "command", "continue", "declare", "eval", "exec", "exit",
     "export", "let", "local", "read", "readonly", "return", "set", "shift", "source", "trap",
-    "type", "typeset", "unset", "wait",
+    "type", "typeset", "unset", "wait", "xargs",
 ];
 
 /// Runs the builtin `name`, or `None` if there is none by that name.
@@ -50,6 +52,7 @@ pub(super) fn run(ctx: &mut Ctx, name: &str, args: &[String], io: &Io) -> Option
         "let" => let_(ctx, args, io),
         "command" | "builtin" => command(ctx, name, args, io),
         "type" => Ok(type_(ctx, args, io)),
+        "xargs" => super::xargs::run(ctx, args, io),
         "exec" => match args.split_first() {
             None => Ok(0),
             Some((name, rest)) => {

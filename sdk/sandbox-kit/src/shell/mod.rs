@@ -38,6 +38,7 @@ mod limits;
 mod parse;
 mod scripts;
 mod vars;
+mod xargs;
 
 pub use io::{OUTPUT_LIMIT, PIPE_LIMIT};
 pub use limits::{Limit, MAX_DEPTH, MAX_STEPS, Stopped};

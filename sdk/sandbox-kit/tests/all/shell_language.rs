@@ -328,3 +328,51 @@ fn a_writer_into_a_full_pipe_is_stopped() {
     assert_eq!((code, stderr.as_str()), (0, ""));
     assert_eq!(stdout, "000 141\n");
 }
+
+#[test]
+fn xargs_runs_commands_in_the_shell_within_its_limits() {
+    let fs = memory_fs(&[("a.txt", ""), ("b.txt", ""), ("notes.md", "")]);
+    assert_eq!(
+        out(&fs, "printf 'a b\\nc\\n' | xargs echo got"),
+        "got a b c\n"
+    );
+    assert_eq!(out(&fs, "echo 1 2 3 | xargs -n1 echo n"), "n 1\nn 2\nn 3\n");
+    assert_eq!(
+        out(&fs, "ls *.txt | xargs -I{} echo file {} done"),
+        "file a.txt done\nfile b.txt done\n"
+    );
+    assert_eq!(out(&fs, "printf '' | xargs -r echo none"), "");
+    assert_eq!(
+        out(&fs, "echo \"'one two' three\" | xargs -n1"),
+        "one two\nthree\n"
+    );
+    assert_eq!(run(&fs, "echo x | xargs false").0, 123);
+    assert_eq!(run(&fs, "echo x | xargs nosuchcommand").0, 127);
+    assert_eq!(
+        out(&fs, "shout() { echo \"$1!\"; }; echo hi | xargs shout"),
+        "hi!\n",
+        "a function of the line runs under xargs like any command"
+    );
+    let (code, _, stderr) = run(
+        &fs,
+        "printf '%s\\n' {1..1000000} {1..1000000} | xargs -n1 true",
+    );
+    assert_eq!(code, 137, "{stderr}");
+    assert!(
+        stderr.contains("more than 2000000 commands run"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_glob_over_a_hundred_thousand_files_answers_in_full() {
+    let names: Vec<String> = (0..100_000).map(|n| format!("f{n:06}.txt")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|name| (name.as_str(), "")).collect();
+    let fs = memory_fs(&files);
+    assert_eq!(out(&fs, "ls | wc -l"), "100000\n");
+    assert_eq!(
+        out(&fs, "for f in *.txt; do :; done; echo $f"),
+        "f099999.txt\n"
+    );
+    assert_eq!(out(&fs, "echo f0999*.txt | wc -w"), "100\n");
+}

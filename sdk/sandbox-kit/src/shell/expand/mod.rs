@@ -21,6 +21,10 @@ use brush_parser::word::{WordPiece, WordPieceWithSource};
 
 use super::context::{Ctx, Interrupt};
 use super::io::Io;
+use super::vars::is_name;
+
+/// Characters that make a word more than plain text.
+const SPECIAL_CHARS: [char; 7] = ['$', '`', '\'', '"', '\\', '~', '{'];
 
 /// Characters that make an unquoted word a glob.
 const GLOB_CHARS: [char; 3] = ['*', '?', '['];
@@ -234,16 +238,32 @@ impl<'c, 'f> Expander<'c, 'f> {
     }
 
     fn build(&mut self, text: &str, mode: Mode) -> Result<Vec<Field>, Interrupt> {
-        let pieces = match brush_parser::word::parse(text, &super::parse::options()) {
-            Ok(pieces) => pieces,
-            Err(_) => return Err(self.fail(format!("{text}: bad substitution"))),
-        };
         let ifs = match self.ctx.vars.scalar("IFS") {
             Some(ifs) => ifs.to_owned(),
             None if self.ctx.vars.get("IFS").is_some() => String::new(),
             None => " \t\n".to_owned(),
         };
         let mut builder = Builder::new(mode, ifs);
+        // Most words of a loop are plain text or one variable: they need no
+        // trip through the word parser.
+        if !text.contains(SPECIAL_CHARS) {
+            builder.literal(text);
+            return Ok(builder.finish());
+        }
+        if let Some(name) = text.strip_prefix('$').filter(|name| is_name(name))
+            && !self.ctx.options.nounset
+            && !matches!(name, "PWD" | "RANDOM")
+        {
+            if let Some(value) = self.ctx.vars.scalar(name) {
+                let value = value.to_owned();
+                builder.expanded(&value);
+            }
+            return Ok(builder.finish());
+        }
+        let pieces = match brush_parser::word::parse(text, &super::parse::options()) {
+            Ok(pieces) => pieces,
+            Err(_) => return Err(self.fail(format!("{text}: bad substitution"))),
+        };
         self.pieces(&mut builder, &pieces, false)?;
         Ok(builder.finish())
     }
