@@ -123,6 +123,18 @@ fn grep_flags_and_exit_codes() {
         "fn main() {\npub fn hello() {}\n"
     );
     assert_eq!(out(&fs, "grep -o 'o.' a.txt"), "on\nou\n");
+    assert_eq!(
+        out(&fs, "grep -rn --include='*.rs' fn ."),
+        "./src/lib.rs:1:fn main() {\n./src/util/mod.rs:1:pub fn hello() {}\n"
+    );
+    assert_eq!(
+        out(
+            &fs,
+            "grep -rl --exclude-dir=util --exclude '*.txt' -e o --ignore-case ."
+        ),
+        "./data.csv\n./src/lib.rs\n"
+    );
+    assert_eq!(out(&fs, "grep --count --fixed-strings o a.txt"), "3\n");
     assert_eq!(out(&fs, "grep -w on a.txt; grep -x two a.txt"), "two\n");
     assert_eq!(out(&fs, "grep -E 't(wo|hree)' a.txt"), "two\nthree\n");
     assert_eq!(out(&fs, "grep 't\\(wo\\|hree\\)' a.txt"), "two\nthree\n");
@@ -195,13 +207,34 @@ fn find_walks_like_gnu_find() {
         )
     );
     assert_eq!(
-        run(&fs, "find . -exec rm {} ;").2,
-        "find: `-exec' is not supported\n"
+        out(&fs, "find . -name '*.rs' -o -name '*.txt'"),
+        "./a.txt\n./src/lib.rs\n./src/util/mod.rs\n"
     );
     assert_eq!(
-        run(&fs, "find . -name a -o -name b").2,
-        "find: the operator `-o' is not supported\n"
+        out(&fs, "find . -type f ! -name '*.rs' -not -path './.hidden'"),
+        "./a.txt\n./data.csv\n"
     );
+    assert_eq!(
+        out(&fs, "find . \\( -name a.txt -o -name data.csv \\) -print"),
+        "./a.txt\n./data.csv\n"
+    );
+    assert_eq!(
+        out(&fs, "find src -name '*.rs' -exec wc -l {} \\;"),
+        "3 src/lib.rs\n1 src/util/mod.rs\n"
+    );
+    assert_eq!(
+        out(&fs, "find src -name '*.rs' -exec echo found {} +"),
+        "found src/lib.rs src/util/mod.rs\n"
+    );
+    assert_eq!(
+        run(&fs, "find . -frobnicate").2,
+        "find: `-frobnicate' is not supported\n"
+    );
+    assert_eq!(
+        out(&fs, "find src -name mod.rs -delete; find src -type f"),
+        "src/lib.rs\n"
+    );
+    assert_eq!(out(&fs, "find src -type d -empty"), "src/util\n");
 }
 
 #[test]

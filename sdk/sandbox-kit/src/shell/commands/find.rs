@@ -1,45 +1,65 @@
 //! `find`: paths beneath starting points (default `.`), printed like GNU find
 //! as the start joined with the path below it (`./a/b` for `find .`), in walk
-//! order (sorted by name). Tests: `-name GLOB`, `-iname GLOB`, `-path GLOB`,
-//! `-type f|d|l`, `-maxdepth N`, `-mindepth N`, all joined by "and"; `-print`
-//! and `-a` are accepted. Operators (`-o`, `!`, `( )`) and actions such as `-exec` or
-//! `-delete` are refused.
+//! order (sorted by name). The expression is GNU find's: tests `-name GLOB`,
+//! `-iname GLOB`, `-path GLOB`, `-type f|d|l`, `-empty`, `-true`, `-false`;
+//! operators `!`/`-not`, `-a`/`-and` (or nothing), `-o`/`-or` and
+//! parentheses; actions `-print`, `-exec CMD {} ;` (once per path), `-exec
+//! CMD {} +` (once, with every path), and `-delete` (files and empty
+//! directories); without an action, what matches is printed. `-maxdepth N`
+//! and `-mindepth N` bound the depth. Commands of `-exec` run in the shell,
+//! like any command of the line.
 
 use super::Outcome;
 use crate::error::Error;
 use crate::fs::{Kind, Meta, Node, Prune};
 use crate::path;
 use crate::pattern::matcher;
-use crate::shell::context::{Ctx, report};
-use crate::shell::io::Io;
+use crate::shell::context::{Ctx, Interrupt, report};
+use crate::shell::io::{Input, Io};
 use globset::GlobMatcher;
 
-/// One test a path must pass.
-enum Test {
+/// The expression.
+enum Expr {
     /// The file name matches.
     Name(GlobMatcher),
     /// The path as printed matches (`*` crosses `/` here, as in GNU find).
     Path(GlobMatcher),
     /// The kind is this.
     Type(Kind),
+    /// An empty file or directory.
+    Empty,
+    /// Always this.
+    Constant(bool),
+    Not(Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    /// Print the path.
+    Print,
+    /// Run a command with `{}` replaced by the path; true when it succeeds.
+    Exec(Vec<String>),
+    /// Run a command once at the end, `{}` replaced by every path.
+    ExecAll(usize),
+    /// Remove the path.
+    Delete,
 }
 
-/// The parsed expression.
-#[derive(Default)]
+/// The parsed command line's expression and options.
 struct Query {
-    tests: Vec<Test>,
+    expr: Expr,
     min_depth: usize,
     max_depth: Option<usize>,
+    /// The commands of `-exec ... +`, each with the paths it collects.
+    batches: Vec<(Vec<String>, Vec<String>)>,
 }
 
-/// `find [PATH...] [TEST...]`.
+/// `find [PATH...] [EXPRESSION]`.
 pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
     let split = args
         .iter()
         .position(|arg| arg.starts_with('-') || arg == "!" || arg == "(")
         .unwrap_or(args.len());
     let (starts, expression) = args.split_at(split);
-    let query = match parse(expression) {
+    let mut query = match parse(expression) {
         Ok(query) => query,
         Err(message) => {
             io.errln(format_args!("find: {message}"));
@@ -86,33 +106,217 @@ pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
             } else {
                 format!("{}/{relative}", start.trim_end_matches('/'))
             };
-            if query.matches(&shown, &node.path, node.meta) {
-                io.outln(shown);
+            let mut visit = Visit {
+                shown: &shown,
+                path: &node.path,
+                meta: node.meta,
+                failed: false,
+            };
+            evaluate(ctx, io, &query.expr, &mut visit, &mut query.batches)?;
+            if visit.failed {
+                status = 1;
             }
+        }
+    }
+    for (command, paths) in std::mem::take(&mut query.batches) {
+        if paths.is_empty() {
+            continue;
+        }
+        let mut words = Vec::new();
+        for word in command {
+            if word == "{}" {
+                words.extend(paths.iter().cloned());
+            } else {
+                words.push(word);
+            }
+        }
+        if run_command(ctx, io, &words)? != 0 {
+            status = 1;
         }
     }
     Ok(status)
 }
 
-impl Query {
-    fn matches(&self, shown: &str, path: &str, meta: Meta) -> bool {
-        self.tests.iter().all(|test| match test {
-            Test::Name(glob) => glob.is_match(path::file_name(path)),
-            Test::Path(glob) => glob.is_match(shown),
-            Test::Type(kind) => meta.kind == *kind,
-        })
-    }
+/// The path being judged.
+struct Visit<'a> {
+    shown: &'a str,
+    path: &'a str,
+    meta: Meta,
+    /// Whether an action on it failed.
+    failed: bool,
 }
 
-/// Parses the tests after the starting points.
+fn evaluate(
+    ctx: &mut Ctx,
+    io: &mut Io,
+    expr: &Expr,
+    visit: &mut Visit,
+    batches: &mut [(Vec<String>, Vec<String>)],
+) -> Result<bool, Interrupt> {
+    Ok(match expr {
+        Expr::Name(glob) => glob.is_match(path::file_name(visit.path)),
+        Expr::Path(glob) => glob.is_match(visit.shown),
+        Expr::Type(kind) => visit.meta.kind == *kind,
+        Expr::Empty => match visit.meta.kind {
+            Kind::File => visit.meta.size == 0,
+            Kind::Dir => ctx.fs.list(visit.path).is_ok_and(|list| list.is_empty()),
+            Kind::Symlink => false,
+        },
+        Expr::Constant(value) => *value,
+        Expr::Not(inner) => !evaluate(ctx, io, inner, visit, batches)?,
+        Expr::And(left, right) => {
+            evaluate(ctx, io, left, visit, batches)? && evaluate(ctx, io, right, visit, batches)?
+        }
+        Expr::Or(left, right) => {
+            evaluate(ctx, io, left, visit, batches)? || evaluate(ctx, io, right, visit, batches)?
+        }
+        Expr::Print => {
+            io.outln(visit.shown);
+            true
+        }
+        Expr::Exec(command) => {
+            let words: Vec<String> = command
+                .iter()
+                .map(|word| word.replace("{}", visit.shown))
+                .collect();
+            run_command(ctx, io, &words)? == 0
+        }
+        Expr::ExecAll(index) => {
+            if let Some((_, paths)) = batches.get_mut(*index) {
+                paths.push(visit.shown.to_owned());
+            }
+            true
+        }
+        Expr::Delete => {
+            let removed = match visit.meta.kind {
+                Kind::Dir if ctx.fs.list(visit.path).is_ok_and(|list| !list.is_empty()) => {
+                    Err(Error::Invalid(format!(
+                        "cannot delete '{}': Directory not empty",
+                        visit.shown
+                    )))
+                }
+                _ => ctx.fs.remove(visit.path),
+            };
+            match removed {
+                Ok(()) => true,
+                Err(error) => {
+                    report(io, "find", visit.shown, &error);
+                    visit.failed = true;
+                    false
+                }
+            }
+        }
+    })
+}
+
+/// Runs `words` as a command of the shell, with no input; its status.
+fn run_command(ctx: &mut Ctx, io: &mut Io, words: &[String]) -> Result<i32, Interrupt> {
+    let Some((name, args)) = words.split_first() else {
+        return Ok(0);
+    };
+    ctx.budget.step()?;
+    let child = Io {
+        stdin: Input::new(Vec::new()),
+        stdout: io.stdout.clone(),
+        stderr: io.stderr.clone(),
+    };
+    crate::shell::exec::dispatch(ctx, name, args, &child)
+}
+
+/// Parses the expression after the starting points.
 fn parse(expression: &[String]) -> Result<Query, String> {
-    let mut query = Query::default();
-    let mut rest = expression.iter();
-    while let Some(test) = rest.next() {
-        let mut value = || {
-            rest.next()
-                .cloned()
-                .ok_or_else(|| format!("missing argument to `{test}'"))
+    let mut parser = Parser {
+        words: expression,
+        at: 0,
+        min_depth: 0,
+        max_depth: None,
+        batches: Vec::new(),
+        acts: false,
+    };
+    let expr = if expression.is_empty() {
+        Expr::Constant(true)
+    } else {
+        parser.or()?
+    };
+    if let Some(extra) = parser.words.get(parser.at) {
+        return Err(format!("unexpected `{extra}'"));
+    }
+    let expr = if parser.acts {
+        expr
+    } else {
+        Expr::And(Box::new(expr), Box::new(Expr::Print))
+    };
+    Ok(Query {
+        expr,
+        min_depth: parser.min_depth,
+        max_depth: parser.max_depth,
+        batches: parser.batches,
+    })
+}
+
+/// Reads an expression: `-o` binds looser than `-a`, which binds looser
+/// than `!`.
+struct Parser<'w> {
+    words: &'w [String],
+    at: usize,
+    min_depth: usize,
+    max_depth: Option<usize>,
+    batches: Vec<(Vec<String>, Vec<String>)>,
+    /// Whether the expression has an action of its own.
+    acts: bool,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&str> {
+        self.words.get(self.at).map(String::as_str)
+    }
+
+    fn next(&mut self) -> Option<&str> {
+        let word = self.words.get(self.at).map(String::as_str);
+        self.at += 1;
+        word
+    }
+
+    fn value(&mut self, test: &str) -> Result<String, String> {
+        self.next()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("missing argument to `{test}'"))
+    }
+
+    fn or(&mut self) -> Result<Expr, String> {
+        let mut left = self.and()?;
+        while matches!(self.peek(), Some("-o" | "-or")) {
+            self.at += 1;
+            let right = self.and()?;
+            left = Expr::Or(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> Result<Expr, String> {
+        let mut left = self.not()?;
+        loop {
+            match self.peek() {
+                None | Some("-o" | "-or" | ")") => return Ok(left),
+                Some("-a" | "-and") => self.at += 1,
+                Some(_) => {}
+            }
+            let right = self.not()?;
+            left = Expr::And(Box::new(left), Box::new(right));
+        }
+    }
+
+    fn not(&mut self) -> Result<Expr, String> {
+        if matches!(self.peek(), Some("!" | "-not")) {
+            self.at += 1;
+            return Ok(Expr::Not(Box::new(self.not()?)));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Result<Expr, String> {
+        let Some(word) = self.next().map(str::to_owned) else {
+            return Err("expected an expression at the end".to_owned());
         };
         let glob = |pattern: &str, case_insensitive: bool, whole_path: bool| {
             globset::GlobBuilder::new(pattern)
@@ -123,38 +327,64 @@ fn parse(expression: &[String]) -> Result<Query, String> {
                 .map(|glob| glob.compile_matcher())
                 .map_err(|error| format!("invalid pattern {pattern:?}: {error}"))
         };
-        match test.as_str() {
-            "-name" => query.tests.push(Test::Name(
-                matcher(&value()?, false).map_err(|error| error.message().to_owned())?,
-            )),
-            "-iname" => query.tests.push(Test::Name(glob(&value()?, true, false)?)),
-            "-path" | "-wholename" => query.tests.push(Test::Path(glob(&value()?, false, true)?)),
-            "-type" => {
-                let kind = match value()?.as_str() {
-                    "f" => Kind::File,
-                    "d" => Kind::Dir,
-                    "l" => Kind::Symlink,
-                    other => return Err(format!("unknown argument to -type: {other}")),
-                };
-                query.tests.push(Test::Type(kind));
+        Ok(match word.as_str() {
+            "(" => {
+                let inner = self.or()?;
+                if self.next() != Some(")") {
+                    return Err("missing `)'".to_owned());
+                }
+                inner
             }
+            "-name" => Expr::Name(
+                matcher(&self.value(&word)?, false).map_err(|error| error.message().to_owned())?,
+            ),
+            "-iname" => Expr::Name(glob(&self.value(&word)?, true, false)?),
+            "-path" | "-wholename" => Expr::Path(glob(&self.value(&word)?, false, true)?),
+            "-type" => Expr::Type(match self.value(&word)?.as_str() {
+                "f" => Kind::File,
+                "d" => Kind::Dir,
+                "l" => Kind::Symlink,
+                other => return Err(format!("unknown argument to -type: {other}")),
+            }),
+            "-empty" => Expr::Empty,
+            "-true" => Expr::Constant(true),
+            "-false" => Expr::Constant(false),
             "-maxdepth" | "-mindepth" => {
-                let given = value()?;
+                let given = self.value(&word)?;
                 let depth: usize = given
                     .parse()
-                    .map_err(|_| format!("invalid argument `{given}' to `{test}'"))?;
-                if test == "-maxdepth" {
-                    query.max_depth = Some(depth);
+                    .map_err(|_| format!("invalid argument `{given}' to `{word}'"))?;
+                if word == "-maxdepth" {
+                    self.max_depth = Some(depth);
                 } else {
-                    query.min_depth = depth;
+                    self.min_depth = depth;
+                }
+                Expr::Constant(true)
+            }
+            "-print" => {
+                self.acts = true;
+                Expr::Print
+            }
+            "-delete" => {
+                self.acts = true;
+                Expr::Delete
+            }
+            "-exec" => {
+                self.acts = true;
+                let mut command = Vec::new();
+                loop {
+                    match self.next() {
+                        None => return Err("missing argument to `-exec'".to_owned()),
+                        Some(";") => break Expr::Exec(command),
+                        Some("+") if command.last().is_some_and(|last| last == "{}") => {
+                            self.batches.push((command, Vec::new()));
+                            break Expr::ExecAll(self.batches.len() - 1);
+                        }
+                        Some(part) => command.push(part.to_owned()),
+                    }
                 }
             }
-            "-print" | "-a" | "-and" => {}
-            "-o" | "-or" | "!" | "-not" | "(" | ")" => {
-                return Err(format!("the operator `{test}' is not supported"));
-            }
             other => return Err(format!("`{other}' is not supported")),
-        }
+        })
     }
-    Ok(query)
 }

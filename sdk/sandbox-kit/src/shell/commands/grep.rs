@@ -1,9 +1,12 @@
 //! `grep`: lines matching patterns in files or stdin. Flags: `-i`, `-v`, `-n`,
 //! `-c`, `-l`, `-L`, `-r`/`-R` (searches `.` when no path is given, skipping
 //! `.git` directories), `-E`, `-F`, `-G`, `-o`, `-w`, `-x`, `-H`, `-h`, `-q`,
-//! `-s`, `-e PATTERN` (repeatable). Without `-E`, patterns are POSIX basic
-//! expressions. Binary files print `Binary file NAME matches`. Exit status 0
-//! when a line was selected, 1 when none was, 2 on error.
+//! `-s`, `-e PATTERN` (repeatable), their long names (`--ignore-case`...),
+//! and in recursive searches `--include=GLOB`, `--exclude=GLOB` and
+//! `--exclude-dir=GLOB` on file and directory names; `--color` is accepted
+//! and ignored. Without `-E`, patterns are POSIX basic expressions. Binary
+//! files print `Binary file NAME matches`. Exit status 0 when a line was
+//! selected, 1 when none was, 2 on error.
 
 use super::dialect::basic_to_extended;
 use super::{Outcome, options};
@@ -13,6 +16,7 @@ use crate::path;
 use crate::search::{is_binary, matching_lines};
 use crate::shell::args::Args;
 use crate::shell::context::{Ctx, report};
+use crate::shell::expand::glob::Pattern;
 use crate::shell::io::Io;
 use regex::bytes::{Regex, RegexBuilder};
 use std::ops::ControlFlow;
@@ -29,9 +33,109 @@ struct Show {
     names: bool,
 }
 
+/// Long options and the short flag each is.
+const LONG: &[(&str, &str)] = &[
+    ("--ignore-case", "-i"),
+    ("--invert-match", "-v"),
+    ("--line-number", "-n"),
+    ("--count", "-c"),
+    ("--files-with-matches", "-l"),
+    ("--files-without-match", "-L"),
+    ("--recursive", "-r"),
+    ("--dereference-recursive", "-R"),
+    ("--extended-regexp", "-E"),
+    ("--fixed-strings", "-F"),
+    ("--basic-regexp", "-G"),
+    ("--only-matching", "-o"),
+    ("--word-regexp", "-w"),
+    ("--line-regexp", "-x"),
+    ("--with-filename", "-H"),
+    ("--no-filename", "-h"),
+    ("--quiet", "-q"),
+    ("--silent", "-q"),
+    ("--no-messages", "-s"),
+    ("--text", "-a"),
+];
+
+/// Which files a recursive search reads, by name.
+#[derive(Default)]
+struct Filter {
+    include: Vec<Pattern>,
+    exclude: Vec<Pattern>,
+    exclude_dir: Vec<Pattern>,
+}
+
+impl Filter {
+    /// Whether the file at `relative` (below the searched directory) is read.
+    fn reads(&self, relative: &str) -> bool {
+        let name = path::file_name(relative);
+        let (dirs, _) = relative.rsplit_once('/').unwrap_or(("", relative));
+        (self.include.is_empty() || self.include.iter().any(|glob| glob.matches(name)))
+            && !self.exclude.iter().any(|glob| glob.matches(name))
+            && !dirs
+                .split('/')
+                .filter(|dir| !dir.is_empty())
+                .any(|dir| self.exclude_dir.iter().any(|glob| glob.matches(dir)))
+    }
+}
+
+/// `args` with the long options turned into short flags and the file
+/// filters taken out, or a usage error.
+fn long_options(args: &[String]) -> Result<(Vec<String>, Filter), String> {
+    let mut filter = Filter::default();
+    let mut short = Vec::new();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--" {
+            short.push(arg.clone());
+            short.extend(rest.cloned());
+            break;
+        }
+        let (name, value) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value.to_owned())),
+            _ => (arg.as_str(), None),
+        };
+        let list = match name {
+            "--include" => Some(&mut filter.include),
+            "--exclude" => Some(&mut filter.exclude),
+            "--exclude-dir" => Some(&mut filter.exclude_dir),
+            _ => None,
+        };
+        if let Some(list) = list {
+            let glob = match value {
+                Some(value) => value,
+                None => rest
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| format!("option '{name}' requires an argument"))?,
+            };
+            let compiled = Pattern::new(&glob).ok_or_else(|| format!("invalid glob '{glob}'"))?;
+            list.push(compiled);
+            continue;
+        }
+        match (name, LONG.iter().find(|(long, _)| *long == name)) {
+            (_, Some((_, flag))) => short.push((*flag).to_owned()),
+            ("--color" | "--colour", _) => {}
+            ("--regexp", _) => {
+                short.push("-e".to_owned());
+                short.extend(value.or_else(|| rest.next().cloned()));
+            }
+            _ => short.push(arg.clone()),
+        }
+    }
+    Ok((short, filter))
+}
+
 /// `grep [OPTION...] PATTERN [FILE...]`.
 pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
-    let args = options(io, "grep", args, "ivnclLrREFGowxHhqsIa", "em")?;
+    let (args, filter) = match long_options(args) {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            io.errln(format_args!("grep: {message}"));
+            return Ok(2);
+        }
+    };
+    let args = options(io, "grep", &args, "ivnclLrREFGowxHhqsIa", "em")?;
     let mut operands = args.operands.clone();
     let mut patterns: Vec<String> = args.values('e').map(str::to_owned).collect();
     if patterns.is_empty() {
@@ -88,6 +192,9 @@ pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
                 .walk(&target, Prune::GitDirs)?
                 .into_iter()
                 .filter(|node| node.meta.kind == Kind::File)
+                .filter(|node| {
+                    filter.reads(path::strip_dir(&node.path, &target).unwrap_or_default())
+                })
                 .map(|node| {
                     let relative = path::strip_dir(&node.path, &target).unwrap_or_default();
                     let shown = if implicit_start {
