@@ -376,3 +376,69 @@ fn a_glob_over_a_hundred_thousand_files_answers_in_full() {
     );
     assert_eq!(out(&fs, "echo f0999*.txt | wc -w"), "100\n");
 }
+
+/// A file system that counts directory listings.
+struct Counting {
+    inner: crate::common::MemoryFs,
+    lists: std::cell::Cell<usize>,
+}
+
+impl cordon_sandbox_kit::FileSystem for Counting {
+    fn meta(&self, path: &str) -> cordon_sandbox_kit::Result<Option<cordon_sandbox_kit::Meta>> {
+        self.inner.meta(path)
+    }
+    fn read(&self, path: &str) -> cordon_sandbox_kit::Result<Vec<u8>> {
+        self.inner.read(path)
+    }
+    fn list(
+        &self,
+        dir: &str,
+    ) -> cordon_sandbox_kit::Result<Vec<(String, cordon_sandbox_kit::Meta)>> {
+        self.lists.set(self.lists.get() + 1);
+        self.inner.list(dir)
+    }
+    fn walk(
+        &self,
+        dir: &str,
+        prune: cordon_sandbox_kit::Prune,
+    ) -> cordon_sandbox_kit::Result<Vec<cordon_sandbox_kit::Node>> {
+        self.inner.walk(dir, prune)
+    }
+    fn contents<'a>(
+        &self,
+        node: &'a cordon_sandbox_kit::Node,
+        buf: &'a mut Vec<u8>,
+    ) -> cordon_sandbox_kit::Result<&'a [u8]> {
+        self.inner.contents(node, buf)
+    }
+    fn write(&self, path: &str, data: &[u8]) -> cordon_sandbox_kit::Result<()> {
+        self.inner.write(path, data)
+    }
+    fn create_dir(&self, path: &str) -> cordon_sandbox_kit::Result<()> {
+        self.inner.create_dir(path)
+    }
+    fn remove(&self, path: &str) -> cordon_sandbox_kit::Result<()> {
+        self.inner.remove(path)
+    }
+    fn rename(&self, from: &str, to: &str) -> cordon_sandbox_kit::Result<()> {
+        self.inner.rename(from, to)
+    }
+}
+
+#[test]
+fn only_a_real_glob_lists_a_directory() {
+    let fs = Counting {
+        inner: memory_fs(&[("a.txt", ""), ("b.md", "")]),
+        lists: std::cell::Cell::new(0),
+    };
+    assert_eq!(
+        out(
+            &fs,
+            "i=0; while [ $i -lt 100 ]; do i=$((i + 1)); done; echo $i [x ]"
+        ),
+        "100 [x ]\n"
+    );
+    assert_eq!(fs.lists.get(), 0, "a lone `[` or `]` is no glob");
+    assert_eq!(out(&fs, "echo *.txt [ab].md"), "a.txt b.md\n");
+    assert_eq!(fs.lists.get(), 2);
+}

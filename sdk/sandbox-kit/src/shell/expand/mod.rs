@@ -26,8 +26,15 @@ use super::vars::is_name;
 /// Characters that make a word more than plain text.
 const SPECIAL_CHARS: [char; 7] = ['$', '`', '\'', '"', '\\', '~', '{'];
 
-/// Characters that make an unquoted word a glob.
-const GLOB_CHARS: [char; 3] = ['*', '?', '['];
+/// Whether unquoted `text` has glob characters: `*`, `?`, or a `[` with a
+/// `]` after it (a lone `[`, as in `[ -f x ]`, is plain text and costs no
+/// directory listing).
+fn is_glob(text: &str) -> bool {
+    text.contains(['*', '?'])
+        || text
+            .find('[')
+            .is_some_and(|open| text[open + 1..].contains(']'))
+}
 /// Characters a quoted part escapes in a pattern.
 const PATTERN_CHARS: [char; 7] = ['*', '?', '[', ']', '\\', '(', ')'];
 
@@ -77,7 +84,7 @@ impl Builder {
     fn literal(&mut self, text: &str) {
         self.current.text.push_str(text);
         self.current.pattern.push_str(text);
-        if text.contains(GLOB_CHARS) {
+        if is_glob(text) {
             self.current.globs = true;
         }
     }
