@@ -2,7 +2,8 @@
 //! them: `set`, `shift`, `exit`, `return`, `break`, `continue`, `local`,
 //! `declare`/`typeset`, `export`, `readonly`, `unset`, `read`, `eval`,
 //! `source`/`.`, `trap`, `let`, `command`, `type`, `exec`, `builtin`, `wait`
-//! and `:`, and `xargs`, which runs commands as only the shell can
+//! and `:`, `which` (which names what the shell can run), and `xargs`, which
+//! runs commands as only the shell can
 //! ([`super::xargs`]). The sandbox's other commands are in
 //! [`super::commands`].
 
@@ -16,7 +17,7 @@ use super::vars::{Value, is_name};
 pub(super) const NAMES: &[&str] = &[
     ":", ".", "break", "builtin", "command", "continue", "declare", "eval", "exec", "exit",
     "export", "let", "local", "read", "readonly", "return", "set", "shift", "source", "trap",
-    "type", "typeset", "unset", "wait", "xargs",
+    "type", "typeset", "unset", "wait", "which", "xargs",
 ];
 
 /// Runs the builtin `name`, or `None` if there is none by that name.
@@ -52,6 +53,7 @@ pub(super) fn run(ctx: &mut Ctx, name: &str, args: &[String], io: &Io) -> Option
         "let" => let_(ctx, args, io),
         "command" | "builtin" => command(ctx, name, args, io),
         "type" => Ok(type_(ctx, args, io)),
+        "which" => Ok(which(ctx, args, io)),
         "xargs" => super::xargs::run(ctx, args, io),
         "exec" => match args.split_first() {
             None => Ok(0),
@@ -462,6 +464,20 @@ fn type_(ctx: &mut Ctx, args: &[String], io: &mut Io) -> i32 {
                 io.errln(format_args!("sh: type: {name}: not found"));
                 status = 1;
             }
+        }
+    }
+    status
+}
+
+/// `which NAME...`: each name the shell can run, printed as it is (there
+/// are no program files to point at); status 1 if any cannot run.
+fn which(ctx: &mut Ctx, args: &[String], io: &mut Io) -> i32 {
+    let mut status = 0;
+    for name in args.iter().filter(|arg| !arg.starts_with('-')) {
+        if kind_of(ctx, name).is_some() {
+            io.outln(name);
+        } else {
+            status = 1;
         }
     }
     status

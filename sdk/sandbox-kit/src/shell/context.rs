@@ -62,6 +62,8 @@ pub(super) struct Ctx<'f> {
     pub interpreters: &'f dyn Interpreters,
     /// The working directory, a workspace path.
     pub cwd: String,
+    /// The working directory before the last `cd`, for `cd -`.
+    pub old_cwd: Option<String>,
     /// Shell variables and positional parameters.
     pub vars: Vars,
     /// Functions by name.
@@ -102,6 +104,7 @@ impl<'f> Ctx<'f> {
             fs,
             interpreters,
             cwd,
+            old_cwd: None,
             vars,
             functions: BTreeMap::new(),
             options: Options::default(),

@@ -442,3 +442,25 @@ fn only_a_real_glob_lists_a_directory() {
     assert_eq!(out(&fs, "echo *.txt [ab].md"), "a.txt b.md\n");
     assert_eq!(fs.lists.get(), 2);
 }
+
+#[test]
+fn cd_dash_which_and_file_tests_answer_as_bash_does() {
+    let fs = memory_fs(&[("src/a.rs", ""), ("README.md", "x")]);
+    assert_eq!(
+        out(&fs, "cd src && cd - && pwd && echo $OLDPWD"),
+        "/\n/\n/src\n"
+    );
+    assert_eq!(run(&fs, "cd -").0, 1);
+    assert_eq!(
+        out(&fs, "which ls echo >/dev/null && echo found"),
+        "found\n"
+    );
+    assert_eq!(run(&fs, "which frobnicate").0, 1);
+    assert_eq!(
+        out(
+            &fs,
+            "[ -r README.md ] && [ -w README.md ] && [ -x src ] && ! [ -L README.md ] && echo ok"
+        ),
+        "ok\n"
+    );
+}

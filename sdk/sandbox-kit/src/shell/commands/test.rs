@@ -1,5 +1,6 @@
 //! `true`, `false`, and `test` / `[` with the common unary file and string
-//! tests (`-e -f -d -s -z -n`), string (`=`, `!=`) and integer (`-eq -ne -lt
+//! tests (`-e -f -d -s -r -w -x -L -z -n`; what exists may be read and
+//! written, a directory is searchable), string (`=`, `!=`) and integer (`-eq -ne -lt
 //! -le -gt -ge`) comparisons, and a leading `!`.
 
 use super::Outcome;
@@ -63,7 +64,9 @@ fn unary(ctx: &Ctx, op: &str, operand: &str) -> Option<bool> {
             .and_then(|path| ctx.fs.meta(&path).ok().flatten())
     };
     Some(match op {
-        "-e" => meta().is_some(),
+        "-e" | "-r" | "-w" => meta().is_some(),
+        "-x" => meta().is_some_and(|meta| meta.is_dir()),
+        "-L" | "-h" => meta().is_some_and(|meta| meta.kind == crate::fs::Kind::Symlink),
         "-f" => meta().is_some_and(|meta| !meta.is_dir()),
         "-d" => meta().is_some_and(|meta| meta.is_dir()),
         "-s" => meta().is_some_and(|meta| meta.size > 0),
