@@ -39,8 +39,8 @@ case "$target_dir" in
     *) target_dir="$root/$target_dir" ;;
 esac
 cordon="$target_dir/debug/cordon"
-say "building the Python interpreter and the example skill's tool with componentize-py (about half a minute)"
-"$cordon" build plugins/python examples/skills/csv-report/tools
+say "building the Python interpreter and the example skill's tool with componentize-py, and the shell's coreutils (about two minutes)"
+"$cordon" build plugins/python plugins/coreutils examples/skills/csv-report/tools
 say "built in $((SECONDS - started)) s; the tour starts"
 
 scratch="$(mktemp -d)"

@@ -5,6 +5,8 @@
 
 mod bundles;
 mod circles;
+mod commands;
+mod corpus;
 mod effects;
 mod escapes;
 mod hooks;

@@ -1,6 +1,6 @@
 //! The manifest as an approval pins it: everything a component runs under
 //! but its grants (the plugin's kind, hooks and staging, `[config]`,
-//! `[limits]`, `[secrets]`, `[state]`, `[interpreter]`), as values, whatever
+//! `[limits]`, `[secrets]`, `[state]`, `[interpreter]`, `[command]`), as values, whatever
 //! the layout, comments or order of the file. Grants are compared by what
 //! they allow instead (see [`Grants::beyond`]), since an approval may grant
 //! fewer than asked. What changes nothing a component runs under is left

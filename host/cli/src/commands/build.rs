@@ -228,6 +228,7 @@ fn provides(loaded: &LoadedBundle) -> String {
         }
         BundleKind::Sandbox => "a workspace backend".to_owned(),
         BundleKind::Interpreter => format!("an interpreter of {}", manifest.commands.join(", ")),
+        BundleKind::Command => format!("the commands {}", manifest.commands.join(", ")),
     }
 }
 

@@ -101,7 +101,7 @@ pub(crate) async fn load_read(
         check_world(manifest.kind, &exported, &path)?;
     }
     let linker = match manifest.kind {
-        BundleKind::Interpreter => &engine.interpreter_linker,
+        BundleKind::Interpreter | BundleKind::Command => &engine.interpreter_linker,
         _ => &engine.linker,
     };
     let pre = linker
@@ -122,7 +122,7 @@ pub(crate) async fn load_read(
                 BundleKind::Sandbox => {
                     Exports::Workspace(workspace::GuestIndices::new(&pre).map_err(wrong)?)
                 }
-                BundleKind::Interpreter => {
+                BundleKind::Interpreter | BundleKind::Command => {
                     Exports::Interpreter(interpreter::GuestIndices::new(&pre).map_err(wrong)?)
                 }
                 _ => Exports::Tool(tool::GuestIndices::new(&pre).map_err(wrong)?),

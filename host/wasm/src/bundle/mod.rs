@@ -476,7 +476,7 @@ impl Request {
 pub(crate) fn kind_export(kind: BundleKind) -> &'static str {
     match kind {
         BundleKind::Sandbox => WORKSPACE_EXPORT,
-        BundleKind::Interpreter => INTERPRETER_EXPORT,
+        BundleKind::Interpreter | BundleKind::Command => INTERPRETER_EXPORT,
         BundleKind::Tool | BundleKind::Hook => TOOL_EXPORT,
     }
 }
@@ -485,7 +485,7 @@ pub(crate) fn kind_export(kind: BundleKind) -> &'static str {
 pub(crate) fn kind_world(kind: BundleKind) -> &'static str {
     match kind {
         BundleKind::Sandbox => "sandbox-backend",
-        BundleKind::Interpreter => "interpreter-plugin",
+        BundleKind::Interpreter | BundleKind::Command => "interpreter-plugin",
         BundleKind::Tool => "tool-plugin",
         BundleKind::Hook => "hook-plugin",
     }

@@ -65,7 +65,7 @@ use tools::{ToolAccess, ToolsView};
 use unit::{Grant, Imports};
 
 pub use dirs::{DirGrant, DirMode};
-pub(crate) use interpreters::InterpreterTable;
+pub(crate) use interpreters::{CommandTable, InterpreterTable};
 pub use network::secrets::SecretUse;
 pub use staging::StagingPolicy;
 pub use state::StateGrants;
@@ -188,6 +188,8 @@ pub(crate) struct Sections {
     pub(crate) config: Option<toml::Table>,
     /// `[interpreter]`.
     pub(crate) interpreter: Option<InterpreterTable>,
+    /// `[command]`.
+    pub(crate) command: Option<CommandTable>,
     /// `[secrets]`.
     pub(crate) secrets: BTreeMap<String, SecretUse>,
     /// `[state]`.
@@ -218,7 +220,8 @@ pub(crate) fn check_sections(
     state_keys::validate(&sections.state, &grants.state, check)?;
     let config = config::from_table(sections.config, check)?;
     let granted = (!grants.is_empty()).then(|| grants.summary());
-    let commands = interpreters::validate(sections.interpreter, kind, granted, check)?;
+    let commands =
+        interpreters::validate(sections.interpreter, sections.command, kind, granted, check)?;
     Ok(Checked {
         staging,
         config,

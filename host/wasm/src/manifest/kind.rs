@@ -18,6 +18,10 @@ pub enum BundleKind {
     /// Exports `cordon:plugin/interpreter`: a language's interpreter that
     /// sandbox backends' shells run.
     Interpreter,
+    /// Exports `cordon:plugin/interpreter` too: everyday commands (`tr`,
+    /// `seq`...) that sandbox backends' shells run, each in a fresh instance
+    /// over the command's view of the workspace.
+    Command,
 }
 
 impl fmt::Display for BundleKind {
@@ -27,6 +31,7 @@ impl fmt::Display for BundleKind {
             Self::Hook => "hook",
             Self::Sandbox => "sandbox",
             Self::Interpreter => "interpreter",
+            Self::Command => "command",
         })
     }
 }

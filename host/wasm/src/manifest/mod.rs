@@ -19,7 +19,7 @@ pub use crate::state_keys::StateDeclaration;
 pub use checks::{ManifestError, is_tool_name};
 pub use kind::BundleKind;
 
-use crate::capabilities::{self as registry, InterpreterTable, Sections};
+use crate::capabilities::{self as registry, CommandTable, InterpreterTable, Sections};
 use crate::limits::{Limits, RawLimits};
 use checks::{Validator, is_contained_relative, is_identifier};
 
@@ -55,7 +55,8 @@ pub struct Manifest {
     pub limits: Limits,
     /// The `[config]` table, as the component reads it: a JSON object.
     pub config: Value,
-    /// The commands an interpreter bundle serves; empty for other kinds.
+    /// The commands an interpreter or command bundle serves; empty for
+    /// other kinds.
     pub commands: Vec<String>,
     /// How `cordon build` makes the component from source; `None` for a
     /// bundle that ships its component.
@@ -88,6 +89,8 @@ struct RawManifest {
     build: Option<BuildRecipe>,
     #[serde(default)]
     interpreter: Option<InterpreterTable>,
+    #[serde(default)]
+    command: Option<CommandTable>,
     #[serde(default)]
     secrets: BTreeMap<String, SecretUse>,
     #[serde(default)]
@@ -175,6 +178,7 @@ impl Validator<'_> {
                 staging,
                 config: raw.config,
                 interpreter: raw.interpreter,
+                command: raw.command,
                 secrets: raw.secrets,
                 state: raw.state,
             },
@@ -302,6 +306,60 @@ mod tests {
         assert!(error.contains("field `state.\"notes\".schema`"), "{error}");
         let error = error_text(&format!("{GOOD}\n[state.notes]\nmerge = \"sometimes\"\n"));
         assert!(error.contains("sometimes"), "{error}");
+    }
+
+    #[test]
+    fn interpreter_and_command_bundles_name_their_commands_in_their_own_table() {
+        let head = |kind: &str| {
+            format!(
+                "[plugin]\nname = \"x\"\nversion = \"0.1.0\"\nkind = \"{kind}\"\ncomponent = \"x.wasm\"\n"
+            )
+        };
+        let command = parse(&format!(
+            "{}[command]\nnames = [\"tr\", \"seq\"]\n",
+            head("command")
+        ))
+        .unwrap();
+        assert_eq!(command.kind, BundleKind::Command);
+        assert_eq!(command.commands, ["tr", "seq"]);
+        let interpreter = parse(&format!(
+            "{}[interpreter]\ncommands = [\"python3\"]\n",
+            head("interpreter")
+        ))
+        .unwrap();
+        assert_eq!(interpreter.commands, ["python3"]);
+        for (text, field) in [
+            (head("command"), "command.names"),
+            (
+                format!("{}[command]\nnames = []\n", head("command")),
+                "command.names",
+            ),
+            (
+                format!("{}[interpreter]\ncommands = [\"tr\"]\n", head("command")),
+                "interpreter",
+            ),
+            (
+                format!("{}[command]\nnames = [\"tr\"]\n", head("tool")),
+                "command",
+            ),
+            (
+                format!("{}[command]\nnames = [\"Tr!\"]\n", head("command")),
+                "command.names[0]",
+            ),
+            (
+                format!(
+                    "{}[command]\nnames = [\"tr\"]\n[grants]\nenv = [\"HOME\"]\n",
+                    head("command")
+                ),
+                "grants",
+            ),
+        ] {
+            let error = error_text(&text);
+            assert!(
+                error.contains(&format!("field `{field}`")),
+                "{text}: {error}"
+            );
+        }
     }
 
     #[test]

@@ -5,7 +5,6 @@
 
 mod common;
 
-mod bash_corpus;
 mod commands;
 mod dir_base;
 mod scripts;

@@ -1,7 +1,9 @@
 //! The interpreter capability. An interpreter bundle (`kind =
 //! "interpreter"`) serves the commands its manifest names (`[interpreter]
-//! commands = ["python3", "python"]`) and is granted nothing: each run sees
-//! what its command sees. A sandbox backend's shell reaches interpreters
+//! commands = ["python3", "python"]`), a command bundle (`kind = "command"`)
+//! the everyday commands its manifest names (`[command] names = ["tr",
+//! "seq"]`), both through the `interpreter` interface, and neither is
+//! granted anything: each run sees what its command sees. A sandbox backend's shell reaches interpreters
 //! through the `interpreters` import, which only a backend's call holds. Each
 //! run is a fresh, guarded instance of the interpreter under its own limits
 //! (and never longer than the command may take), its filesystem the
@@ -52,50 +54,75 @@ pub(crate) struct InterpreterTable {
     commands: Vec<String>,
 }
 
-/// Check `[interpreter]`: present, with at least one command, exactly for an
-/// interpreter bundle, which may ask for no grant; give its commands.
+/// The `[command]` table of a command bundle's manifest.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CommandTable {
+    names: Vec<String>,
+}
+
+/// Check `[interpreter]` and `[command]`: the one its kind needs, present,
+/// naming at least one command, for a bundle that may ask for no grant;
+/// give its commands.
 pub(crate) fn validate(
-    table: Option<InterpreterTable>,
+    interpreter: Option<InterpreterTable>,
+    command: Option<CommandTable>,
     kind: BundleKind,
     granted: Option<Vec<String>>,
     check: &Validator<'_>,
 ) -> Result<Vec<String>, ManifestError> {
-    match (kind, table) {
-        (BundleKind::Interpreter, None) => Err(check.invalid(
-            "interpreter.commands",
-            Vec::<String>::new(),
-            "an interpreter bundle names the commands it serves, such as [\"python3\", \"python\"]",
-        )),
-        (BundleKind::Interpreter, Some(table)) => {
-            if table.commands.is_empty() {
-                return Err(check.invalid(
-                    "interpreter.commands",
-                    &table.commands,
-                    "name at least one command",
-                ));
-            }
-            check.unique_names(
-                "interpreter.commands",
-                &table.commands,
-                is_command_name,
-                "a command is 1 to 64 of lowercase letters, digits, `.`, `_`, `+` and `-`",
-            )?;
-            if let Some(granted) = granted {
-                return Err(check.invalid(
-                    "grants",
-                    granted,
-                    "an interpreter is granted nothing: each run sees exactly what its command sees",
-                ));
-            }
-            Ok(table.commands)
+    let (field, commands) = match (kind, interpreter, command) {
+        (kind, Some(_), _) if kind != BundleKind::Interpreter => {
+            return Err(check.invalid(
+                "interpreter",
+                "[interpreter]",
+                &format!("only `interpreter` bundles have one; this bundle's kind is `{kind}`"),
+            ));
         }
-        (_, None) => Ok(Vec::new()),
-        (kind, Some(_)) => Err(check.invalid(
-            "interpreter",
-            "[interpreter]",
-            &format!("only `interpreter` bundles serve commands; this bundle's kind is `{kind}`"),
-        )),
+        (kind, _, Some(_)) if kind != BundleKind::Command => {
+            return Err(check.invalid(
+                "command",
+                "[command]",
+                &format!("only `command` bundles have one; this bundle's kind is `{kind}`"),
+            ));
+        }
+        (BundleKind::Interpreter, Some(table), _) => ("interpreter.commands", table.commands),
+        (BundleKind::Command, _, Some(table)) => ("command.names", table.names),
+        (BundleKind::Interpreter, None, _) => {
+            return Err(check.invalid(
+                "interpreter.commands",
+                Vec::<String>::new(),
+                "an interpreter bundle names the commands it serves, such as [\"python3\", \"python\"]",
+            ));
+        }
+        (BundleKind::Command, _, None) => {
+            return Err(check.invalid(
+                "command.names",
+                Vec::<String>::new(),
+                "a command bundle names the commands it serves, such as [\"tr\", \"seq\"]",
+            ));
+        }
+        _ => return Ok(Vec::new()),
+    };
+    if commands.is_empty() {
+        return Err(check.invalid(field, &commands, "name at least one command"));
     }
+    check.unique_names(
+        field,
+        &commands,
+        is_command_name,
+        "a command is 1 to 64 of lowercase letters, digits, `.`, `_`, `+` and `-`",
+    )?;
+    if let Some(granted) = granted {
+        return Err(check.invalid(
+            "grants",
+            granted,
+            &format!(
+                "a `{kind}` bundle is granted nothing: each run sees exactly what its command sees"
+            ),
+        ));
+    }
+    Ok(commands)
 }
 
 fn is_command_name(name: &str) -> bool {

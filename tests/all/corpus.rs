@@ -1,19 +1,21 @@
-//! The command language measured against GNU bash: every entry of
-//! `tests/corpus/commands.sh` runs, in order, through the kit's shell on one
-//! copy of a fixture project and through `bash -c` on another, and the two
-//! are compared on exit status and standard output. The test fails when the
-//! share that match falls below what the shell reaches today, and prints
+//! The sandbox's `bash` measured against GNU bash: every entry of
+//! `tests/corpus/commands.sh` runs, in order, through the `dir` backend's
+//! `bash` (with the bundled coreutils and Python beside it) on one copy of
+//! a fixture project and through `bash -c` on another, and the two are
+//! compared on exit status and standard output. The test fails when the
+//! share that match falls below what the sandbox reaches today, and prints
 //! each category's rate and every entry that differs.
 
-use cordon_sandbox_kit::shell;
-use cordon_sandbox_kit::{DirBase, Direct, NoInterpreters};
-use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-/// The share of entries that must match, in percent; raise it as the shell
-/// grows.
-const MATCH_RATE_FLOOR: f64 = 77.6;
+use cordon_tests::{Rig, artifacts, built_bundle};
+use cordon_wasm::{Safeguards, WorkspaceOptions};
+use serde_json::json;
+
+/// The share of entries that must match, in percent; raise it as the
+/// sandbox grows.
+const MATCH_RATE_FLOOR: f64 = 88.8;
 
 /// One entry of the corpus.
 struct Entry {
@@ -92,15 +94,15 @@ fn fixture(root: &Path) {
     ];
     for (path, contents) in files {
         let path = root.join(path);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, contents).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
     }
 }
 
 /// The variables both shells start with.
 const ENV: &[(&str, &str)] = &[("PATH", "/usr/bin:/bin"), ("LC_ALL", "C"), ("TZ", "UTC")];
 
-fn gnu_bash(root: &Path, line: &str) -> (i32, Vec<u8>) {
+fn gnu_bash(root: &Path, line: &str) -> (i64, String) {
     let output = Command::new("bash")
         .arg("-c")
         .arg(line)
@@ -109,35 +111,61 @@ fn gnu_bash(root: &Path, line: &str) -> (i32, Vec<u8>) {
         .envs(ENV.iter().copied())
         .stdin(std::process::Stdio::null())
         .output()
-        .expect("GNU bash runs: the corpus compares the shell with it");
-    (output.status.code().unwrap_or(128), output.stdout)
+        .expect("GNU bash runs: the corpus compares the sandbox's bash with it");
+    (
+        i64::from(output.status.code().unwrap_or(128)),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
 }
 
-fn kit_shell(fs: &Direct<DirBase>, line: &str) -> (i32, Vec<u8>) {
-    let env: Vec<(String, String)> = ENV
-        .iter()
-        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
-        .collect();
-    match shell::run(fs, &NoInterpreters, line, "", &env, b"", 10_000) {
-        Ok(output) => (output.exit_code, output.stdout),
-        Err(error) => (-1, error.message().as_bytes().to_vec()),
+/// Copy the built bundle `name` into the fixture's plugins.
+fn copy_bundle(plugins: &Path, name: &str, component: &str) {
+    let bundle = built_bundle(artifacts::PLUGINS_DIR, name);
+    let to = plugins.join(name);
+    std::fs::create_dir_all(&to).unwrap();
+    for file in ["plugin.toml", component] {
+        std::fs::copy(bundle.join(file), to.join(file)).unwrap();
     }
 }
 
-#[test]
-fn the_shell_matches_gnu_bash_on_the_corpus() {
-    let ours = tempfile::tempdir().unwrap();
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sandboxs_bash_matches_gnu_bash_on_the_corpus() {
+    let options = WorkspaceOptions {
+        transactional: false,
+        seed: true,
+    };
+    let rig = Rig::bind("dir", options, Safeguards::default(), |fixture, _| {
+        fixture.bundled_plugin("dir", Path::new(artifacts::DIR));
+        copy_bundle(fixture.plugins.path(), "coreutils", "coreutils.wasm");
+        copy_bundle(fixture.plugins.path(), "python", "python.wasm");
+        self::fixture(fixture.workspace.path());
+    })
+    .await;
     let theirs = tempfile::tempdir().unwrap();
-    fixture(ours.path());
     fixture(theirs.path());
-    let fs = Direct::new(DirBase::new(ours.path()));
+    let env: serde_json::Map<String, serde_json::Value> = ENV
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), json!(value)))
+        .collect();
     let entries = corpus();
     assert!(entries.len() >= 200, "the corpus holds {}", entries.len());
     let mut by_category: Vec<(String, usize, usize)> = Vec::new();
     let mut differences = Vec::new();
     for entry in &entries {
         let expected = gnu_bash(theirs.path(), &entry.line);
-        let got = kit_shell(&fs, &entry.line);
+        let got = match rig
+            .call(
+                "bash",
+                json!({"command": entry.line, "env": env, "timeout_ms": 10_000}),
+            )
+            .await
+        {
+            Ok(done) => (
+                done["exit_code"].as_i64().unwrap_or(-1),
+                done["stdout"].as_str().unwrap_or_default().to_owned(),
+            ),
+            Err(error) => (-1, error.to_string()),
+        };
         let same = expected == got;
         match by_category
             .iter_mut()
@@ -152,11 +180,7 @@ fn the_shell_matches_gnu_bash_on_the_corpus() {
         if !same {
             differences.push(format!(
                 "--- {}\n    bash: {} {:?}\n    ours: {} {:?}",
-                entry.line,
-                expected.0,
-                String::from_utf8_lossy(&expected.1),
-                got.0,
-                String::from_utf8_lossy(&got.1)
+                entry.line, expected.0, expected.1, got.0, got.1
             ));
         }
     }
