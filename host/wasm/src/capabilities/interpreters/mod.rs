@@ -228,7 +228,7 @@ impl wit::Host for InterpretersView<'_> {
         let (mut finished, events) = access.runner.run(view, invocation).await;
         self.audit.keep(events);
         let written = std::mem::take(&mut *layer::lock(&layer));
-        if let Some(tree) = written.overflowed() {
+        for tree in written.overflowed() {
             // A program sees only an I/O error: say what ran out.
             finished.stderr.extend_from_slice(
                 format!("{}: {}\n", invocation_command, tree.full_message()).as_bytes(),

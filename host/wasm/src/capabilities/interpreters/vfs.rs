@@ -76,55 +76,23 @@ impl Vfs {
 struct WrittenStream {
     file: Written,
     place: Place,
-    vfs_layer: super::layer::SharedLayer,
     offset: u64,
     append: bool,
 }
 
-/// Writes `bytes` into `file` at `offset` (its end when `append`), counting
-/// the growth against the bound of `place`'s tree: the offset after.
-fn write_into(
-    layer: &super::layer::SharedLayer,
-    file: &Written,
-    place: &Place,
-    offset: u64,
-    append: bool,
-    bytes: &[u8],
-) -> Result<u64, ErrorCode> {
-    let mut data = layer::bytes(file);
-    let start = if append {
-        data.len()
-    } else {
-        usize::try_from(offset).map_err(|_| ErrorCode::FileTooLarge)?
-    };
-    let end = start
-        .checked_add(bytes.len())
-        .ok_or(ErrorCode::FileTooLarge)?;
-    let more = end.saturating_sub(data.len());
-    let tree = match place {
-        Place::Tmp(_) => super::layer::Tree::Tmp,
-        _ => super::layer::Tree::Workspace,
-    };
-    layer::lock(layer)
-        .grow(tree, i64::try_from(more).unwrap_or(i64::MAX))
+/// Writes `bytes` into `file` at `offset` (its end when `append`), the
+/// growth charged to the tree the file is in: the offset after.
+fn write_into(file: &Written, offset: u64, append: bool, bytes: &[u8]) -> Result<u64, ErrorCode> {
+    let offset = usize::try_from(offset).map_err(|_| ErrorCode::FileTooLarge)?;
+    let end = layer::data(file)
+        .write(offset, append, bytes)
         .map_err(|_| ErrorCode::InsufficientSpace)?;
-    if data.len() < end {
-        data.resize(end, 0);
-    }
-    data[start..end].copy_from_slice(bytes);
     Ok(end as u64)
 }
 
 impl wasmtime_wasi::p2::OutputStream for WrittenStream {
     fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
-        match write_into(
-            &self.vfs_layer,
-            &self.file,
-            &self.place,
-            self.offset,
-            self.append,
-            &bytes,
-        ) {
+        match write_into(&self.file, self.offset, self.append, &bytes) {
             Ok(end) => {
                 self.offset = end;
                 Ok(())
@@ -284,6 +252,8 @@ impl VfsView<'_> {
             WriteError::NotEmpty => ErrorCode::NotEmpty,
             WriteError::NoSpace => ErrorCode::InsufficientSpace,
             WriteError::DirectoryRename => ErrorCode::CrossDevice,
+            WriteError::NameTooLong => ErrorCode::NameTooLong,
+            WriteError::Unreadable => ErrorCode::Io,
         }
     }
 
@@ -335,13 +305,9 @@ impl VfsView<'_> {
         append: bool,
     ) -> Result<Resource<wasmtime_wasi::p2::DynOutputStream>, ErrorCode> {
         let (place, file) = self.written(fd)?;
-        let Some(vfs) = self.vfs else {
-            return Err(ErrorCode::Access);
-        };
         let stream: wasmtime_wasi::p2::DynOutputStream = Box::new(WrittenStream {
             file,
             place,
-            vfs_layer: vfs.view.layer(),
             offset,
             append,
         });
@@ -464,18 +430,11 @@ impl types::HostDescriptor for VfsView<'_> {
     }
 
     fn set_size(&mut self, fd: Resource<Descriptor>, size: Filesize) -> Result<(), ErrorCode> {
-        let (place, file) = self.written(&fd)?;
+        let (_, file) = self.written(&fd)?;
         let size = usize::try_from(size).map_err(|_| ErrorCode::FileTooLarge)?;
-        let mut data = layer::bytes(&file);
-        let more =
-            i64::try_from(size).unwrap_or(i64::MAX) - i64::try_from(data.len()).unwrap_or(i64::MAX);
-        if let Some(vfs) = self.vfs {
-            vfs.view
-                .grow(&place, more)
-                .map_err(|_| ErrorCode::InsufficientSpace)?;
-        }
-        data.resize(size, 0);
-        Ok(())
+        layer::data(&file)
+            .set_len(size)
+            .map_err(|_| ErrorCode::InsufficientSpace)
     }
 
     fn set_times(
@@ -510,11 +469,8 @@ impl types::HostDescriptor for VfsView<'_> {
         buffer: Vec<u8>,
         offset: Filesize,
     ) -> Result<Filesize, ErrorCode> {
-        let (place, file) = self.written(&fd)?;
-        let Some(vfs) = self.vfs else {
-            return Err(ErrorCode::Access);
-        };
-        write_into(&vfs.view.layer(), &file, &place, offset, false, &buffer)?;
+        let (_, file) = self.written(&fd)?;
+        write_into(&file, offset, false, &buffer)?;
         Ok(buffer.len() as Filesize)
     }
 
@@ -657,6 +613,9 @@ impl types::HostDescriptor for VfsView<'_> {
     ) -> Result<(), ErrorCode> {
         let (view, from_parts) = self.changing(&fd, &from)?;
         let to_parts = self.components(&to_fd, &to)?;
+        // A refusal names the path refused: the source, else the target.
+        view.may_write(&from_parts)
+            .map_err(|error| self.write_error(&from_parts, error))?;
         view.rename(&from_parts, &to_parts)
             .map_err(|error| self.write_error(&to_parts, error))
     }

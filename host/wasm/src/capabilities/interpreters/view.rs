@@ -90,7 +90,7 @@ impl Contents {
         match self {
             Self::Staged(bytes) => bytes.len() as u64,
             Self::Disk(file) => file.metadata().map_or(0, |meta| meta.len()),
-            Self::Written(file) => layer::bytes(file).len() as u64,
+            Self::Written(file) => layer::data(file).bytes().len() as u64,
         }
     }
 
@@ -106,13 +106,21 @@ impl Contents {
             }
             Self::Disk(file) => {
                 use std::os::unix::fs::FileExt;
+                let len = len.min(usize::try_from(self.size().saturating_sub(offset)).unwrap_or(0));
                 let mut buffer = vec![0; len];
-                let read = file.read_at(&mut buffer, offset)?;
+                let mut read = 0;
+                while read < len {
+                    match file.read_at(&mut buffer[read..], offset + read as u64)? {
+                        0 => break,
+                        more => read += more,
+                    }
+                }
                 buffer.truncate(read);
                 Ok(buffer)
             }
             Self::Written(file) => {
-                let bytes = layer::bytes(file);
+                let data = layer::data(file);
+                let bytes = data.bytes();
                 let start = usize::try_from(offset)
                     .unwrap_or(usize::MAX)
                     .min(bytes.len());
@@ -591,6 +599,46 @@ mod tests {
             .collect();
         assert_eq!(names, ["a.txt", "new"]);
         assert_eq!(view.list(&Place::Root).len(), 3);
+    }
+
+    #[test]
+    fn writes_keep_what_the_view_hides_and_bytes_stay_charged_while_held() {
+        use super::super::writes::{Open, WriteError};
+        let root = tempfile::tempdir().unwrap();
+        let skill = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("config")).unwrap();
+        std::fs::write(root.path().join("config/.env"), "SECRET").unwrap();
+        std::fs::write(root.path().join("notes.txt"), "kept").unwrap();
+        let view = view(root.path(), skill.path(), BTreeMap::new());
+        assert!(
+            matches!(
+                view.remove(&parts("workspace/config"), true),
+                Err(WriteError::NotEmpty)
+            ),
+            "a directory holding only what the guard hides is not empty"
+        );
+        view.rename(&parts("workspace/notes.txt"), &parts("workspace/notes.txt"))
+            .unwrap();
+        assert_eq!(text(view.find(&parts("workspace/notes.txt"))), "kept");
+        let create = Open {
+            create: true,
+            ..Open::default()
+        };
+        let (_, held) = view.open_written(&parts("tmp/big"), create).unwrap();
+        layer::data(&held).set_len(40 << 20).unwrap();
+        view.remove(&parts("tmp/big"), false).unwrap();
+        let (_, other) = view.open_written(&parts("tmp/other"), create).unwrap();
+        assert!(
+            layer::data(&other).set_len(40 << 20).is_err(),
+            "a removed file still held by a descriptor keeps its bytes charged"
+        );
+        drop(held);
+        layer::data(&other).set_len(40 << 20).unwrap();
+        let long = format!("tmp/{}", "a".repeat(300));
+        assert!(matches!(
+            view.open_written(&parts(&long), create),
+            Err(WriteError::NameTooLong)
+        ));
     }
 
     #[test]

@@ -9,9 +9,14 @@
 use std::sync::{Arc, Mutex};
 
 use cordon_kernel::FileAccess;
-use cordon_paths::RESERVED;
+use cordon_paths::{RESERVED, is_malformed};
 
 use super::layer::{self, Change, Full, Tree, Written};
+
+/// Longest name of a file or directory a program may write, in bytes.
+const NAME_MAX: usize = 255;
+/// Longest path a program may write, in bytes.
+const PATH_MAX: usize = 4096;
 use super::view::{Contents, Found, Node, Place, View};
 
 /// Why a write did not happen.
@@ -33,6 +38,10 @@ pub(crate) enum WriteError {
     NoSpace,
     /// A directory cannot be renamed: moving one copies it instead.
     DirectoryRename,
+    /// A name or path is longer than a program may write.
+    NameTooLong,
+    /// An existing file could not be read to be changed: an I/O error.
+    Unreadable,
 }
 
 impl From<Full> for WriteError {
@@ -71,6 +80,14 @@ impl View {
     /// Where the path `parts` (from the root) may be written, or why not.
     fn target(&self, parts: &[String]) -> Result<Target, WriteError> {
         let shown = format!("/{}", parts.join("/"));
+        if parts.iter().any(|part| part.len() > NAME_MAX) || shown.len() > PATH_MAX {
+            return Err(WriteError::NameTooLong);
+        }
+        if is_malformed(&shown) {
+            return Err(WriteError::Denied(format!(
+                "{shown}: a path a program writes holds no control character or backslash"
+            )));
+        }
         let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
         match parts.as_slice() {
             ["workspace", rest @ ..] if self.workspace.is_some() => {
@@ -156,8 +173,7 @@ impl View {
     ) -> Result<(Place, Written), WriteError> {
         let target = self.target(parts)?;
         self.parent_is_dir(parts)?;
-        let existing = self.find(parts);
-        let data = match existing {
+        let file = match self.find(parts) {
             Found::Node(Node::Dir(_)) => return Err(WriteError::IsADirectory),
             Found::NotADirectory => return Err(WriteError::NotADirectory),
             Found::Refused(reason) => return Err(WriteError::Denied(reason)),
@@ -165,30 +181,28 @@ impl View {
             Found::Node(Node::File(..)) if open.exclusive => return Err(WriteError::Exists),
             Found::Node(Node::File(_, Contents::Written(file))) => {
                 if open.truncate {
-                    let freed = {
-                        let mut bytes = layer::bytes(&file);
-                        let freed = bytes.len();
-                        bytes.clear();
-                        freed
-                    };
-                    layer::lock(&self.layer)
-                        .grow(target.tree, -i64::try_from(freed).unwrap_or(i64::MAX))?;
+                    layer::data(&file).set_len(0)?;
                 }
                 return Ok((target.place(), file));
             }
             Found::Node(Node::File(_, contents)) if !open.truncate => {
-                let size = usize::try_from(contents.size()).unwrap_or(usize::MAX);
-                contents.read(0, size).map_err(|error| {
-                    WriteError::Denied(format!("/{}: cannot read it: {error}", parts.join("/")))
-                })?
+                self.copy_in(target.tree, &contents)?
             }
-            Found::Node(Node::File(..)) | Found::Missing => Vec::new(),
+            Found::Node(Node::File(..)) | Found::Missing => {
+                Arc::new(Mutex::new(layer::lock(&self.layer).new_file(target.tree)))
+            }
         };
-        let mut layer = layer::lock(&self.layer);
-        layer.grow(target.tree, i64::try_from(data.len()).unwrap_or(i64::MAX))?;
-        let file: Written = Arc::new(Mutex::new(data));
-        layer.set(target.tree, &target.path, Change::File(Arc::clone(&file)))?;
+        layer::lock(&self.layer).set(target.tree, &target.path, Change::File(Arc::clone(&file)))?;
         Ok((target.place(), file))
+    }
+
+    /// A written copy of `contents`, charged to `tree` before a byte of it is
+    /// read, so a huge file costs the host nothing.
+    fn copy_in(&self, tree: Tree, contents: &Contents) -> Result<Written, WriteError> {
+        let size = usize::try_from(contents.size()).unwrap_or(usize::MAX);
+        let filled = layer::lock(&self.layer).filled_file(tree, size, || contents.read(0, size))?;
+        let file = filled.map_err(|_: std::io::Error| WriteError::Unreadable)?;
+        Ok(Arc::new(Mutex::new(file)))
     }
 
     /// Creates the directory at `parts`.
@@ -211,7 +225,7 @@ impl View {
         match (self.find(parts), dir) {
             (Found::Node(Node::File(..)), false) => {}
             (Found::Node(Node::Dir(place)), true) => {
-                if !self.list(&place).is_empty() {
+                if !self.list(&place).is_empty() || self.holds_hidden(&target) {
                     return Err(WriteError::NotEmpty);
                 }
             }
@@ -224,31 +238,59 @@ impl View {
         Ok(layer::lock(&self.layer).set(target.tree, &target.path, Change::Gone)?)
     }
 
+    /// Whether the workspace directory `target` holds, in the real folder,
+    /// an entry the view does not show (one the file guard hides) and that
+    /// nothing removed: removing the directory would remove it too.
+    fn holds_hidden(&self, target: &Target) -> bool {
+        let Some((dir, _)) = self
+            .workspace
+            .as_ref()
+            .and_then(|view| view.folder.as_ref())
+        else {
+            return false;
+        };
+        if target.tree != Tree::Workspace {
+            return false;
+        }
+        let Ok(entries) = dir.read_dir(&target.path) else {
+            return false;
+        };
+        let layer = layer::lock(&self.layer);
+        let staged = self.workspace.as_ref().map(|view| &view.staged);
+        entries.filter_map(Result::ok).any(|entry| {
+            let Ok(name) = entry.file_name().into_string() else {
+                return true;
+            };
+            let path = format!("{}/{name}", target.path);
+            let removed = matches!(layer.get(Tree::Workspace, &path), Some(Change::Gone))
+                || staged.is_some_and(|staged| {
+                    matches!(staged.get(&path), Some(cordon_kernel::FileState::Absent))
+                });
+            !removed
+        })
+    }
+
     /// Moves the file at `from` to `to`, replacing a file there.
     pub(crate) fn rename(&self, from: &[String], to: &[String]) -> Result<(), WriteError> {
         let source = self.target(from)?;
         let destination = self.target(to)?;
         self.parent_is_dir(to)?;
+        if matches!(self.find(to), Found::Node(Node::Dir(_))) {
+            return Err(WriteError::IsADirectory);
+        }
         let file = match self.find(from) {
             Found::Node(Node::File(_, Contents::Written(file))) => file,
-            Found::Node(Node::File(_, contents)) => {
-                let size = usize::try_from(contents.size()).unwrap_or(usize::MAX);
-                let data = contents.read(0, size).map_err(|error| {
-                    WriteError::Denied(format!("/{}: cannot read it: {error}", from.join("/")))
-                })?;
-                Arc::new(Mutex::new(data))
-            }
+            Found::Node(Node::File(_, contents)) => self.copy_in(destination.tree, &contents)?,
             Found::Node(Node::Dir(_)) => return Err(WriteError::DirectoryRename),
             Found::Missing => return Err(WriteError::Missing),
             Found::NotADirectory => return Err(WriteError::NotADirectory),
             Found::Refused(reason) => return Err(WriteError::Denied(reason)),
         };
-        if matches!(self.find(to), Found::Node(Node::Dir(_))) {
-            return Err(WriteError::IsADirectory);
+        if source.tree == destination.tree && source.path == destination.path {
+            return Ok(());
         }
-        let size = i64::try_from(layer::bytes(&file).len()).unwrap_or(i64::MAX);
         let mut layer = layer::lock(&self.layer);
-        layer.grow(destination.tree, size)?;
+        layer.move_file(&file, destination.tree)?;
         layer.set(destination.tree, &destination.path, Change::File(file))?;
         layer.set(source.tree, &source.path, Change::Gone)?;
         Ok(())
@@ -258,14 +300,5 @@ impl View {
     /// changes nothing here.
     pub(crate) fn may_write(&self, parts: &[String]) -> Result<(), WriteError> {
         self.target(parts).map(|_| ())
-    }
-
-    /// Counts `more` bytes written to the file at `place`.
-    pub(crate) fn grow(&self, place: &Place, more: i64) -> Result<(), WriteError> {
-        let tree = match place {
-            Place::Tmp(_) => Tree::Tmp,
-            _ => Tree::Workspace,
-        };
-        Ok(layer::lock(&self.layer).grow(tree, more)?)
     }
 }
