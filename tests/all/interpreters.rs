@@ -168,6 +168,11 @@ async fn a_script_writing_where_no_program_may_is_refused_and_audited() {
     let rig = rig(true, |root| {
         std::fs::create_dir_all(root.join(".cordon")).unwrap();
         std::os::unix::fs::symlink(&outside_path, root.join("linked")).unwrap();
+        // Sparse: it costs the disk nothing, and the host must not read it.
+        std::fs::File::create(root.join("huge.bin"))
+            .unwrap()
+            .set_len(300 << 20)
+            .unwrap();
     })
     .await;
     let script = [
@@ -193,15 +198,29 @@ async fn a_script_writing_where_no_program_may_is_refused_and_audited() {
         "    print('FILLED')",
         "except OSError as error:",
         "    print('full')",
+        "try:",
+        "    open('huge.bin', 'a').write('x')",
+        "    print('APPENDED')",
+        "except OSError:",
+        "    print('too big')",
     ]
     .join("\n");
     rig.ok("write", json!({"path": "hostile.py", "content": script}))
         .await;
     let (code, out, err) = rig.sh("python3 hostile.py").await;
     assert_eq!(code, 0, "{err}");
-    assert!(!out.contains("CHANGED") && !out.contains("FILLED"), "{out}");
+    assert!(
+        !out.contains("CHANGED") && !out.contains("FILLED") && !out.contains("APPENDED"),
+        "{out}"
+    );
     assert_eq!(out.matches("refused").count(), 6, "{out}");
-    assert!(out.contains("full"), "{out}");
+    assert!(out.contains("full") && out.contains("too big"), "{out}");
+    assert!(
+        err.contains(
+            "python3: no space left: the files a command writes in the workspace hold at most 256 MiB"
+        ),
+        "{err}"
+    );
     assert!(
         err.contains("python3: no space left: /tmp holds at most 64 MiB"),
         "{err}"
