@@ -277,22 +277,24 @@ fn read(ctx: &mut Ctx, args: &[String], io: &mut Io) -> i32 {
         }
         return 1;
     };
-    let mut line = String::from_utf8_lossy(&record).into_owned();
-    if !raw {
-        line = unescape_read(&line);
-    }
+    let line = String::from_utf8_lossy(&record).into_owned();
     let ifs = ctx
         .vars
         .scalar("IFS")
         .map_or_else(|| " \t\n".to_owned(), str::to_owned);
     if let Some(array) = array {
-        let items = split_ifs(&line, &ifs, usize::MAX);
+        let items = split_ifs(&line, raw, &ifs, usize::MAX);
         ctx.vars
             .assign(&array, Value::Array(items.into_iter().map(Some).collect()));
     } else if names.is_empty() {
-        ctx.vars.set("REPLY", line);
+        let reply = if raw {
+            line
+        } else {
+            super::escapes::literal(&line)
+        };
+        ctx.vars.set("REPLY", reply);
     } else {
-        let mut fields = split_ifs(&line, &ifs, names.len()).into_iter();
+        let mut fields = split_ifs(&line, raw, &ifs, names.len()).into_iter();
         for name in &names {
             ctx.vars.set(name, fields.next().unwrap_or_default());
         }
@@ -301,51 +303,53 @@ fn read(ctx: &mut Ctx, args: &[String], io: &mut Io) -> i32 {
 }
 
 /// `line` split on `ifs` into at most `most` fields, the last keeping the
-/// rest with its surrounding `IFS` whitespace trimmed.
-fn split_ifs(line: &str, ifs: &str, most: usize) -> Vec<String> {
-    let white = |c: char| ifs.contains(c) && c.is_ascii_whitespace();
-    let separator = |c: char| ifs.contains(c);
+/// rest with its surrounding `IFS` whitespace trimmed. Unless `raw`, a
+/// backslash makes the next character literal: kept, and never a separator.
+fn split_ifs(line: &str, raw: bool, ifs: &str, most: usize) -> Vec<String> {
+    let mut chars: Vec<(char, bool)> = Vec::with_capacity(line.len());
+    let mut rest = line.chars();
+    while let Some(c) = rest.next() {
+        match c {
+            '\\' if !raw => chars.extend(rest.next().map(|next| (next, true))),
+            _ => chars.push((c, false)),
+        }
+    }
+    let separator = |(c, literal): (char, bool)| !literal && ifs.contains(c);
+    let white = |(c, literal): (char, bool)| separator((c, literal)) && c.is_ascii_whitespace();
+    let text = |run: &[(char, bool)]| run.iter().map(|(c, _)| c).collect::<String>();
+    let skip_white = |mut at: usize| {
+        while at < chars.len() && white(chars[at]) {
+            at += 1;
+        }
+        at
+    };
     let mut fields = Vec::new();
-    let mut rest = line.trim_start_matches(white);
-    while !rest.is_empty() {
+    let mut at = skip_white(0);
+    while at < chars.len() {
         if fields.len() + 1 == most {
-            fields.push(rest.trim_end_matches(white).to_owned());
+            let mut end = chars.len();
+            while end > at && white(chars[end - 1]) {
+                end -= 1;
+            }
+            fields.push(text(&chars[at..end]));
             break;
         }
-        let Some(end) = rest.find(separator) else {
-            fields.push(rest.to_owned());
+        let Some(found) = chars[at..].iter().position(|&c| separator(c)) else {
+            fields.push(text(&chars[at..]));
             break;
         };
-        fields.push(rest[..end].to_owned());
-        let first = rest[end..].chars().next().unwrap_or(' ');
-        let mut after = &rest[end + first.len_utf8()..];
-        if white(first) {
-            after = after.trim_start_matches(white);
-            if let Some(next) = after.chars().next()
-                && separator(next)
-                && !white(next)
-            {
-                after = &after[next.len_utf8()..];
+        let end = at + found;
+        fields.push(text(&chars[at..end]));
+        at = end + 1;
+        if white(chars[end]) {
+            at = skip_white(at);
+            if at < chars.len() && separator(chars[at]) && !white(chars[at]) {
+                at += 1;
             }
         }
-        rest = after.trim_start_matches(white);
+        at = skip_white(at);
     }
     fields
-}
-
-/// What `read` without `-r` makes of backslashes: each escapes the next
-/// character.
-fn unescape_read(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            out.extend(chars.next());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// `eval TEXT`: `text` parsed and run in this shell.

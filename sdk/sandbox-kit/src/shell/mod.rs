@@ -31,6 +31,7 @@ mod args;
 mod builtins;
 mod commands;
 mod context;
+mod escapes;
 mod exec;
 mod expand;
 mod io;

@@ -464,3 +464,19 @@ fn cd_dash_which_and_file_tests_answer_as_bash_does() {
         "ok\n"
     );
 }
+
+#[test]
+fn ansi_c_quotes_and_echo_share_their_escapes() {
+    let fs = memory_fs(&[]);
+    assert_eq!(out(&fs, r#"echo $'a\tb\101\x42\'\q'"#), "a\tbAB'\\q\n");
+    assert_eq!(out(&fs, r#"echo -e 'x\0101y\cz'"#), "xAy");
+    assert_eq!(out(&fs, r#"printf 'p\x41\n'"#), "pA\n");
+    assert_eq!(
+        out(&fs, r#"read -r a b <<< 'c\ d e'; echo "$a|$b""#),
+        "c\\|d e\n"
+    );
+    assert_eq!(
+        out(&fs, r#"read a b <<< 'c\ d e'; echo "$a|$b""#),
+        "c d|e\n"
+    );
+}

@@ -42,58 +42,7 @@ pub(super) fn echo(_ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
 
 /// `text` with backslash escapes replaced, and whether `\c` cut it short.
 fn unescape(text: &str) -> (String, bool) {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('a') => out.push('\x07'),
-            Some('b') => out.push('\x08'),
-            Some('f') => out.push('\x0c'),
-            Some('v') => out.push('\x0b'),
-            Some('e') => out.push('\x1b'),
-            Some('\\') => out.push('\\'),
-            Some('c') => return (out, true),
-            Some('0') => {
-                let mut value = 0u32;
-                for _ in 0..3 {
-                    match chars.peek().and_then(|c| c.to_digit(8)) {
-                        Some(digit) => {
-                            value = value * 8 + digit;
-                            chars.next();
-                        }
-                        None => break,
-                    }
-                }
-                out.extend(char::from_u32(value));
-            }
-            Some('x') => {
-                let mut value = 0u32;
-                for _ in 0..2 {
-                    match chars.peek().and_then(|c| c.to_digit(16)) {
-                        Some(digit) => {
-                            value = value * 16 + digit;
-                            chars.next();
-                        }
-                        None => break,
-                    }
-                }
-                out.extend(char::from_u32(value));
-            }
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
-            None => out.push('\\'),
-        }
-    }
-    (out, false)
+    crate::shell::escapes::decode(text, crate::shell::escapes::Dialect::Echo)
 }
 
 /// `printf FORMAT [ARG...]`.

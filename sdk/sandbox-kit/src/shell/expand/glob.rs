@@ -35,20 +35,6 @@ fn has_glob(pattern: &str) -> bool {
     brush_parser::pattern::pattern_has_glob_metacharacters(pattern, false)
 }
 
-/// `pattern` with its escapes removed: the literal text it matches.
-fn unescape(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len());
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            out.extend(chars.next());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// The paths matching `pattern` (relative to the working directory, or
 /// absolute within the workspace or a skill's folder), as written, sorted.
 pub(in crate::shell) fn paths(ctx: &Ctx, pattern: &str) -> Vec<String> {
@@ -81,7 +67,7 @@ pub(in crate::shell) fn paths(ctx: &Ctx, pattern: &str) -> Vec<String> {
                 continue;
             }
             if !has_glob(component) {
-                let literal = unescape(component);
+                let literal = crate::shell::escapes::literal(component);
                 if let Ok(resolved) = path::resolve(&dir, &literal) {
                     next.push((shown_in(&literal), resolved));
                 }

@@ -424,36 +424,5 @@ fn unbackquote(text: &str) -> String {
 
 /// The text of `$'...'` with its escapes applied.
 pub(super) fn ansi_c(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('a') => out.push('\x07'),
-            Some('b') => out.push('\x08'),
-            Some('e' | 'E') => out.push('\x1b'),
-            Some('f') => out.push('\x0c'),
-            Some('v') => out.push('\x0b'),
-            Some('0') => out.push('\0'),
-            Some('x') => {
-                let mut digits = String::new();
-                while digits.len() < 2 && chars.peek().is_some_and(char::is_ascii_hexdigit) {
-                    digits.extend(chars.next());
-                }
-                match u8::from_str_radix(&digits, 16) {
-                    Ok(byte) => out.push(char::from(byte)),
-                    Err(_) => out.push_str("\\x"),
-                }
-            }
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out
+    super::escapes::decode(text, super::escapes::Dialect::AnsiC).0
 }

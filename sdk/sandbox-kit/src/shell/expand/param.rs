@@ -298,7 +298,7 @@ impl Expander<'_, '_> {
                     Some(text) => self.string(text)?,
                     None => String::new(),
                 };
-                let Some(pattern) = self.compile(&pattern)? else {
+                let Some(pattern) = Pattern::new(&pattern) else {
                     return Ok(());
                 };
                 value.map(|text| pattern.replace(text, &replacement, match_kind))
@@ -474,15 +474,10 @@ impl Expander<'_, '_> {
     ) -> Result<Lookup, Interrupt> {
         let value = self.lookup(parameter, indirect)?;
         let pattern = self.pattern(pattern.unwrap_or_default())?;
-        let Some(pattern) = self.compile(&pattern)? else {
+        let Some(pattern) = Pattern::new(&pattern) else {
             return Ok(value);
         };
         Ok(value.map(|text| pattern.trim(text, trim)))
-    }
-
-    /// `pattern` compiled; `None` for a pattern that cannot match.
-    fn compile(&self, pattern: &str) -> Result<Option<Pattern>, Interrupt> {
-        Ok(Pattern::new(pattern))
     }
 }
 
