@@ -328,3 +328,24 @@ pub(crate) fn lock(layer: &SharedLayer) -> MutexGuard<'_, Layer> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tree_holds_a_bounded_count_of_paths_and_bytes() {
+        let mut layer = Layer::default();
+        for n in 0..PATH_LIMIT {
+            layer.set(Tree::Tmp, &format!("d{n}"), Change::Dir).unwrap();
+        }
+        assert!(layer.set(Tree::Tmp, "one-more", Change::Dir).is_err());
+        layer.set(Tree::Tmp, "d0", Change::Gone).unwrap();
+        layer.set(Tree::Tmp, "one-more", Change::Dir).unwrap();
+        let mut file = layer.new_file(Tree::Workspace);
+        assert!(file.set_len(WORKSPACE_LIMIT + 1).is_err());
+        assert!(file.write(WORKSPACE_LIMIT, false, b"x").is_err());
+        file.write(0, true, b"fits").unwrap();
+        assert_eq!(layer.overflowed(), [Tree::Workspace, Tree::Tmp]);
+    }
+}

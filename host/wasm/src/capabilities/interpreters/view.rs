@@ -634,6 +634,13 @@ mod tests {
         );
         drop(held);
         layer::data(&other).set_len(40 << 20).unwrap();
+        assert!(
+            matches!(
+                view.open_written(&parts("tmp/a\u{1b}b"), create),
+                Err(WriteError::Denied(_))
+            ),
+            "a control character is refused"
+        );
         let long = format!("tmp/{}", "a".repeat(300));
         assert!(matches!(
             view.open_written(&parts(&long), create),
