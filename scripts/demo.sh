@@ -40,7 +40,7 @@ case "$target_dir" in
 esac
 cordon="$target_dir/debug/cordon"
 say "building the Python interpreter and the example skill's tool with componentize-py, and the shell's coreutils (about two minutes)"
-"$cordon" build plugins/python plugins/coreutils examples/skills/csv-report/tools
+"$cordon" build plugins/python plugins/commands examples/skills/csv-report/tools
 say "built in $((SECONDS - started)) s; the tour starts"
 
 scratch="$(mktemp -d)"

@@ -1,5 +1,5 @@
 //! Command bundles in the sandbox: a backend's `bash` hands a command it
-//! does not have (`tr`, `seq`, `tee`...) to the bundled coreutils, a
+//! does not have (`tr`, `seq`, `tee`...) to the bundled `commands` bundle, a
 //! component of its own that sees the command's view of the workspace
 //! (writing through the command's layer), with the command's streams and
 //! its whole exit status; a write where no program may is refused and
@@ -11,7 +11,7 @@ use cordon_kernel::Capability;
 use cordon_tests::{Rig, artifacts, built_bundle};
 use cordon_wasm::{Safeguards, WorkspaceOptions};
 
-/// The dir backend over a small workspace, with the coreutils bundle.
+/// The dir backend over a small workspace, with the commands bundle.
 async fn rig(transactional: bool) -> Rig {
     let options = WorkspaceOptions {
         transactional,
@@ -19,10 +19,10 @@ async fn rig(transactional: bool) -> Rig {
     };
     Rig::bind("dir", options, Safeguards::default(), |fixture, _| {
         fixture.bundled_plugin("dir", Path::new(artifacts::DIR));
-        let bundle = built_bundle(artifacts::PLUGINS_DIR, "coreutils");
-        let to = fixture.plugins.path().join("coreutils");
+        let bundle = built_bundle(artifacts::PLUGINS_DIR, "commands");
+        let to = fixture.plugins.path().join("commands");
         std::fs::create_dir_all(&to).unwrap();
-        for file in ["plugin.toml", "coreutils.wasm"] {
+        for file in ["plugin.toml", "commands.wasm"] {
             std::fs::copy(bundle.join(file), to.join(file)).unwrap();
         }
         std::fs::write(
@@ -93,7 +93,7 @@ async fn a_command_writes_through_its_commands_layer_and_is_refused_where_no_pro
             .denials()
             .into_iter()
             .filter(|denial| {
-                denial.bundle == "coreutils" && denial.capability == Capability::Filesystem
+                denial.bundle == "commands" && denial.capability == Capability::Filesystem
             })
             .map(|denial| denial.target)
             .collect();

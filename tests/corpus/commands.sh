@@ -361,6 +361,38 @@ awk -F, '$4 == "paris" {print $2}' data/users.csv
 ---
 awk 'length($0) > 5' notes.txt
 ---
+awk '{print $2}' logs/app.log | sort | uniq -c
+---
+awk -F, 'NR > 1 {count[$4]++} END {for (c in count) print c, count[c]}' data/users.csv | sort
+---
+awk 'NR == 2' notes.txt
+---
+awk '/ERROR/ {print $NF}' logs/app.log
+---
+awk -v OFS=, '{print $1, $2}' logs/app.log
+---
+awk 'BEGIN {printf "%-6s|%5.1f|%d\n", "name", 3.14159, 42}'
+---
+awk 'END {print NR " lines"}' logs/app.log
+---
+awk '{gsub(/a/, "A"); print}' notes.txt
+---
+awk -F, 'NR > 1 && $3 > 30 {printf "%s is %d\n", $2, $3}' data/users.csv
+---
+awk -v limit=30 -F, 'NR > 1 && $3 < limit {print $2}' data/users.csv
+---
+awk '{total += length($0)} END {print total}' notes.txt
+---
+awk 'BEGIN {split("a:b:c", parts, ":"); print parts[3], toupper(parts[1])}'
+---
+awk 'NR == 1 {exit} END {print "end"}' notes.txt
+---
+awk '{print FILENAME ": " $0}' numbers.txt | head -n 2
+---
+printf 'k1 3\nk2 5\nk1 4\n' | awk '{s[$1] += $2} END {for (k in s) print k, s[k]}' | sort
+---
+awk 'missing {' notes.txt; echo "status $?"
+---
 ls src/*.py | xargs -n1 basename
 ---
 echo "a b c" | xargs -n1
@@ -370,6 +402,22 @@ printf 'x\ny\n' | xargs echo got
 diff notes.txt README.md > /dev/null; echo "diff says $?"
 ---
 diff -u data/users.csv data/users.csv && echo same
+---
+printf 'a\nb\nc\n' > old.txt; printf 'a\nB\nc\nd\n' > new.txt; diff old.txt new.txt; echo "exit $?"
+---
+diff -u old.txt new.txt | tail -n +3
+---
+diff -q old.txt new.txt; echo "exit $?"
+---
+diff -U 0 old.txt new.txt | grep '^[-+][^-+]'
+---
+diff old.txt missing.txt; echo "exit $?"
+---
+diff -r docs docs && echo "docs unchanged"
+---
+cp -r docs docs2 && echo more >> docs2/guide.md && diff -r docs docs2; echo "exit $?"
+---
+rm -r docs2 old.txt new.txt
 ---
 tee copy.txt < notes.txt | wc -l; cat copy.txt | wc -l
 ---
@@ -394,6 +442,36 @@ date +%Y > /dev/null && echo "has date"
 jq -r .name data/config.json
 ---
 jq '.version' data/config.json
+---
+jq . data/config.json
+---
+jq -c . data/config.json
+---
+jq 'keys' data/config.json
+---
+jq -r '.name + "-" + .version' data/config.json
+---
+jq '.debug | not' data/config.json
+---
+echo '[1,2,3]' | jq 'map(. * 2)'
+---
+echo '{"a":{"b":[1,2]}}' | jq -c '.a.b | length'
+---
+jq -n --arg v 1.0 '{version: $v}'
+---
+jq -e '.missing' data/config.json; echo "status $?"
+---
+echo '{"items":[{"n":"a","p":5},{"n":"b","p":15}]}' | jq -r '.items[] | select(.p > 10) | .n'
+---
+jq -r 'to_entries[] | "\(.key)=\(.value)"' data/config.json
+---
+jq -s 'length' data/config.json data/config.json
+---
+jq '.name = "renamed"' data/config.json > data/renamed.json && jq -r .name data/renamed.json
+---
+echo '[{"k":"b"},{"k":"a"}]' | jq -c 'sort_by(.k) | map(.k)'
+---
+jq '.[' data/config.json > /dev/null 2>&1; echo "status $?"
 ---
 head -n 1 data/users.csv | tr ',' '\n' | wc -l
 ---
