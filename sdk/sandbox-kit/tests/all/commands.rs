@@ -429,3 +429,85 @@ fn export_sets_variables() {
     let fs = memory_fs(&[]);
     assert_eq!(out(&fs, "export A=1 B; echo $A"), "1\n");
 }
+
+#[test]
+fn grep_shows_context_around_selected_lines() {
+    let fs = memory_fs(&[("log.txt", "a\nERR 1\nb\nc\nd\nERR 2\ne\n")]);
+    assert_eq!(out(&fs, "grep -A1 ERR log.txt"), "ERR 1\nb\n--\nERR 2\ne\n");
+    assert_eq!(
+        out(&fs, "grep -B1 -n ERR log.txt"),
+        "1-a\n2:ERR 1\n--\n5-d\n6:ERR 2\n"
+    );
+    assert_eq!(
+        out(&fs, "grep --context=2 'ERR 2' log.txt"),
+        "c\nd\nERR 2\ne\n"
+    );
+    assert_eq!(
+        out(&fs, "grep -C3 ERR log.txt"),
+        "a\nERR 1\nb\nc\nd\nERR 2\ne\n"
+    );
+    assert_eq!(
+        run(&fs, "grep -A x ERR log.txt"),
+        (2, String::new(), "grep: invalid number: 'x'\n".into())
+    );
+}
+
+#[test]
+fn tac_and_rev_reverse_lines_and_characters() {
+    let fs = tree();
+    assert_eq!(out(&fs, "tac a.txt | head -n 2"), "five\nfour\n");
+    assert_eq!(out(&fs, "rev <<< 'abc déf'"), "féd cba\n");
+    assert_eq!(out(&fs, "printf 'x\\ny' | tac"), "y\nx\n");
+    assert_eq!(run(&fs, "tac nope").0, 1);
+}
+
+#[test]
+fn env_prints_variables_and_runs_a_command_with_more() {
+    let fs = tree();
+    assert_eq!(out(&fs, "X=1; env | grep '^X='"), "X=1\n");
+    assert_eq!(
+        out(
+            &fs,
+            "env GREETING=hi sh -c 'echo $GREETING'; echo \"[$GREETING]\""
+        ),
+        "hi\n[]\n"
+    );
+    assert_eq!(out(&fs, "export Y=2; printenv Y"), "2\n");
+    assert_eq!(run(&fs, "printenv NOT_SET").0, 1);
+}
+
+#[test]
+fn yes_repeats_until_its_reader_stops() {
+    let fs = tree();
+    assert_eq!(out(&fs, "yes | head -n 2"), "y\ny\n");
+    assert_eq!(out(&fs, "yes no | head -n 1"), "no\n");
+}
+
+#[test]
+fn du_counts_four_kib_blocks_and_stat_formats_what_is_kept() {
+    let fs = tree();
+    // src: the folder, src/util and two small files, a block each.
+    assert_eq!(out(&fs, "du -s src"), "16\tsrc\n");
+    assert_eq!(out(&fs, "du src"), "8\tsrc/util\n16\tsrc\n");
+    assert_eq!(out(&fs, "du -sh src"), "16K\tsrc\n");
+    assert_eq!(
+        out(&fs, "du -a src/util"),
+        "4\tsrc/util/mod.rs\n8\tsrc/util\n"
+    );
+    assert_eq!(
+        out(&fs, "du -c a.txt data.csv"),
+        "4\ta.txt\n4\tdata.csv\n8\ttotal\n"
+    );
+    assert_eq!(
+        out(&fs, "stat -c '%n %s %F' a.txt src"),
+        "a.txt 24 regular file\nsrc 0 directory\n"
+    );
+    assert_eq!(out(&fs, "stat --printf='%s|' a.txt"), "24|");
+    let (code, _, stderr) = run(&fs, "stat -c %y a.txt");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("%y: the sandbox keeps no owners, modes or times"),
+        "{stderr}"
+    );
+    assert_eq!(run(&fs, "stat nope").0, 1);
+}

@@ -3,8 +3,9 @@
 //! `.git` directories), `-E`, `-F`, `-G`, `-o`, `-w`, `-x`, `-H`, `-h`, `-q`,
 //! `-s`, `-e PATTERN` (repeatable), their long names (`--ignore-case`...),
 //! and in recursive searches `--include=GLOB`, `--exclude=GLOB` and
-//! `--exclude-dir=GLOB` on file and directory names; `--color` is accepted
-//! and ignored. Without `-E`, patterns are POSIX basic expressions. Binary
+//! `--exclude-dir=GLOB` on file and directory names, and context lines
+//! (`-A N`, `-B N`, `-C N` and their long names, groups parted by `--`);
+//! `--color` is accepted and ignored. Without `-E`, patterns are POSIX basic expressions. Binary
 //! files print `Binary file NAME matches`. Exit status 0 when a line was
 //! selected, 1 when none was, 2 on error.
 
@@ -31,6 +32,8 @@ struct Show {
     only: bool,
     quiet: bool,
     names: bool,
+    /// Lines shown before and after each selected line.
+    context: (usize, usize),
 }
 
 /// Long options and the short flag each is.
@@ -120,6 +123,10 @@ fn long_options(args: &[String]) -> Result<(Vec<String>, Filter), String> {
                 short.push("-e".to_owned());
                 short.extend(value.or_else(|| rest.next().cloned()));
             }
+            ("--after-context" | "--before-context" | "--context", _) => {
+                short.push(format!("-{}", name[2..3].to_ascii_uppercase()));
+                short.extend(value.or_else(|| rest.next().cloned()));
+            }
             _ => short.push(arg.clone()),
         }
     }
@@ -135,7 +142,18 @@ pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
             return Ok(2);
         }
     };
-    let args = options(io, "grep", &args, "ivnclLrREFGowxHhqsIa", "em")?;
+    let args = options(io, "grep", &args, "ivnclLrREFGowxHhqsIa", "emABC")?;
+    let mut context = (0, 0);
+    for (flag, slot) in [('C', None), ('B', Some(0)), ('A', Some(1))] {
+        if let Some(value) = args.values(flag).last() {
+            let lines = super::count(io, "grep", value)?;
+            match slot {
+                None => context = (lines, lines),
+                Some(0) => context.0 = lines,
+                Some(_) => context.1 = lines,
+            }
+        }
+    }
     let mut operands = args.operands.clone();
     let mut patterns: Vec<String> = args.values('e').map(str::to_owned).collect();
     if patterns.is_empty() {
@@ -166,6 +184,7 @@ pub(super) fn run(ctx: &mut Ctx, args: &[String], io: &mut Io) -> Outcome {
         only: args.has('o'),
         quiet: args.has('q'),
         names: !args.has('h') && (args.has('H') || recursive || operands.len() > 1),
+        context,
     };
     let mut selected = false;
     let mut errors = false;
@@ -291,6 +310,10 @@ fn search(
     data: &[u8],
 ) -> Result<bool, super::Stop> {
     let binary = is_binary(data);
+    let lines_only = !(show.quiet || show.count || show.files_with || show.files_without);
+    if show.context != (0, 0) && lines_only && !binary && !show.only {
+        return with_context(ctx, io, regex, show, name, data);
+    }
     let mut selected = 0usize;
     let mut out = Vec::new();
     let quiet_output = show.quiet || show.count || show.files_with || show.files_without;
@@ -354,4 +377,57 @@ fn search(
         io.outln(name);
     }
     Ok(selected > 0)
+}
+
+/// Searches one input printing `show.context` lines around each selected
+/// one, as GNU grep does: context lines marked with `-`, selected ones with
+/// `:`, and `--` between groups that do not touch.
+fn with_context(
+    ctx: &mut Ctx,
+    io: &mut Io,
+    regex: &Regex,
+    show: &Show,
+    name: &str,
+    data: &[u8],
+) -> Result<bool, super::Stop> {
+    let (before, after) = show.context;
+    let lines: Vec<&[u8]> = super::lines(data).collect();
+    let mut out = Vec::new();
+    let mut printed_up_to: Option<usize> = None;
+    let mut after_until = 0usize;
+    let mut selected = false;
+    let line_out = |out: &mut Vec<u8>, index: usize, mark: u8| {
+        if show.names {
+            out.extend_from_slice(name.as_bytes());
+            out.push(mark);
+        }
+        if show.numbers {
+            out.extend_from_slice((index + 1).to_string().as_bytes());
+            out.push(mark);
+        }
+        out.extend_from_slice(lines[index]);
+        out.push(b'\n');
+    };
+    for index in 0..lines.len() {
+        ctx.tick()?;
+        if regex.is_match(lines[index]) != show.invert {
+            selected = true;
+            let first = index.saturating_sub(before);
+            let start = printed_up_to.map_or(first, |last| first.max(last + 1));
+            if printed_up_to.is_some_and(|last| start > last + 1) {
+                out.extend_from_slice(b"--\n");
+            }
+            for shown in start..index {
+                line_out(&mut out, shown, b'-');
+            }
+            line_out(&mut out, index, b':');
+            printed_up_to = Some(index);
+            after_until = index + after;
+        } else if printed_up_to.is_some_and(|last| last + 1 == index) && index <= after_until {
+            line_out(&mut out, index, b'-');
+            printed_up_to = Some(index);
+        }
+    }
+    io.out(&out);
+    Ok(selected)
 }

@@ -6,17 +6,20 @@
 mod cut;
 mod dialect;
 mod echo;
+mod environment;
 mod files;
 mod find;
 mod grep;
 mod head_tail;
 mod ls;
 mod nav;
+mod reverse;
 mod sed;
 mod sort;
 mod test;
 mod text;
 mod uniq;
+mod usage;
 mod wc;
 
 use super::args::Args;
@@ -51,7 +54,9 @@ const COMMANDS: &[(&str, Run)] = &[
     ("cd", nav::cd),
     ("cp", files::cp),
     ("cut", cut::run),
+    ("du", usage::du),
     ("echo", echo::echo),
+    ("env", environment::env),
     ("false", test::false_),
     ("find", find::run),
     ("grep", grep::run),
@@ -59,17 +64,22 @@ const COMMANDS: &[(&str, Run)] = &[
     ("ls", ls::run),
     ("mkdir", files::mkdir),
     ("mv", files::mv),
+    ("printenv", environment::printenv),
     ("printf", echo::printf),
     ("pwd", nav::pwd),
+    ("rev", reverse::rev),
     ("rm", files::rm),
     ("sed", sed::run),
     ("sort", sort::run),
+    ("stat", usage::stat),
+    ("tac", reverse::tac),
     ("tail", head_tail::tail),
     ("test", test::test),
     ("touch", files::touch),
     ("true", test::true_),
     ("uniq", uniq::run),
     ("wc", wc::run),
+    ("yes", environment::yes),
 ];
 
 /// Whether `name` is one of these commands.
