@@ -9,6 +9,7 @@ mod commands;
 mod corpus;
 mod effects;
 mod escapes;
+mod git;
 mod hooks;
 mod hostile;
 mod interpreters;
