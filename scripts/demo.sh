@@ -39,7 +39,7 @@ case "$target_dir" in
     *) target_dir="$root/$target_dir" ;;
 esac
 cordon="$target_dir/debug/cordon"
-say "building the Python interpreter and the example skill's tool with componentize-py, and the shell's coreutils (about two minutes)"
+say "building the Python interpreter and the example skill's tool with componentize-py, and the shell's everyday commands (about two minutes)"
 "$cordon" build plugins/python plugins/commands examples/skills/csv-report/tools
 say "built in $((SECONDS - started)) s; the tour starts"
 

@@ -408,9 +408,9 @@ fn with_context(
         out.extend_from_slice(lines[index]);
         out.push(b'\n');
     };
-    for index in 0..lines.len() {
+    for (index, line) in lines.iter().enumerate() {
         ctx.tick()?;
-        if regex.is_match(lines[index]) != show.invert {
+        if regex.is_match(line) != show.invert {
             selected = true;
             let first = index.saturating_sub(before);
             let start = printed_up_to.map_or(first, |last| first.max(last + 1));
