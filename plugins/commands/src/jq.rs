@@ -129,6 +129,10 @@ fn parse(args: Vec<String>) -> Result<(Options, String, Vec<String>), String> {
 
 /// The values the filter runs on, in order.
 fn read_inputs(options: &Options, files: &[String]) -> Result<Vec<Val>, String> {
+    // Like jq, `-n` reads no input at all.
+    if options.null_input {
+        return Ok(vec![Val::Null]);
+    }
     let mut texts = Vec::new();
     if files.is_empty() {
         let mut bytes = Vec::new();
@@ -142,9 +146,6 @@ fn read_inputs(options: &Options, files: &[String]) -> Result<Vec<Val>, String> 
                 .map_err(|error| format!("Could not open {file}: {}", plain(&error)))?;
             texts.push((file.clone(), bytes));
         }
-    }
-    if options.null_input {
-        return Ok(vec![Val::Null]);
     }
     if options.raw_input {
         let whole: Vec<u8> = texts.into_iter().flat_map(|(_, bytes)| bytes).collect();
@@ -247,7 +248,7 @@ fn run(options: &Options, code: &str, inputs: Vec<Val>) -> i32 {
                     Err(exception) => match exception.get_halt() {
                         Ok(code) => {
                             let _ = out.flush();
-                            return code as i32;
+                            return code;
                         }
                         Err(_) => {
                             eprintln!("jq: error: the filter stopped with an unhandled break");

@@ -10,6 +10,10 @@ use gix::bstr::{BStr, ByteSlice};
 use crate::failure::{Failure, OrFatal};
 use crate::revisions::resolve;
 
+/// A line of the file: the commit that made it (`None` when not committed
+/// yet), its 1-based number, and its bytes.
+type Line = (Option<ObjectId>, usize, Vec<u8>);
+
 /// `git blame [-L START,END] [-s] [REV] [--] FILE`.
 pub fn run(repo: &gix::Repository, args: &[String], out: &mut dyn Write) -> Result<i32, Failure> {
     let mut range: Option<(u32, u32)> = None;
@@ -56,7 +60,7 @@ pub fn run(repo: &gix::Repository, args: &[String], out: &mut dyn Write) -> Resu
     let mut people: HashMap<ObjectId, (String, String, bool)> = HashMap::new();
     let mut committed: Vec<(ObjectId, usize, Vec<u8>)> = Vec::new();
     for (entry, entry_lines) in outcome.entries_with_lines() {
-        if !people.contains_key(&entry.commit_id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = people.entry(entry.commit_id) {
             let commit = repo.find_commit(entry.commit_id).or_fatal()?;
             let author = commit.author().or_fatal()?;
             let date = author
@@ -65,7 +69,7 @@ pub fn run(repo: &gix::Repository, args: &[String], out: &mut dyn Write) -> Resu
                 .format(gix::date::time::format::ISO8601)
                 .or_fatal()?;
             let root = commit.parent_ids().next().is_none();
-            people.insert(entry.commit_id, (author.name.to_string(), date, root));
+            slot.insert((author.name.to_string(), date, root));
         }
         for (offset, line) in entry_lines.into_iter().enumerate() {
             let number = entry.start_in_blamed_file as usize + offset;
@@ -73,7 +77,7 @@ pub fn run(repo: &gix::Repository, args: &[String], out: &mut dyn Write) -> Resu
         }
     }
     committed.sort_by_key(|(_, number, _)| *number);
-    let mut lines: Vec<(Option<ObjectId>, usize, Vec<u8>)> = if worktree {
+    let mut lines: Vec<Line> = if worktree {
         working_lines(path, &committed)?
     } else {
         committed
@@ -134,7 +138,7 @@ pub fn run(repo: &gix::Repository, args: &[String], out: &mut dyn Write) -> Resu
 fn working_lines(
     path: &str,
     committed: &[(ObjectId, usize, Vec<u8>)],
-) -> Result<Vec<(Option<ObjectId>, usize, Vec<u8>)>, Failure> {
+) -> Result<Vec<Line>, Failure> {
     let current = std::fs::read(path)
         .map_err(|error| Failure::fatal(format!("cannot read {path}: {error}")))?;
     let before: Vec<u8> = committed
