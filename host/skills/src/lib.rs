@@ -24,6 +24,6 @@ mod tool;
 pub use catalog::Catalog;
 pub use discover::{Discovery, Found, Invalid, PROJECT_SKILLS, Root, Shadowed, Source, discover};
 pub use meta::{MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, SkillMeta, name_problems};
-pub use problem::Problem;
+pub use problem::{Problem, Severity};
 pub use skill::{MAX_LISTED, MAX_SKILL_FILE, SKILL_FILE, Skill, TOOLS_DIR};
 pub use tool::{SKILLS_MOUNT, SkillTool};

@@ -11,7 +11,11 @@
 //! | `metadata` | optional; a mapping of strings to strings |
 //! | `allowed-tools` | optional; Cordon permission rules, space-separated or a list |
 //!
-//! Any other field is a problem too.
+//! Any other field is a problem too. Where other hosts load a skill anyway,
+//! so does Cordon, with a warning: a description or compatibility note past
+//! its length, a field the format does not define, a metadata value that is
+//! not a string. A problem with the name or with `allowed-tools` (the one
+//! field that shapes permissions) keeps the skill from loading.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -54,6 +58,8 @@ pub struct SkillMeta {
     pub metadata: BTreeMap<String, String>,
     /// Its `allowed-tools` rules; `None` when it lists none.
     pub allowed_tools: Option<Vec<String>>,
+    /// The problems it loads despite.
+    pub warnings: Vec<Problem>,
 }
 
 /// Check the frontmatter `fields` of `file`, a skill in the folder named `folder`.
@@ -64,9 +70,12 @@ pub(crate) fn check(
 ) -> Result<SkillMeta, Vec<Problem>> {
     let mut problems = Vec::new();
     let mut problem = |field: &str, rule: String| problems.push(Problem::field(file, field, rule));
+    let mut warnings = Vec::new();
+    let mut warning =
+        |field: &str, rule: String| warnings.push(Problem::tolerated(file, field, rule));
     for (key, _) in fields {
         if !FIELDS.contains(&key.as_str()) {
-            problem(
+            warning(
                 key,
                 format!(
                     "is not a field of the Agent Skills format, which has {}",
@@ -93,14 +102,14 @@ pub(crate) fn check(
                 None
             }
             Some(Yaml::String(value)) if value.chars().count() > max => {
-                problem(
+                warning(
                     key,
                     format!(
-                        "is {} characters long; at most {max} are allowed",
+                        "is {} characters long; the format allows {max}",
                         value.chars().count()
                     ),
                 );
-                None
+                Some(value.clone())
             }
             Some(Yaml::String(value)) => Some(value.clone()),
             Some(other) => {
@@ -127,7 +136,7 @@ pub(crate) fn check(
                     (Yaml::String(key), Yaml::String(value)) => {
                         metadata.insert(key.clone(), value.clone());
                     }
-                    (Yaml::String(key), other) => problem(
+                    (Yaml::String(key), other) => warning(
                         &format!("metadata.{key}"),
                         format!("must be a string, not {}; quote it", kind(other)),
                     ),
@@ -190,8 +199,12 @@ pub(crate) fn check(
             compatibility,
             metadata,
             allowed_tools,
+            warnings,
         }),
-        _ => Err(problems),
+        _ => {
+            problems.extend(warnings);
+            Err(problems)
+        }
     }
 }
 
@@ -290,6 +303,14 @@ mod tests {
         assert!(found[0].contains("65 characters"), "{found:?}");
     }
 
+    /// Every problem of a frontmatter, refused or tolerated.
+    fn all_problems(yaml: &str, folder: &str) -> Vec<String> {
+        match checked(yaml, folder) {
+            Ok(meta) => meta.warnings.iter().map(ToString::to_string).collect(),
+            Err(problems) => problems,
+        }
+    }
+
     #[test]
     fn descriptions_compatibility_metadata_and_unknown_fields_are_checked() {
         let cases = [
@@ -333,7 +354,7 @@ mod tests {
             ("description: d\n", "`name`: is required"),
         ];
         for (yaml, needle) in cases {
-            let found = problems(yaml, "a");
+            let found = all_problems(yaml, "a");
             assert!(
                 found.iter().any(|p| p.contains(needle)),
                 "{needle}: {found:?}"
@@ -341,5 +362,42 @@ mod tests {
         }
         let many = problems("name: B\nmodel: x\n", "a");
         assert!(many.len() >= 3, "every problem is reported: {many:?}");
+    }
+
+    #[test]
+    fn what_other_hosts_tolerate_loads_with_a_warning_and_what_shapes_permissions_does_not() {
+        let long = "d".repeat(1068);
+        let meta = checked(
+            &format!("name: a\ndescription: {long}\nversion: 2\nmetadata:\n  stars: 5\n"),
+            "a",
+        )
+        .expect("an over-long description and an unknown field load");
+        assert_eq!(meta.description, long, "the description is kept whole");
+        assert!(meta.metadata.is_empty(), "a non-string value is left out");
+        let warnings: Vec<String> = meta.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(
+            warnings[0].contains("`version`: is not a field"),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings[1].contains("`description`: is 1068 characters long; the format allows 1024"),
+            "{warnings:?}"
+        );
+        assert!(
+            meta.warnings
+                .iter()
+                .all(|warning| warning.severity == crate::Severity::Warning)
+        );
+        for refused in [
+            format!("name: a\ndescription: {long}\nallowed-tools: Bash(rm:*)\n"),
+            "name: b\ndescription: d\n".to_owned(),
+        ] {
+            let problems = checked(&refused, "a").expect_err("still refused");
+            assert!(
+                problems.iter().any(|p| p.contains("1068 characters")) || !refused.contains(&long),
+                "a refused skill lists its warnings too: {problems:?}"
+            );
+        }
     }
 }

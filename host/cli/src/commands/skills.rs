@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use cordon_kernel::AgentDef;
-use cordon_skills::{Discovery, Problem, Root, Source, TOOLS_DIR, discover};
+use cordon_skills::{Discovery, Problem, Root, Severity, Source, TOOLS_DIR, discover};
 use serde::Serialize;
 
 use crate::args::{GlobalArgs, SkillsArg};
@@ -21,6 +21,10 @@ pub(crate) struct SkillsCheckArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Fail on warnings too: the slips other hosts tolerate, which Cordon
+    /// loads a skill despite (an over-long description, an unknown field).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// What `cordon skills list` lists.
@@ -67,8 +71,8 @@ pub(crate) fn check(args: SkillsCheckArgs) -> anyhow::Result<ExitCode> {
         checked.extend(found.skills.into_iter().map(|found| CheckedSkill {
             folder: found.skill.folder.clone(),
             name: Some(found.skill.name().to_owned()),
-            ok: true,
-            problems: Vec::new(),
+            ok: !args.strict || found.skill.meta.warnings.is_empty(),
+            problems: found.skill.meta.warnings.clone(),
         }));
         checked.extend(found.invalid.into_iter().map(|invalid| CheckedSkill {
             folder: invalid.folder,
@@ -86,18 +90,29 @@ pub(crate) fn check(args: SkillsCheckArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         for skill in &report.skills {
-            match &skill.name {
-                Some(name) if skill.ok => println!("ok     {name} {}", skill.folder.display()),
-                _ => {
-                    for problem in &skill.problems {
-                        println!("error  {problem}");
-                    }
+            if let Some(name) = skill.name.as_ref().filter(|_| skill.ok) {
+                println!("ok     {name} {}", skill.folder.display());
+            }
+            for problem in &skill.problems {
+                match problem.severity {
+                    Severity::Error => println!("error  {problem}"),
+                    Severity::Warning if args.strict => println!("error  {problem} (--strict)"),
+                    Severity::Warning => println!("warn   {problem}"),
                 }
             }
         }
         let valid = report.skills.iter().filter(|skill| skill.ok).count();
-        let problems: usize = report.skills.iter().map(|skill| skill.problems.len()).sum();
-        println!("{valid} skill(s) valid, {problems} problem(s)");
+        let all = report.skills.iter().flat_map(|skill| &skill.problems);
+        let warnings = all
+            .clone()
+            .filter(|problem| problem.severity == Severity::Warning)
+            .count();
+        let errors = all.count() - warnings;
+        if warnings == 0 {
+            println!("{valid} skill(s) valid, {errors} problem(s)");
+        } else {
+            println!("{valid} skill(s) valid, {errors} problem(s), {warnings} warning(s)");
+        }
     }
     Ok(if ok {
         ExitCode::SUCCESS
@@ -115,6 +130,8 @@ struct Listed<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     allowed_tools: Option<&'a [String]>,
     ships_tools: bool,
+    #[serde(skip_serializing_if = "<[Problem]>::is_empty")]
+    warnings: &'a [Problem],
 }
 
 #[derive(Serialize)]
@@ -148,6 +165,7 @@ pub(crate) fn list(global: &GlobalArgs, args: SkillsListArgs) -> anyhow::Result<
                 folder: &found.skill.folder,
                 allowed_tools: found.skill.meta.allowed_tools.as_deref(),
                 ships_tools: found.skill.folder.join(TOOLS_DIR).is_dir(),
+                warnings: &found.skill.meta.warnings,
             })
             .collect(),
         shadowed: discovery.shadowed.iter().map(ToString::to_string).collect(),
@@ -181,6 +199,9 @@ pub(crate) fn list(global: &GlobalArgs, args: SkillsListArgs) -> anyhow::Result<
         }
         if skill.ships_tools {
             println!("  ships tool bundles in {TOOLS_DIR}/");
+        }
+        for warning in skill.warnings {
+            println!("  warning: {warning}");
         }
     }
     for shadowed in &report.shadowed {

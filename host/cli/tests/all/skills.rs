@@ -103,6 +103,39 @@ fn events(project: &Project, run_id: &str) -> Vec<Value> {
 }
 
 #[test]
+fn a_slip_other_hosts_tolerate_loads_with_a_warning_and_fails_only_under_strict() {
+    let project = project(false);
+    let long = "Fills PDF forms. ".repeat(63);
+    project.write(
+        "lenient/pdf-forms/SKILL.md",
+        &format!("---\nname: pdf-forms\ndescription: {long}\nversion: 1.2\n---\n# PDF forms\n"),
+    );
+    let output = project.cordon(&["skills", "check", "lenient"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let shown = text(&output.stdout);
+    for needle in [
+        "ok     pdf-forms",
+        "warn   ",
+        "pdf-forms/SKILL.md: field `description`: is 1070 characters long; the format allows 1024",
+        "pdf-forms/SKILL.md: field `version`: is not a field of the Agent Skills format",
+        "1 skill(s) valid, 0 problem(s), 2 warning(s)",
+    ] {
+        assert!(shown.contains(needle), "{needle}\n{shown}");
+    }
+    let strict = project.cordon(&["skills", "check", "lenient", "--strict"]);
+    assert_eq!(strict.status.code(), Some(1), "{}", both(&strict));
+    assert!(
+        text(&strict.stdout).contains("(--strict)"),
+        "{}",
+        both(&strict)
+    );
+    let listed = project.cordon(&["skills", "list", "--skills", "lenient"]);
+    let shown = text(&listed.stdout);
+    assert!(shown.contains("pdf-forms  ("), "offered: {shown}");
+    assert!(shown.contains("  warning: "), "{shown}");
+}
+
+#[test]
 fn skills_check_reports_every_problem_with_its_file_field_and_rule() {
     let project = project(false);
     project.write(
