@@ -6,49 +6,68 @@ whose changes go back to the command), the active skills' folders
 (`/skills/NAME`, read-only) and a `/tmp` of its own.
 
 componentize-py keeps the modules imported while it builds the component and
-no others, so the standard library modules a script may import are imported
-here, below. A script's own modules (files beside it) are read from the
-file system at run time as usual.
+no others, so this module imports the whole standard library when the
+component is built: every module and submodule this WASI build can import.
+Those needing processes, threads, sockets or native libraries it lacks fail
+to import and are left out. A script's own modules, and the packages a
+skill is given, are read from the file system at run time as usual.
 """
 
-import sys
+import importlib
 import os
-import io
+import pkgutil
 import runpy
+import sys
 import traceback
 
-# The standard library a script may use: imported now, so that they are in
-# the component (componentize-py snapshots the interpreter after this module
-# is imported). Modules that need the network, processes, threads or native
-# libraries the WASI build lacks are not here and fail to import.
-import abc, argparse, array, ast, base64, binascii, bisect, calendar, cmath  # noqa: E401,F401
-import codecs, collections, collections.abc, colorsys, configparser  # noqa: E401,F401
-import contextlib, copy, copyreg, csv, dataclasses, datetime, decimal  # noqa: E401,F401
-import difflib, enum, errno, fnmatch, fractions, functools, getopt, glob  # noqa: E401,F401
-import gzip, hashlib, heapq, hmac, html, html.entities, html.parser  # noqa: E401,F401
-import inspect, ipaddress, itertools, json, json.decoder, json.encoder  # noqa: E401,F401
-import keyword, linecache, locale, math, numbers, operator, optparse  # noqa: E401,F401
-import pathlib, posixpath, pprint, queue, random, re, reprlib, secrets  # noqa: E401,F401
-import shlex, statistics, string, struct, textwrap, time, tokenize  # noqa: E401,F401
-import tomllib, types, typing, unicodedata, urllib.parse, uuid, warnings  # noqa: E401,F401
-import weakref, zlib, zipfile  # noqa: E401,F401
-import xml.etree.ElementTree, xml.dom.minidom  # noqa: E401,F401
-import email, email.message, email.parser, email.utils  # noqa: E401,F401
-import encodings.ascii, encodings.latin_1, encodings.utf_16, encodings.utf_32  # noqa: E401,F401
-import encodings.cp1252, encodings.utf_8_sig, encodings.idna, stringprep  # noqa: E401,F401
-# Imported lazily by the modules above, or by running a script at all.
-import pkgutil, importlib.machinery, importlib.util, gettext, shutil, _strptime  # noqa: E401,F401
-import logging, platform, socket, tempfile, threading, subprocess  # noqa: E401,F401
-import xml.parsers.expat  # noqa: E401,F401
-
 from wit_world import exports
+
+# Modules left out on purpose: ones that act when imported (`this` prints,
+# `antigravity` opens a browser, `__hello__` greets), GUI toolkits, the test
+# suite, and installers that would fetch from the network.
+LEFT_OUT = {
+    "__hello__", "__phello__", "antigravity", "this", "idlelib", "tkinter",
+    "turtle", "turtledemo", "test", "tests", "ensurepip", "venv", "lib2to3",
+}
+
+
+def _left_out(name):
+    """Whether the module `name` stays out of the component."""
+    return any(part in LEFT_OUT for part in name.split("."))
+
+
+def _import_standard_library():
+    """Import every module of the standard library this build holds, so that
+    componentize-py keeps it in the component; the names of those kept."""
+    kept = []
+    for name in sorted(sys.stdlib_module_names):
+        if _left_out(name):
+            continue
+        try:
+            module = importlib.import_module(name)
+        except BaseException:
+            continue
+        kept.append(name)
+        for info in pkgutil.walk_packages(getattr(module, "__path__", []), name + "."):
+            if _left_out(info.name):
+                continue
+            try:
+                importlib.import_module(info.name)
+            except BaseException:
+                continue
+            kept.append(info.name)
+    return kept
+
+
+STANDARD_LIBRARY = _import_standard_library()
 
 VERSION = "Python %d.%d.%d (sandboxed: Cordon)" % sys.version_info[:3]
 
 USAGE = """usage: python3 [-c CMD | -m MOD | FILE | -] [ARG]...
-Options: -c CMD (program passed as string), -m MOD (run a standard library
-module as a script), - (program read from stdin), -V (version); -B -E -I -O
--s -S -u and -W/-X with their argument are accepted and ignored.
+Options: -c CMD (program passed as string), -m MOD (run a module of the
+working directory or of PYTHONPATH as a script), - (program read from
+stdin), -V (version); -B -E -I -O -s -S -u and -W/-X with their argument
+are accepted and ignored.
 """
 
 # Options that take no argument and change nothing here.
@@ -69,6 +88,12 @@ def _exit_status(code):
 
 def _run(args):
     """Run the command line `args` as `python3` would; its exit status."""
+    # The packages approved for the active skills (`/packages/NAME`) and any
+    # folder the command names, ahead of the standard library, as python3
+    # reads PYTHONPATH.
+    for entry in reversed(os.environ.get("PYTHONPATH", "").split(":")):
+        if entry:
+            sys.path.insert(0, entry)
     rest = list(args)
     while rest:
         option = rest[0]
@@ -83,6 +108,7 @@ def _run(args):
                 print("Argument expected for the -c option", file=sys.stderr)
                 return 2
             sys.argv = ["-c"] + rest[2:]
+            sys.path.insert(0, "")
             code = compile(rest[1], "<string>", "exec")
             exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
             return 0
@@ -91,6 +117,9 @@ def _run(args):
                 print("Argument expected for the -m option", file=sys.stderr)
                 return 2
             sys.argv = [rest[1]] + rest[2:]
+            # As python3 does, `-m` finds modules in the working directory
+            # first: `cd /skills/NAME && python3 -m scripts.package`.
+            sys.path.insert(0, os.getcwd())
             runpy.run_module(rest[1], run_name="__main__", alter_sys=True)
             return 0
         if option in IGNORED_WITH_ARGUMENT:
@@ -102,6 +131,7 @@ def _run(args):
         break
     if not rest or rest[0] == "-":
         sys.argv = ["-"] + rest[1:]
+        sys.path.insert(0, "")
         source = sys.stdin.read()
         exec(compile(source, "<stdin>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
         return 0
@@ -118,6 +148,10 @@ def _run(args):
 
 class Interpreter(exports.Interpreter):
     def run(self, args, cwd, env):
+        # Imports write no bytecode caches: a skill's folder and its packages
+        # are read-only, and a cache in the workspace would be a change the
+        # command never asked for.
+        sys.dont_write_bytecode = True
         os.environ.clear()
         os.environ.update(dict(env))
         try:

@@ -58,6 +58,51 @@ async fn python_runs_a_script_of_the_workspace_in_its_own_sandbox() {
     assert_eq!((code, out.as_str()), (0, "6\n"), "{err}");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn the_whole_standard_library_imports_and_modules_run_as_python3_finds_them() {
+    let rig = rig(true, |root| {
+        std::fs::create_dir_all(root.join("tools/scripts")).unwrap();
+        std::fs::write(root.join("tools/scripts/__init__.py"), "").unwrap();
+        std::fs::write(
+            root.join("tools/scripts/package.py"),
+            "from tools.scripts.helpers import shout\nimport sys\nprint(shout(sys.argv[1]))\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("tools/scripts/helpers.py"),
+            "def shout(text):\n    return text.upper() + '!'\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("tools/scripts/direct.py"),
+            "from helpers import shout\nprint(shout('sibling'))\n",
+        )
+        .unwrap();
+    })
+    .await;
+    // Modules no import of the interpreter's own pulled in before: the
+    // DOM builder defusedxml needs, email's MIME classes, asyncio, the
+    // json command line, concurrent futures, the `wave` and `mailbox`
+    // formats.
+    let (code, out, err) = rig
+        .sh("python3 -c 'import xml.dom.minidom as m, xml.dom.expatbuilder, email.mime.text, asyncio, json.tool, concurrent.futures, wave, mailbox, zoneinfo; print(m.parseString(\"<a><b/></a>\").documentElement.firstChild.tagName)'")
+        .await;
+    assert_eq!((code, out.as_str()), (0, "b\n"), "{err}");
+    // `-m` finds a package in the working directory; a script imports the
+    // modules beside it.
+    let (code, out, err) = rig.sh("python3 -m tools.scripts.package hello").await;
+    assert_eq!((code, out.as_str()), (0, "HELLO!\n"), "{err}");
+    let (code, out, err) = rig.sh("cd tools && python3 scripts/direct.py").await;
+    assert_eq!((code, out.as_str()), (0, "SIBLING!\n"), "{err}");
+    // What the WASI build cannot hold says so when imported.
+    let (code, _, err) = rig.sh("python3 -c 'import ctypes'").await;
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("ModuleNotFoundError") || err.contains("ImportError"),
+        "{err}"
+    );
+}
+
 /// The events of `limit` the interpreter's runs hit.
 fn limits(rig: &Rig) -> Vec<(String, LimitKind)> {
     rig.loaded
@@ -464,10 +509,10 @@ async fn a_script_reads_an_active_skills_folder_and_nothing_of_an_inactive_one()
         copy_bundle(fixture, &built_bundle(artifacts::PLUGINS_DIR, "python"));
     })
     .await;
-    rig.workspace = rig
-        .workspace
-        .clone()
-        .with_skills(BTreeMap::from([("report".to_owned(), folder.clone())]));
+    rig.workspace = rig.workspace.clone().with_skills(
+        BTreeMap::from([("report".to_owned(), folder.clone())]),
+        BTreeMap::new(),
+    );
     let inactive = rig
         .call(
             "bash",
