@@ -14,6 +14,7 @@ use crate::commands::install::InstallArgs;
 use crate::commands::list::ListArgs;
 use crate::commands::mcp::McpArgs;
 use crate::commands::new::NewArgs;
+use crate::commands::packages::SkillsApproveArgs;
 use crate::commands::run::{ResumeArgs, RunArgs};
 use crate::commands::runs::{DeleteRunsArgs, ListRunsArgs, ShowRunArgs};
 use crate::commands::sdk::{BindingsArgs, ComponentArgs};
@@ -102,6 +103,11 @@ pub(crate) enum SkillsCommand {
     /// The skills a run would offer, from every place skills are found, in
     /// precedence order, with those shadowed or invalid.
     List(SkillsListArgs),
+    /// Show the Python packages a skill's scripts import (its
+    /// `requirements.txt`, and any named with --package), with the wheel and
+    /// SHA-256 each resolves to; approve them, and fetch them into the
+    /// package store its runs import from.
+    Approve(SkillsApproveArgs),
 }
 
 /// What `cordon completions` prints for.

@@ -70,6 +70,9 @@ fn main() -> ExitCode {
             }
             Command::Skills(SkillsCommand::Check(args)) => commands::skills::check(args),
             Command::Skills(SkillsCommand::List(args)) => commands::skills::list(&cli.global, args),
+            Command::Skills(SkillsCommand::Approve(args)) => {
+                commands::packages::approve(&cli.global, args).await
+            }
             Command::Grants(GrantsCommand::List(args)) => commands::grants::list(&cli.global, args),
             Command::Grants(GrantsCommand::Approve(args)) => {
                 commands::grants::approve(&cli.global, args)

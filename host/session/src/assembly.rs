@@ -304,6 +304,11 @@ impl Assembly {
             &launch.plugins,
         );
         safeguards.skills = skills.folders().into_values().collect();
+        let packages = crate::packages::sites(settings, &skills.folders());
+        for why in &packages.missing {
+            eprintln!("warning: {why}");
+        }
+        safeguards.packages = packages.ready.values().cloned().collect();
         adopt_bundle_state(&mut agent, &report.bundles, launch.agent.as_deref())?;
         let skill_bundles = std::mem::take(&mut skills.bundles);
         let mut bundles = report.bundles;
@@ -311,7 +316,7 @@ impl Assembly {
         let plugins = context::plugins(&host, bundles, live.clone(), safeguards.clone())?;
         let workspace = launch
             .bind_workspace(&agent, &plugins)?
-            .map(|workspace| workspace.with_skills(skills.folders()));
+            .map(|workspace| workspace.with_skills(skills.folders(), packages.ready.clone()));
         let mut fixed: Vec<Arc<dyn ToolSet>> = Vec::new();
         let mut notices = Vec::new();
         if let Some(workspace) = &workspace {

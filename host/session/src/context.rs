@@ -80,6 +80,7 @@ pub fn safeguards(
         reserved,
         trust: operator.trust.clone(),
         skills: Vec::new(),
+        packages: Vec::new(),
         plugins: plugins
             .folders()
             .iter()

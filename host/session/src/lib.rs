@@ -18,6 +18,7 @@ pub mod live;
 pub mod mcp_servers;
 pub mod network;
 pub mod operator;
+pub mod packages;
 pub mod plugin_path;
 pub mod settings;
 pub mod skillset;

@@ -17,6 +17,7 @@ mod catalog;
 mod discover;
 mod frontmatter;
 mod meta;
+pub mod packages;
 mod problem;
 mod skill;
 mod tool;

@@ -186,6 +186,9 @@ pub struct Safeguards {
     /// The folders of the run's skills, which may be read (where a backend
     /// mounts them) and never changed.
     pub skills: Vec<PathBuf>,
+    /// The skills' package folders, which may be read (where an interpreter
+    /// imports from them) and never changed.
+    pub packages: Vec<PathBuf>,
     /// The plugins folders bundles are loaded from, which may be read and
     /// never changed.
     pub plugins: Vec<PathBuf>,
@@ -197,6 +200,7 @@ impl Safeguards {
         FileGuard::new(root, &self.reserved, self.files.clone())
             .with_read_only(&self.plugins, ReadOnly::Plugins)
             .with_read_only(&self.skills, ReadOnly::Skill)
+            .with_read_only(&self.packages, ReadOnly::Packages)
     }
 }
 

@@ -20,6 +20,9 @@ pub const RESERVED: &str = ".cordon";
 /// read-only: `/skills/NAME`. Besides workspace paths, a backend accepts
 /// these absolute paths ([`resolve_mounted`]), and nothing else absolute.
 pub const SKILLS_ROOT: &str = "/skills";
+/// Where a sandboxed interpreter finds the active skills' Python packages,
+/// each skill's at `/packages/NAME`.
+pub const PACKAGES_ROOT: &str = "/packages";
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -114,6 +117,12 @@ pub fn mount_of(path: &str) -> Option<(&str, &str)> {
     let rest = path.strip_prefix(SKILLS_ROOT)?.strip_prefix('/')?;
     let (name, inner) = rest.split_once('/').unwrap_or((rest, ""));
     (!name.is_empty()).then_some((name, inner))
+}
+
+/// The skill whose package folder `path` mounts (`/packages/NAME`).
+pub fn package_mount_of(path: &str) -> Option<&str> {
+    let name = path.strip_prefix(PACKAGES_ROOT)?.strip_prefix('/')?;
+    (!name.is_empty() && !name.contains('/')).then_some(name)
 }
 
 /// Whether `text` holds a backslash or a control character (NUL, newline,

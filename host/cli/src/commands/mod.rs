@@ -9,6 +9,7 @@ pub(crate) mod install;
 pub(crate) mod list;
 pub(crate) mod mcp;
 pub(crate) mod new;
+pub(crate) mod packages;
 pub(crate) mod run;
 pub(crate) mod runs;
 pub(crate) mod sdk;

@@ -16,6 +16,7 @@ mod first_run;
 mod mcp;
 mod mcp_client;
 mod network;
+mod packages;
 mod postgres;
 mod run;
 mod safeguards;

@@ -183,6 +183,13 @@ impl Backend {
                         Some((skill.to_owned(), dir.host.clone()))
                     })
                     .collect(),
+                packages: mounts
+                    .iter()
+                    .filter_map(|dir| {
+                        let skill = crate::workspace::paths::package_mount_of(&dir.guest)?;
+                        Some((skill.to_owned(), dir.host.clone()))
+                    })
+                    .collect(),
             });
         }
         if let Some(staging) = &self.staging {

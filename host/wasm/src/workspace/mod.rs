@@ -126,12 +126,19 @@ impl Workspace {
 
     /// This workspace with the folders of the run's skills, by skill: while
     /// a skill is active, its folder is mounted read-only at `/skills/NAME`
-    /// for the built-in tools and the backend. The run's safeguards must
-    /// name the folders too ([`Safeguards::skills`](crate::Safeguards::skills)),
-    /// so that the file layer lets them be read.
-    pub fn with_skills(mut self, folders: BTreeMap<String, PathBuf>) -> Self {
+    /// for the built-in tools and the backend, and its approved Python
+    /// packages' folder, if it has one, at `/packages/NAME` for the
+    /// interpreters. The run's safeguards must name the folders too
+    /// ([`Safeguards::skills`](crate::Safeguards::skills),
+    /// [`Safeguards::packages`](crate::Safeguards::packages)), so that the
+    /// file layer lets them be read.
+    pub fn with_skills(
+        mut self,
+        folders: BTreeMap<String, PathBuf>,
+        packages: BTreeMap<String, PathBuf>,
+    ) -> Self {
         let backend = self.tools.backend().clone();
-        self.tools = Arc::new(WorkspaceTools::new(backend).with_skills(folders));
+        self.tools = Arc::new(WorkspaceTools::new(backend).with_skills(folders, packages));
         self
     }
 }

@@ -4,5 +4,6 @@
 //! folders of active skills, mounted read-only ([`resolve_mounted`]).
 
 pub use cordon_paths::{
-    PathError, RESERVED, SKILLS_ROOT, is_malformed, is_under, mount_of, normalize, resolve_mounted,
+    PACKAGES_ROOT, PathError, RESERVED, SKILLS_ROOT, is_malformed, is_under, mount_of, normalize,
+    package_mount_of, resolve_mounted,
 };

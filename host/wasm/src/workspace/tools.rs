@@ -23,7 +23,9 @@ use crate::capabilities::dirs::{DirMode, ResolvedDir};
 use cordon_kernel::schema_problems;
 
 use super::backend::{Backend, Invoke, invoke};
-use super::paths::{SKILLS_ROOT, is_malformed, mount_of, normalize, resolve_mounted};
+use super::paths::{
+    PACKAGES_ROOT, SKILLS_ROOT, is_malformed, mount_of, normalize, resolve_mounted,
+};
 
 /// How many grep matches a call returns unless it asks for fewer.
 const DEFAULT_MAX_MATCHES: u32 = 200;
@@ -38,6 +40,10 @@ pub struct WorkspaceTools {
     /// The folders of the run's skills, canonical, by skill: each is mounted
     /// read-only at `/skills/NAME` for the calls made while it is active.
     skills: BTreeMap<String, PathBuf>,
+    /// The package folders of the skills with approved packages, by skill:
+    /// each is mounted read-only at `/packages/NAME` while its skill is
+    /// active.
+    packages: BTreeMap<String, PathBuf>,
 }
 
 struct Tool {
@@ -59,12 +65,19 @@ impl WorkspaceTools {
             backend,
             tools,
             skills: BTreeMap::new(),
+            packages: BTreeMap::new(),
         }
     }
 
-    /// These tools with the run's skills' `folders`, by skill.
-    pub(crate) fn with_skills(mut self, folders: BTreeMap<String, PathBuf>) -> Self {
+    /// These tools with the run's skills' `folders` and `packages` folders,
+    /// by skill.
+    pub(crate) fn with_skills(
+        mut self,
+        folders: BTreeMap<String, PathBuf>,
+        packages: BTreeMap<String, PathBuf>,
+    ) -> Self {
         self.skills = folders;
+        self.packages = packages;
         self
     }
 
@@ -79,13 +92,18 @@ impl WorkspaceTools {
         active
             .names()
             .into_iter()
-            .filter_map(|name| {
-                let host = self.skills.get(&name)?.clone();
-                Some(ResolvedDir {
-                    host,
+            .flat_map(|name| {
+                let folder = self.skills.get(&name).map(|host| ResolvedDir {
+                    host: host.clone(),
                     guest: format!("{SKILLS_ROOT}/{name}"),
                     mode: DirMode::Ro,
-                })
+                });
+                let packages = self.packages.get(&name).map(|host| ResolvedDir {
+                    host: host.clone(),
+                    guest: format!("{PACKAGES_ROOT}/{name}"),
+                    mode: DirMode::Ro,
+                });
+                folder.into_iter().chain(packages)
             })
             .collect()
     }

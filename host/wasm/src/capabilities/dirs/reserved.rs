@@ -56,6 +56,8 @@ pub enum ReadOnly {
     Plugins,
     /// A skill's folder.
     Skill,
+    /// The Python packages approved for a skill.
+    Packages,
 }
 
 impl fmt::Display for ReadOnly {
@@ -63,6 +65,7 @@ impl fmt::Display for ReadOnly {
         f.write_str(match self {
             Self::Plugins => "a plugins folder Cordon loads bundles from",
             Self::Skill => "a skill's folder",
+            Self::Packages => "a skill's package folder",
         })
     }
 }

@@ -42,7 +42,7 @@ use crate::manifest::kind::BundleKind;
 use crate::workspace::folder::Folder;
 use crate::workspace::staging::{CallFiles, OverQuota};
 
-use view::{View, WorkspaceView};
+use view::{Shelf, View, WorkspaceView};
 
 /// Where an interpreter sees the calling operation's workspace.
 pub(crate) const WORKSPACE_MOUNT: &str = "/workspace";
@@ -145,6 +145,38 @@ pub(crate) struct InterpreterAccess {
     pub(crate) folder_writable: bool,
     /// The folders of the skills active for the call, by skill.
     pub(crate) skills: BTreeMap<String, PathBuf>,
+    /// The package folders of those skills that have approved packages, by
+    /// skill.
+    pub(crate) packages: BTreeMap<String, PathBuf>,
+}
+
+/// The variable a Python interpreter reads its package folders from.
+const PYTHONPATH: &str = "PYTHONPATH";
+
+/// `env` with each package folder (`/packages/NAME`) ahead of whatever
+/// `PYTHONPATH` already named.
+fn with_packages(
+    mut env: Vec<(String, String)>,
+    packages: &BTreeMap<String, PathBuf>,
+) -> Vec<(String, String)> {
+    if packages.is_empty() {
+        return env;
+    }
+    let mut entries: Vec<String> = packages
+        .keys()
+        .map(|skill| format!("/{}/{skill}", Shelf::Packages.name()))
+        .collect();
+    if let Some(at) = env.iter().position(|(name, _)| name == PYTHONPATH) {
+        let (_, given) = env.remove(at);
+        entries.extend(
+            given
+                .split(':')
+                .filter(|entry| !entry.is_empty())
+                .map(str::to_owned),
+        );
+    }
+    env.push((PYTHONPATH.to_owned(), entries.join(":")));
+    env
 }
 
 /// What runs a command's interpreter: a fresh guarded instance of it, which
@@ -199,7 +231,7 @@ impl Imports for RunInterpreters {
 impl wit::Host for InterpretersView<'_> {
     async fn run(
         &mut self,
-        invocation: wit::Invocation,
+        mut invocation: wit::Invocation,
     ) -> wasmtime::Result<Result<wit::Finished, wit::Refusal>> {
         let Some(access) = self.access else {
             return Ok(Err(wit::Refusal::Unknown));
@@ -216,7 +248,11 @@ impl wit::Host for InterpretersView<'_> {
         let view = WorkspaceView::new(access.folder.as_deref(), staged, writable)
             .map_err(|error| format!("cannot open the workspace folder: {error}"))
             .and_then(|workspace| {
-                View::new(Some(workspace), &access.skills, Arc::clone(&access.guard))
+                let shelves = BTreeMap::from([
+                    (Shelf::Skills, access.skills.clone()),
+                    (Shelf::Packages, access.packages.clone()),
+                ]);
+                View::new(Some(workspace), &shelves, Arc::clone(&access.guard))
                     .map_err(|(path, error)| format!("cannot open {}: {error}", path.display()))
             });
         let view = match view {
@@ -224,6 +260,7 @@ impl wit::Host for InterpretersView<'_> {
             Err(message) => return Ok(Err(wit::Refusal::Failed(message))),
         };
         let layer = view.layer();
+        invocation.env = with_packages(std::mem::take(&mut invocation.env), &access.packages);
         let invocation_command = invocation.command.clone();
         let (mut finished, events) = access.runner.run(view, invocation).await;
         self.audit.keep(events);

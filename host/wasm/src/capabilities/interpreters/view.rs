@@ -2,8 +2,9 @@
 //! the calling operation's own view. `/workspace` is the workspace as that
 //! operation sees it (its backend's folder, with the staged changes the
 //! operation sees over it, and what the run itself wrote over both),
-//! `/skills/NAME` the folder of each active skill (read-only), `/tmp` the
-//! run's own (see [`super::layer`]); nothing else exists. Every file of the
+//! `/skills/NAME` the folder of each active skill and `/packages/NAME` its
+//! approved Python packages (both read-only), `/tmp` the run's own (see
+//! [`super::layer`]); nothing else exists. Every file of the
 //! folder is opened through a capability handle on it, so no link or `..`
 //! leads out, and judged by the run's file guard on where it really is, so
 //! the file rules and the run store's folder hold as they do for every
@@ -22,17 +23,36 @@ use cordon_paths::RESERVED;
 use super::layer::{self, Change, SharedLayer, Tree, Written};
 use crate::capabilities::dirs::guard::{FileGuard, real_path};
 
+/// A folder of read-only folders, one per active skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Shelf {
+    /// `/skills`: each skill's own folder.
+    Skills,
+    /// `/packages`: each skill's approved Python packages.
+    Packages,
+}
+
+impl Shelf {
+    /// Its name under the root.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Skills => "skills",
+            Self::Packages => "packages",
+        }
+    }
+}
+
 /// Where a node lies in the tree.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Place {
     /// `/`.
     Root,
-    /// `/skills`.
-    Skills,
+    /// `/skills` or `/packages`.
+    Shelf(Shelf),
     /// A workspace path under `/workspace` (`""` for the folder itself).
     Workspace(String),
-    /// A path in skill `.0`'s folder (`""` for the folder itself).
-    Skill(String, String),
+    /// A path in skill `.1`'s folder on a shelf (`""` for the folder itself).
+    OnShelf(Shelf, String, String),
     /// A path in the run's `/tmp` (`""` for the folder itself).
     Tmp(String),
 }
@@ -48,14 +68,14 @@ impl Place {
         };
         match self {
             Self::Root => Vec::new(),
-            Self::Skills => vec!["skills".into()],
+            Self::Shelf(shelf) => vec![shelf.name().into()],
             Self::Workspace(path) => {
                 let mut parts = vec!["workspace".to_owned()];
                 parts.extend(split(path));
                 parts
             }
-            Self::Skill(name, path) => {
-                let mut parts = vec!["skills".to_owned(), name.clone()];
+            Self::OnShelf(shelf, name, path) => {
+                let mut parts = vec![shelf.name().to_owned(), name.clone()];
                 parts.extend(split(path));
                 parts
             }
@@ -184,10 +204,14 @@ impl WorkspaceView {
     }
 }
 
+/// Read-only folders by shelf, then by skill: each opened, and where it
+/// really is.
+type Shelves = BTreeMap<Shelf, BTreeMap<String, (Dir, PathBuf)>>;
+
 /// The tree one interpreter run sees.
 pub(crate) struct View {
     pub(super) workspace: Option<WorkspaceView>,
-    skills: BTreeMap<String, (Dir, PathBuf)>,
+    shelves: Shelves,
     pub(super) guard: Arc<FileGuard>,
     /// What the run wrote.
     pub(super) layer: SharedLayer,
@@ -198,23 +222,29 @@ pub(crate) type OpenError = (PathBuf, std::io::Error);
 
 impl View {
     /// A view of `workspace`, if the operation has one, and of the folders
-    /// `skills` (canonical, by skill), every file judged by `guard`.
+    /// on each shelf (canonical, by skill), every file judged by `guard`.
     pub(crate) fn new(
         workspace: Option<WorkspaceView>,
-        skills: &BTreeMap<String, PathBuf>,
+        folders: &BTreeMap<Shelf, BTreeMap<String, PathBuf>>,
         guard: Arc<FileGuard>,
     ) -> Result<Self, OpenError> {
-        let skills = skills
-            .iter()
-            .map(|(name, path)| {
-                Dir::open_ambient_dir(path, ambient_authority())
-                    .map(|dir| (name.clone(), (dir, path.clone())))
-                    .map_err(|error| (path.clone(), error))
-            })
-            .collect::<Result<_, _>>()?;
+        let mut shelves = Shelves::new();
+        for shelf in [Shelf::Skills, Shelf::Packages] {
+            let opened = folders
+                .get(&shelf)
+                .into_iter()
+                .flatten()
+                .map(|(name, path)| {
+                    Dir::open_ambient_dir(path, ambient_authority())
+                        .map(|dir| (name.clone(), (dir, path.clone())))
+                        .map_err(|error| (path.clone(), error))
+                })
+                .collect::<Result<_, _>>()?;
+            shelves.insert(shelf, opened);
+        }
         Ok(Self {
             workspace,
-            skills,
+            shelves,
             guard,
             layer: SharedLayer::default(),
         })
@@ -233,21 +263,25 @@ impl View {
             ["workspace", rest @ ..] if self.workspace.is_some() => {
                 self.in_workspace(&rest.join("/"))
             }
-            ["skills"] => Found::Node(Node::Dir(Place::Skills)),
             ["tmp", rest @ ..] => self.in_tmp(&rest.join("/")),
-            ["skills", name, rest @ ..] => match self.skills.get(*name) {
-                Some((dir, real)) => {
-                    let path = rest.join("/");
-                    in_folder(dir, real, &path, &self.guard, |path| {
-                        Place::Skill((*name).to_owned(), path)
-                    })
-                }
+            [top, rest @ ..] => match self.shelf(top) {
+                Some(shelf) => match rest {
+                    [] => Found::Node(Node::Dir(Place::Shelf(shelf))),
+                    [name, rest @ ..] => match self.shelves[&shelf].get(*name) {
+                        Some((dir, real)) => {
+                            let path = rest.join("/");
+                            in_folder(dir, real, &path, &self.guard, |path| {
+                                Place::OnShelf(shelf, (*name).to_owned(), path)
+                            })
+                        }
+                        None => Found::Missing,
+                    },
+                },
+                // Nothing else is in the sandbox: a path there is a probe of
+                // something that does not exist (an interpreter looks for its
+                // own modules in many places), not an access to refuse.
                 None => Found::Missing,
             },
-            // Nothing else is in the sandbox: a path there is a probe of
-            // something that does not exist (an interpreter looks for its
-            // own modules in many places), not an access to refuse.
-            _ => Found::Missing,
         }
     }
 
@@ -261,15 +295,17 @@ impl View {
                     entries.push(("workspace".to_owned(), true));
                 }
                 entries.push(("skills".to_owned(), true));
+                if !self.shelves[&Shelf::Packages].is_empty() {
+                    entries.push(("packages".to_owned(), true));
+                }
                 entries.push(("tmp".to_owned(), true));
                 entries
             }
-            Place::Skills => self
-                .skills
+            Place::Shelf(shelf) => self.shelves[shelf]
                 .keys()
                 .map(|name| (name.clone(), true))
                 .collect(),
-            Place::Skill(name, path) => match self.skills.get(name) {
+            Place::OnShelf(shelf, name, path) => match self.shelves[shelf].get(name) {
                 Some((dir, real)) => listing(dir, real, path, &self.guard),
                 None => Vec::new(),
             },
@@ -283,6 +319,16 @@ impl View {
                     Change::Gone => None,
                 })
                 .collect(),
+        }
+    }
+
+    /// The shelf named `name` under the root: `/skills` always, `/packages`
+    /// when a skill has packages.
+    fn shelf(&self, name: &str) -> Option<Shelf> {
+        match name {
+            "skills" => Some(Shelf::Skills),
+            "packages" if !self.shelves[&Shelf::Packages].is_empty() => Some(Shelf::Packages),
+            _ => None,
         }
     }
 
@@ -528,7 +574,10 @@ mod tests {
             WorkspaceView::new(Some(&root.canonicalize().unwrap()), staged, true).unwrap();
         View::new(
             Some(workspace),
-            &BTreeMap::from([("report".to_owned(), skill.canonicalize().unwrap())]),
+            &BTreeMap::from([(
+                Shelf::Skills,
+                BTreeMap::from([("report".to_owned(), skill.canonicalize().unwrap())]),
+            )]),
             guard,
         )
         .unwrap()

@@ -1,0 +1,175 @@
+//! A wheel downloaded, its hash checked, and its files unpacked read-only.
+//! A wheel is a zip archive of the files an installer would copy; nothing in
+//! it runs here. An entry that would land outside the folder, or an archive
+//! that unpacks past [`MAX_UNPACKED`], is refused.
+
+use std::io::{Cursor, Read};
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::PackageError;
+use super::index::Wheel;
+
+/// The most a wheel unpacks to.
+pub const MAX_UNPACKED: u64 = 512 << 20;
+
+/// The bytes of `wheel`, checked against the hash the index announced and,
+/// when there is one, the hash the operator approved.
+pub async fn download(
+    client: &reqwest::Client,
+    wheel: &Wheel,
+    approved: Option<&str>,
+) -> Result<Vec<u8>, PackageError> {
+    let failed = |detail: String| PackageError::Index {
+        index: wheel.url.clone(),
+        detail,
+    };
+    let response = client
+        .get(&wheel.url)
+        .send()
+        .await
+        .map_err(|error| failed(format!("cannot download {}: {error}", wheel.file)))?;
+    if !response.status().is_success() {
+        return Err(failed(format!(
+            "downloading {} answered {}",
+            wheel.file,
+            response.status()
+        )));
+    }
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|error| failed(format!("cannot download {}: {error}", wheel.file)))?
+        .to_vec();
+    let found = hex::encode(Sha256::digest(&bytes));
+    let checks = [
+        (Some(wheel.sha256.as_str()), "announced by the index"),
+        (approved, "approved by the operator"),
+    ];
+    for (expected, source_of_expected) in checks {
+        if let Some(expected) = expected
+            && !expected.eq_ignore_ascii_case(&found)
+        {
+            return Err(PackageError::HashMismatch {
+                file: wheel.file.clone(),
+                found,
+                expected: expected.to_owned(),
+                source_of_expected,
+            });
+        }
+    }
+    Ok(bytes)
+}
+
+/// Unpacks the wheel `file`'s `bytes` into `into`; how many files it holds.
+pub fn unpack(file: &str, bytes: &[u8], into: &Path) -> Result<usize, PackageError> {
+    let bad = |detail: String| PackageError::BadWheel {
+        file: file.to_owned(),
+        detail,
+    };
+    let io = |error: std::io::Error| PackageError::Io(format!("unpacking {file}: {error}"));
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes))
+        .map_err(|error| bad(format!("is not a zip archive: {error}")))?;
+    let mut total = 0u64;
+    let mut files = 0;
+    for index in 0..archive.len() {
+        let mut entry = archive
+            .by_index(index)
+            .map_err(|error| bad(format!("entry {index} cannot be read: {error}")))?;
+        let Some(relative) = entry.enclosed_name() else {
+            return Err(bad(format!(
+                "holds `{}`, a path outside the package folder",
+                entry.name()
+            )));
+        };
+        let target = into.join(relative);
+        if entry.is_dir() {
+            std::fs::create_dir_all(&target).map_err(io)?;
+            continue;
+        }
+        total += entry.size();
+        if total > MAX_UNPACKED {
+            return Err(bad(format!(
+                "unpacks to more than {} MiB",
+                MAX_UNPACKED >> 20
+            )));
+        }
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let mut contents = Vec::with_capacity(entry.size() as usize);
+        entry
+            .by_ref()
+            .take(MAX_UNPACKED)
+            .read_to_end(&mut contents)
+            .map_err(|error| bad(format!("`{}` cannot be read: {error}", entry.name())))?;
+        std::fs::write(&target, contents).map_err(io)?;
+        files += 1;
+    }
+    Ok(files)
+}
+
+/// Makes everything in `folder` read-only, so nothing that runs there can
+/// change it even by mistake.
+pub fn seal(folder: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(folder)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            seal(&entry.path())?;
+        }
+        let mut permissions = entry.metadata()?.permissions();
+        permissions.set_readonly(true);
+        std::fs::set_permissions(entry.path(), permissions)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn wheel(entries: &[(&str, &str)]) -> Vec<u8> {
+        let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for (name, contents) in entries {
+            writer
+                .start_file(*name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            writer.write_all(contents.as_bytes()).unwrap();
+        }
+        writer.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn a_wheel_unpacks_its_files_and_a_path_out_is_refused() {
+        let folder = tempfile::tempdir().unwrap();
+        let bytes = wheel(&[
+            ("greet/__init__.py", "def hi():\n    return 'hi'\n"),
+            ("greet-1.0.dist-info/METADATA", "Name: greet\n"),
+        ]);
+        assert_eq!(
+            unpack("greet-1.0-py3-none-any.whl", &bytes, folder.path()).unwrap(),
+            2
+        );
+        assert!(folder.path().join("greet/__init__.py").is_file());
+        seal(folder.path()).unwrap();
+        let sealed = std::fs::metadata(folder.path().join("greet/__init__.py")).unwrap();
+        assert!(sealed.permissions().readonly());
+
+        let out = tempfile::tempdir().unwrap();
+        let slip = wheel(&[("../../escaped.py", "print('out')\n")]);
+        let refused = unpack("evil-1.0-py3-none-any.whl", &slip, &out.path().join("site"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("a path outside the package folder"),
+            "{refused}"
+        );
+        assert!(!out.path().join("escaped.py").exists());
+        let refused = unpack("junk-1.0-py3-none-any.whl", b"not a zip", out.path())
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("is not a zip archive"), "{refused}");
+    }
+}
