@@ -14,6 +14,7 @@ use cordon_kernel::AgentDef;
 use cordon_session::packages::{STORE_VARIABLE, approvals_file, store};
 use cordon_skills::discover;
 use cordon_skills::packages::approvals::{self, ApprovedSkill, ApprovedWheel, PackageApprovals};
+use cordon_skills::packages::index::Taken;
 use cordon_skills::packages::requirements::Requirement;
 use cordon_skills::packages::{Client, index, wheel};
 
@@ -29,6 +30,12 @@ pub(crate) struct SkillsApproveArgs {
     /// NAME==VERSION (repeatable).
     #[arg(long = "package", value_name = "NAME==VERSION")]
     pub packages: Vec<String>,
+    /// Take only the Python files of NAME's native wheel, leaving its
+    /// compiled modules out, for a package that runs without them (such as
+    /// PyYAML, which falls back to pure Python) and has no pure wheel
+    /// (repeatable).
+    #[arg(long = "python-only", value_name = "NAME")]
+    pub python_only: Vec<String>,
     #[command(flatten)]
     pub skills: SkillsArg,
     /// An agent file whose `skills` join the search.
@@ -105,8 +112,22 @@ pub(crate) async fn approve(
     );
     let mut wheels = Vec::new();
     for pin in &pins {
-        let chosen = index::find(&client, &index, pin).await?;
-        println!("  {pin}  {}  sha256:{}", chosen.file, chosen.sha256);
+        let python_only = args.python_only.iter().any(|name| {
+            Requirement::parse(&format!("{name}==0"))
+                .is_ok_and(|named| named.normalized() == pin.normalized())
+        });
+        let taken = if python_only {
+            Taken::PythonOnly
+        } else {
+            Taken::Whole
+        };
+        let chosen = index::find(&client, &index, pin, taken).await?;
+        let note = if chosen.python_only {
+            "  (its Python files only: its compiled modules are left out)"
+        } else {
+            ""
+        };
+        println!("  {pin}  {}  sha256:{}{note}", chosen.file, chosen.sha256);
         wheels.push(chosen);
     }
     if !args.yes {
@@ -136,6 +157,7 @@ pub(crate) async fn approve(
                 version: chosen.requirement.version.clone(),
                 file: chosen.file.clone(),
                 sha256: chosen.sha256.clone(),
+                python_only: chosen.python_only,
             })
             .collect(),
     };
@@ -167,7 +189,7 @@ async fn fetch(client: &Client, wheels: &[index::Wheel], packages: &Path) -> any
     std::fs::create_dir_all(&site)?;
     for chosen in wheels {
         let bytes = wheel::download(client, chosen, Some(&chosen.sha256)).await?;
-        wheel::unpack(&chosen.file, &bytes, &site)?;
+        wheel::unpack(&chosen.file, &bytes, &site, chosen.python_only)?;
     }
     wheel::seal(&site)?;
     approvals::mark_complete(&partial)?;

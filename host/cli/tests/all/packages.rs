@@ -404,3 +404,260 @@ fn packages_that_would_run_native_or_install_code_or_whose_bytes_changed_are_ref
         both(&output)
     );
 }
+
+/// The skills in the style of published ones, and the wheels they need.
+fn skills_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/skills")
+}
+
+/// A small Word file: content types, relationships and one paragraph.
+fn report_docx() -> Vec<u8> {
+    wheel(&[
+        (
+            "[Content_Types].xml",
+            "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\"><Default Extension=\"xml\" ContentType=\"application/xml\"/></Types>",
+        ),
+        (
+            "_rels/.rels",
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\"><Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument\" Target=\"word/document.xml\"/></Relationships>",
+        ),
+        (
+            "word/document.xml",
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"><w:body><w:p><w:r><w:t>Quarterly report</w:t></w:r></w:p></w:body></w:document>",
+        ),
+    ])
+}
+
+/// The files of a zip archive, by name, each with its contents.
+fn entries(bytes: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
+    (0..archive.len())
+        .map(|index| {
+            let mut entry = archive.by_index(index).unwrap();
+            let mut contents = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut contents).unwrap();
+            (entry.name().to_owned(), contents)
+        })
+        .collect()
+}
+
+/// The inputs both sides start from.
+fn inputs(folder: &std::path::Path) {
+    std::fs::copy(
+        skills_dir().join("fixtures/form.pdf"),
+        folder.join("form.pdf"),
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("fields.json"),
+        "{\"applicant_name\": \"Ada Lovelace\", \"city\": \"London\"}\n",
+    )
+    .unwrap();
+    std::fs::write(folder.join("report.docx"), report_docx()).unwrap();
+    std::fs::create_dir_all(folder.join("drafts/Bad_Skill")).unwrap();
+    std::fs::write(
+        folder.join("drafts/Bad_Skill/SKILL.md"),
+        "---\nname: Bad_Skill\ndescription: A draft.\n---\n",
+    )
+    .unwrap();
+}
+
+/// The command lines of the skills' scripts, with `SKILLS` for where the
+/// skills are.
+const SCRIPTS: &[&str] = &[
+    "python3 SKILLS/pdf-form/scripts/fill_form.py --list form.pdf",
+    "python3 SKILLS/pdf-form/scripts/fill_form.py form.pdf fields.json filled.pdf",
+    "python3 SKILLS/office-repack/scripts/unpack.py report.docx unpacked",
+    "python3 SKILLS/office-repack/scripts/pack.py unpacked repacked.docx",
+    "python3 SKILLS/skill-validator/scripts/quick_validate.py SKILLS/pdf-form",
+    "python3 SKILLS/skill-validator/scripts/quick_validate.py drafts/Bad_Skill; echo \"exit $?\"",
+];
+
+/// PyYAML's wheel: native, for the machine's CPython; its pure-Python part
+/// is what the sandbox takes.
+const PYYAML_WHEEL: &str =
+    "pyyaml-6.0.3-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.manylinux_2_28_x86_64.whl";
+
+#[test]
+fn published_style_skills_fill_a_pdf_form_repack_an_office_file_and_validate_a_skill_as_the_machines_python_does()
+ {
+    let wheels = skills_dir().join("wheels");
+    let served: Vec<ReleaseFile> = [
+        "pypdf-5.1.0-py3-none-any.whl",
+        "defusedxml-0.7.1-py2.py3-none-any.whl",
+        PYYAML_WHEEL,
+    ]
+    .into_iter()
+    .map(|file| (file, std::fs::read(wheels.join(file)).unwrap(), None))
+    .collect();
+    let index = Index::serve(&[
+        ("pypdf", "5.1.0", vec![served[0].clone()]),
+        ("defusedxml", "0.7.1", vec![served[1].clone()]),
+        ("pyyaml", "6.0.3", vec![served[2].clone()]),
+    ]);
+
+    // The machine's own Python, with the same wheels.
+    let host = tempfile::tempdir().unwrap();
+    let venv = host.path().join("venv");
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .expect("python3 runs: the test compares the sandbox with the machine's Python");
+    assert!(made.success());
+    let installed = std::process::Command::new(venv.join("bin/pip"))
+        .args(["install", "--quiet", "--no-index", "--find-links"])
+        .arg(&wheels)
+        .args(["pypdf==5.1.0", "defusedxml==0.7.1", "PyYAML==6.0.3"])
+        .status()
+        .unwrap();
+    assert!(installed.success(), "pip installs the vendored wheels");
+    let theirs = host.path().join("work");
+    std::fs::create_dir_all(&theirs).unwrap();
+    inputs(&theirs);
+    let skills = skills_dir().canonicalize().unwrap();
+    let mut expected = Vec::new();
+    for line in SCRIPTS {
+        let line = line.replace("SKILLS", skills.to_str().unwrap());
+        let output = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&line)
+            .current_dir(&theirs)
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", venv.join("bin").display()),
+            )
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{line}: {}", both(&output));
+        expected.push(text(&output.stdout));
+    }
+
+    // The sandbox, in an agent run.
+    let project = Project::new();
+    project.bundled("dir", cordon_test_artifacts::DIR);
+    let python =
+        std::path::Path::new(cordon_test_artifacts::PLUGINS_DIR).join("python/python.wasm");
+    project.bundled("python", python.to_str().unwrap());
+    for skill in ["pdf-form", "office-repack", "skill-validator"] {
+        project.copy_folder(&skills.join(skill), &format!("skills/{skill}"));
+    }
+    project.write(
+        "agent.toml",
+        "name = \"clerk\"\nsandbox = \"dir\"\nskills = [\"skills\"]\n[permissions]\ndefault = \"allow\"\n",
+    );
+    inputs(&project.path(""));
+    for skill in ["pdf-form", "office-repack"] {
+        let approved = cordon(
+            &project,
+            &index,
+            &["skills", "approve", skill, "--agent", "agent.toml", "--yes"],
+        );
+        assert!(approved.status.success(), "{skill}: {}", both(&approved));
+    }
+    // PyYAML has native wheels only: refused whole, taken for its Python
+    // files when the operator says so.
+    let whole = cordon(
+        &project,
+        &index,
+        &[
+            "skills",
+            "approve",
+            "skill-validator",
+            "--agent",
+            "agent.toml",
+            "--yes",
+        ],
+    );
+    assert_eq!(whole.status.code(), Some(2), "{}", both(&whole));
+    assert!(
+        text(&whole.stderr).contains("PyYAML==6.0.3 has no wheel the sandbox can run"),
+        "{}",
+        both(&whole)
+    );
+    let python_only = cordon(
+        &project,
+        &index,
+        &[
+            "skills",
+            "approve",
+            "skill-validator",
+            "--agent",
+            "agent.toml",
+            "--python-only",
+            "pyyaml",
+            "--yes",
+        ],
+    );
+    assert!(python_only.status.success(), "{}", both(&python_only));
+    assert!(
+        text(&python_only.stdout)
+            .contains("(its Python files only: its compiled modules are left out)"),
+        "{}",
+        both(&python_only)
+    );
+    let mut script = String::from(
+        "[[turn]]\n[[turn.call]]\ntool = \"skill\"\nargs = { name = \"pdf-form\" }\n\
+         [[turn.call]]\ntool = \"skill\"\nargs = { name = \"office-repack\" }\n\
+         [[turn.call]]\ntool = \"skill\"\nargs = { name = \"skill-validator\" }\n",
+    );
+    for line in SCRIPTS {
+        script.push_str(&format!(
+            "[[turn]]\n[[turn.call]]\ntool = \"bash\"\nargs = {{ command = '{}' }}\n",
+            line.replace("SKILLS", "/skills")
+        ));
+    }
+    script.push_str("[[turn]]\ntext = \"Done.\"\n");
+    project.write("script.toml", &script);
+    let run = cordon(
+        &project,
+        &index,
+        &[
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "scripted:script.toml",
+            "--run-id",
+            "clerk",
+            "go",
+        ],
+    );
+    assert!(run.status.success(), "{}", both(&run));
+    let shown = project.show("clerk");
+    let outputs: Vec<Value> = shown["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|commit| commit["tools"].as_array().cloned().unwrap_or_default())
+        .filter(|tool| tool["call"]["name"] == "bash")
+        .map(|tool| tool["result"]["output"].clone())
+        .collect();
+    assert_eq!(outputs.len(), SCRIPTS.len(), "{shown}");
+    for ((line, output), expected) in SCRIPTS.iter().zip(&outputs).zip(&expected) {
+        assert_eq!(output["exit_code"], 0, "{line}: {output}");
+        assert_eq!(
+            output["stdout"].as_str().unwrap(),
+            expected,
+            "{line}: {output}"
+        );
+    }
+
+    // The files the scripts wrote, committed with their steps, are the
+    // machine's Python's.
+    let ours = project.path("");
+    assert_eq!(
+        std::fs::read(ours.join("filled.pdf")).unwrap(),
+        std::fs::read(theirs.join("filled.pdf")).unwrap(),
+        "the filled form"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ours.join("unpacked/word/document.xml")).unwrap(),
+        std::fs::read_to_string(theirs.join("unpacked/word/document.xml")).unwrap(),
+    );
+    assert_eq!(
+        entries(&std::fs::read(ours.join("repacked.docx")).unwrap()),
+        entries(&std::fs::read(theirs.join("repacked.docx")).unwrap()),
+        "the repacked file holds the same parts"
+    );
+}

@@ -61,6 +61,10 @@ pub struct ApprovedWheel {
     pub file: String,
     /// The wheel's SHA-256, lowercase hex.
     pub sha256: String,
+    /// Whether only its Python files are taken, its compiled modules left
+    /// out (`--python-only NAME`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub python_only: bool,
 }
 
 impl PackageApprovals {

@@ -23,6 +23,17 @@ pub fn chosen() -> String {
         .to_owned()
 }
 
+/// Which wheels of a package may be taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// Only a wheel the sandbox runs whole: pure Python, or a WASI build.
+    Whole,
+    /// Failing that, the Python files of a native wheel, its compiled
+    /// modules left out: for a package that falls back to pure Python
+    /// without them (PyYAML), as the operator says.
+    PythonOnly,
+}
+
 /// The wheel of a pinned package the sandbox runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wheel {
@@ -34,6 +45,8 @@ pub struct Wheel {
     pub url: String,
     /// Its SHA-256 as the index announces it, lowercase hex.
     pub sha256: String,
+    /// Whether only its Python files are taken.
+    pub python_only: bool,
 }
 
 #[derive(Deserialize)]
@@ -59,6 +72,7 @@ pub async fn find(
     client: &reqwest::Client,
     index: &str,
     requirement: &Requirement,
+    taken: Taken,
 ) -> Result<Wheel, PackageError> {
     let url = format!(
         "{index}/{}/{}/json",
@@ -88,21 +102,32 @@ pub async fn find(
             "its answer for {requirement} is not a release: {error}"
         ))
     })?;
-    choose(requirement, release.urls)
+    choose(requirement, release.urls, taken)
 }
 
-fn choose(requirement: &Requirement, files: Vec<ReleaseFile>) -> Result<Wheel, PackageError> {
+fn choose(
+    requirement: &Requirement,
+    files: Vec<ReleaseFile>,
+    taken: Taken,
+) -> Result<Wheel, PackageError> {
+    let rank = |file: &str| match (sandbox_rank(file), taken) {
+        (Some(rank), _) => Some(rank),
+        // Any native wheel will do: only its Python files are kept.
+        (None, Taken::PythonOnly) => Some(2),
+        (None, Taken::Whole) => None,
+    };
     let best = files
         .iter()
         .filter(|file| file.packagetype == "bdist_wheel")
-        .filter_map(|file| sandbox_rank(&file.filename).map(|rank| (rank, file)))
+        .filter_map(|file| rank(&file.filename).map(|rank| (rank, file)))
         .min_by_key(|(rank, _)| *rank);
     match best {
-        Some((_, file)) => Ok(Wheel {
+        Some((rank, file)) => Ok(Wheel {
             requirement: requirement.clone(),
             file: file.filename.clone(),
             url: file.url.clone(),
             sha256: file.digests.sha256.to_ascii_lowercase(),
+            python_only: rank == 2,
         }),
         None => Err(PackageError::NoSandboxWheel {
             requirement: requirement.clone(),
@@ -163,9 +188,11 @@ mod tests {
                 file("pypdf-5.1.0-cp312-cp312-manylinux_2_17_x86_64.whl"),
                 file("pypdf-5.1.0-py3-none-any.whl"),
             ],
+            Taken::PythonOnly,
         )
         .unwrap();
         assert_eq!(chosen.file, "pypdf-5.1.0-py3-none-any.whl");
+        assert!(!chosen.python_only, "a whole wheel is taken whole");
         assert_eq!(chosen.sha256, "ab".repeat(32));
     }
 
@@ -178,6 +205,7 @@ mod tests {
                 file("lxml-5.3.0-cp312-cp312-manylinux_2_28_x86_64.whl"),
                 file("lxml-5.3.0.tar.gz"),
             ],
+            Taken::Whole,
         )
         .unwrap_err()
         .to_string();
@@ -186,7 +214,7 @@ mod tests {
             "{native}"
         );
         assert!(native.contains("built for native platforms"), "{native}");
-        let source = choose(&pin, vec![file("lxml-5.3.0.tar.gz")])
+        let source = choose(&pin, vec![file("lxml-5.3.0.tar.gz")], Taken::PythonOnly)
             .unwrap_err()
             .to_string();
         assert!(
@@ -197,6 +225,14 @@ mod tests {
             source.contains("never runs a package's build or install code"),
             "{source}"
         );
+        let yaml = Requirement::parse("PyYAML==6.0.3").unwrap();
+        let python_only = choose(
+            &yaml,
+            vec![file("pyyaml-6.0.3-cp311-cp311-manylinux_2_17_x86_64.whl")],
+            Taken::PythonOnly,
+        )
+        .unwrap();
+        assert!(python_only.python_only);
     }
 
     #[test]

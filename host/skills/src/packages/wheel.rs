@@ -62,8 +62,22 @@ pub async fn download(
     Ok(bytes)
 }
 
-/// Unpacks the wheel `file`'s `bytes` into `into`; how many files it holds.
-pub fn unpack(file: &str, bytes: &[u8], into: &Path) -> Result<usize, PackageError> {
+/// Whether a wheel's entry is compiled code for a native platform.
+pub fn is_native(name: &str) -> bool {
+    [".so", ".pyd", ".dylib", ".dll"]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
+        || name.contains(".so.")
+}
+
+/// Unpacks the wheel `file`'s `bytes` into `into`, leaving out its compiled
+/// modules when `python_only`; how many files it unpacked.
+pub fn unpack(
+    file: &str,
+    bytes: &[u8],
+    into: &Path,
+    python_only: bool,
+) -> Result<usize, PackageError> {
     let bad = |detail: String| PackageError::BadWheel {
         file: file.to_owned(),
         detail,
@@ -84,6 +98,9 @@ pub fn unpack(file: &str, bytes: &[u8], into: &Path) -> Result<usize, PackageErr
             )));
         };
         let target = into.join(relative);
+        if python_only && is_native(entry.name()) {
+            continue;
+        }
         if entry.is_dir() {
             std::fs::create_dir_all(&target).map_err(io)?;
             continue;
@@ -149,7 +166,7 @@ mod tests {
             ("greet-1.0.dist-info/METADATA", "Name: greet\n"),
         ]);
         assert_eq!(
-            unpack("greet-1.0-py3-none-any.whl", &bytes, folder.path()).unwrap(),
+            unpack("greet-1.0-py3-none-any.whl", &bytes, folder.path(), false).unwrap(),
             2
         );
         assert!(folder.path().join("greet/__init__.py").is_file());
@@ -159,17 +176,37 @@ mod tests {
 
         let out = tempfile::tempdir().unwrap();
         let slip = wheel(&[("../../escaped.py", "print('out')\n")]);
-        let refused = unpack("evil-1.0-py3-none-any.whl", &slip, &out.path().join("site"))
-            .unwrap_err()
-            .to_string();
+        let refused = unpack(
+            "evil-1.0-py3-none-any.whl",
+            &slip,
+            &out.path().join("site"),
+            false,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             refused.contains("a path outside the package folder"),
             "{refused}"
         );
         assert!(!out.path().join("escaped.py").exists());
-        let refused = unpack("junk-1.0-py3-none-any.whl", b"not a zip", out.path())
+        let refused = unpack("junk-1.0-py3-none-any.whl", b"not a zip", out.path(), false)
             .unwrap_err()
             .to_string();
         assert!(refused.contains("is not a zip archive"), "{refused}");
+
+        let native = wheel(&[
+            ("yaml/__init__.py", "pure = True\n"),
+            ("yaml/_yaml.cpython-311-x86_64-linux-gnu.so", "ELF"),
+        ]);
+        let site = tempfile::tempdir().unwrap();
+        let file = "pyyaml-6.0.3-cp311-cp311-manylinux_2_17_x86_64.whl";
+        assert_eq!(unpack(file, &native, site.path(), true).unwrap(), 1);
+        assert!(site.path().join("yaml/__init__.py").is_file());
+        assert!(
+            !site
+                .path()
+                .join("yaml/_yaml.cpython-311-x86_64-linux-gnu.so")
+                .exists()
+        );
     }
 }
