@@ -305,7 +305,7 @@ impl Assembly {
         );
         safeguards.skills = skills.folders().into_values().collect();
         let packages = crate::packages::sites(settings, &skills.folders());
-        for why in &packages.missing {
+        for why in packages.unreadable.iter().chain(packages.missing.values()) {
             eprintln!("warning: {why}");
         }
         safeguards.packages = packages.ready.values().cloned().collect();
@@ -325,7 +325,11 @@ impl Assembly {
         }
         if !skills.catalog.is_empty() {
             notices.push(format!("skills: {}", describe_skills(&skills)));
-            fixed.push(Arc::new(skills.tool(workspace.is_some())));
+            fixed.push(Arc::new(
+                skills
+                    .tool(workspace.is_some())
+                    .with_unavailable_packages(packages.missing.clone()),
+            ));
         }
         notices.extend(server_notices);
         let unsandboxed = servers

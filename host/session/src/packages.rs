@@ -43,8 +43,10 @@ pub fn store() -> Option<PathBuf> {
 pub struct Sites {
     /// The package folders ready to mount, by skill.
     pub ready: BTreeMap<String, PathBuf>,
-    /// Why a skill's packages are not there: one sentence each.
-    pub missing: Vec<String>,
+    /// Why a skill's packages are not there, by skill: a sentence each.
+    pub missing: BTreeMap<String, String>,
+    /// Why the approvals cannot be read at all.
+    pub unreadable: Option<String>,
 }
 
 /// The package folders of the skills in `folders` (by skill): those whose
@@ -56,7 +58,7 @@ pub fn sites(settings: &HostSettings, folders: &BTreeMap<String, PathBuf>) -> Si
     let approved = match PackageApprovals::load(&file) {
         Ok(approved) => approved,
         Err(error) => {
-            sites.missing.push(error.to_string());
+            sites.unreadable = Some(error.to_string());
             PackageApprovals::default()
         }
     };
@@ -71,7 +73,9 @@ pub fn sites(settings: &HostSettings, folders: &BTreeMap<String, PathBuf>) -> Si
                 sites.ready.insert(skill.clone(), site);
             }
             Ok(None) => {}
-            Err(why) => sites.missing.push(why),
+            Err(why) => {
+                sites.missing.insert(skill.clone(), why);
+            }
         }
     }
     sites

@@ -31,6 +31,8 @@ pub struct SkillTool {
     mounted: bool,
     /// The tools each skill ships, by skill.
     tools: BTreeMap<String, Vec<String>>,
+    /// Why a skill's Python packages are not in this run, by skill.
+    unavailable: BTreeMap<String, String>,
     spec: Option<ToolSpec>,
 }
 
@@ -43,8 +45,17 @@ impl SkillTool {
             catalog,
             mounted,
             tools,
+            unavailable: BTreeMap::new(),
             spec,
         }
+    }
+
+    /// This tool saying, on activating a skill in `unavailable`, that its
+    /// Python packages are not in this run and why, before any of its
+    /// scripts runs.
+    pub fn with_unavailable_packages(mut self, unavailable: BTreeMap<String, String>) -> Self {
+        self.unavailable = unavailable;
+        self
     }
 
     fn activate(&self, args: &Value, context: &CallContext) -> ToolCallOutcome {
@@ -122,6 +133,12 @@ impl SkillTool {
                 let _ = writeln!(text, "... and {more} more");
             }
             text.push_str("</skill_resources>\n");
+        }
+        if let Some(why) = self.unavailable.get(name) {
+            let _ = writeln!(
+                text,
+                "Its Python packages are not available in this run, so its scripts that import them will fail: {why}. Tell the user rather than working around it."
+            );
         }
         if let Some(tools) = self.tools.get(name).filter(|tools| !tools.is_empty()) {
             let _ = writeln!(text, "Its tools, while it is active: {}", tools.join(", "));

@@ -201,9 +201,15 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
         )
     };
 
-    // Unapproved, the run says so and the script cannot import.
+    // Unapproved, the run says so, the activation tells the model before
+    // any script runs, and the script cannot import.
     let before = run("before");
     assert!(before.status.success(), "{}", both(&before));
+    assert!(
+        text(&before.stdout).contains("Its Python packages are not available in this run"),
+        "{}",
+        both(&before)
+    );
     assert!(
         both(&before).contains(
             "skill `greeter` needs Python packages the operator has not approved (greet==1.0 sneaky==1.0)"
