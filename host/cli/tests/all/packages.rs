@@ -169,6 +169,12 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
         ),
     ]);
     let project = project("greet==1.0\nsneaky==1.0\n");
+    // A second skill with packages of its own, active beside the first.
+    project.write(
+        "skills/neighbour/SKILL.md",
+        "---\nname: neighbour\ndescription: Also greets.\n---\nUse greet.\n",
+    );
+    project.write("skills/neighbour/requirements.txt", "greet==1.0\n");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     project.write(
@@ -180,7 +186,8 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
     project.write(
         "script.toml",
         "[[turn]]\n[[turn.call]]\ntool = \"skill\"\nargs = { name = \"greeter\" }\n\
-         [[turn]]\n[[turn.call]]\ntool = \"bash\"\nargs = { command = \"python3 /skills/greeter/scripts/hello.py; python3 -c \\\"open('/packages/greeter/greet/__init__.py', 'w')\\\" 2>&1 | tail -n 1\" }\n\
+         [[turn.call]]\ntool = \"skill\"\nargs = { name = \"neighbour\" }\n\
+         [[turn]]\n[[turn.call]]\ntool = \"bash\"\nargs = { command = \"python3 /skills/greeter/scripts/hello.py; for skill in greeter neighbour; do python3 -c \\\"open('/packages/$skill/greet/__init__.py', 'w')\\\" 2>&1 | tail -n 1; done\" }\n\
          [[turn]]\ntext = \"Done.\"\n",
     );
     let run = |id: &str| {
@@ -259,6 +266,19 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
         "{recorded}"
     );
 
+    let neighbour = cordon(
+        &project,
+        &index,
+        &[
+            "skills",
+            "approve",
+            "neighbour",
+            "--agent",
+            "agent.toml",
+            "--yes",
+        ],
+    );
+    assert!(neighbour.status.success(), "{}", both(&neighbour));
     let after = run("after");
     assert!(after.status.success(), "{}", both(&after));
     let shown = project.show("after");
@@ -297,10 +317,14 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
         .filter(|event| event["event"] == "denied")
         .map(|event| format!("{} {}", event["capability"], event["target"]))
         .collect();
-    assert!(
-        denied.contains(&"\"filesystem\" \"/packages/greeter/greet/__init__.py\"".to_owned()),
-        "the write into the package folder is audited: {denied:?}"
-    );
+    for skill in ["greeter", "neighbour"] {
+        assert!(
+            denied.contains(&format!(
+                "\"filesystem\" \"/packages/{skill}/greet/__init__.py\""
+            )),
+            "the write into {skill}'s package folder is audited: {denied:?}"
+        );
+    }
     assert!(
         denied
             .iter()
