@@ -130,6 +130,9 @@ struct Listed<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     allowed_tools: Option<&'a [String]>,
     ships_tools: bool,
+    /// Its Python packages: ready, or why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packages: Option<String>,
     #[serde(skip_serializing_if = "<[Problem]>::is_empty")]
     warnings: &'a [Problem],
 }
@@ -154,6 +157,12 @@ pub(crate) fn list(global: &GlobalArgs, args: SkillsListArgs) -> anyhow::Result<
         &global.workspace,
     );
     let discovery: Discovery = discover(&roots);
+    let folders = discovery
+        .skills
+        .iter()
+        .map(|found| (found.skill.name().to_owned(), found.skill.folder.clone()))
+        .collect();
+    let packages = cordon_session::packages::sites(&global.settings(), &folders);
     let report = ListedReport {
         skills: discovery
             .skills
@@ -165,6 +174,14 @@ pub(crate) fn list(global: &GlobalArgs, args: SkillsListArgs) -> anyhow::Result<
                 folder: &found.skill.folder,
                 allowed_tools: found.skill.meta.allowed_tools.as_deref(),
                 ships_tools: found.skill.folder.join(TOOLS_DIR).is_dir(),
+                packages: match (
+                    packages.ready.get(found.skill.name()),
+                    packages.missing.get(found.skill.name()),
+                ) {
+                    (Some(site), _) => Some(format!("approved, in {}", site.display())),
+                    (None, Some(why)) => Some(why.clone()),
+                    (None, None) => None,
+                },
                 warnings: &found.skill.meta.warnings,
             })
             .collect(),
@@ -199,6 +216,9 @@ pub(crate) fn list(global: &GlobalArgs, args: SkillsListArgs) -> anyhow::Result<
         }
         if skill.ships_tools {
             println!("  ships tool bundles in {TOOLS_DIR}/");
+        }
+        if let Some(packages) = &skill.packages {
+            println!("  python packages: {packages}");
         }
         for warning in skill.warnings {
             println!("  warning: {warning}");

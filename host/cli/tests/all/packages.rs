@@ -225,6 +225,19 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
         both(&before)
     );
 
+    let listed = cordon(
+        &project,
+        &index,
+        &["skills", "list", "--agent", "agent.toml"],
+    );
+    assert!(
+        text(&listed.stdout).contains(
+            "  python packages: skill `greeter` needs Python packages the operator has not approved"
+        ),
+        "{}",
+        both(&listed)
+    );
+
     // Shown with their wheels and hashes; not on a terminal, not approved.
     let shown = cordon(
         &project,
@@ -266,6 +279,16 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
         "{recorded}"
     );
 
+    let listed = cordon(
+        &project,
+        &index,
+        &["skills", "list", "--agent", "agent.toml"],
+    );
+    assert!(
+        text(&listed.stdout).contains("  python packages: approved, in "),
+        "{}",
+        both(&listed)
+    );
     let neighbour = cordon(
         &project,
         &index,
