@@ -56,6 +56,14 @@ impl Problem {
         }
     }
 
+    /// A problem of `file` as a whole that the skill loads despite.
+    pub(crate) fn tolerated_file(file: &Path, rule: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Warning,
+            ..Self::file(file, rule)
+        }
+    }
+
     /// A problem of `field` in `file` the skill loads despite.
     pub(crate) fn tolerated(
         file: &Path,

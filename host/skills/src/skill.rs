@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::frontmatter;
 use crate::meta::{self, SkillMeta};
+use crate::packages::requirements::{self, REQUIREMENTS_FILE};
 use crate::problem::Problem;
 
 /// The file that makes a folder a skill.
@@ -30,6 +31,19 @@ pub struct Skill {
     pub folder: PathBuf,
     /// SHA-256 of its SKILL.md, lowercase hex.
     pub fingerprint: String,
+}
+
+/// What is wrong with the skill's `requirements.txt`, if it has one that
+/// cannot be read: a warning, since the skill loads, but its packages
+/// cannot be approved until the file is fixed.
+fn requirements_problem(folder: &Path) -> Option<Problem> {
+    let file = folder.join(REQUIREMENTS_FILE);
+    let text = std::fs::read_to_string(&file).ok()?;
+    let (line, rule) = requirements::parse(&text).err()?;
+    Some(Problem::tolerated_file(
+        &file,
+        format!("line {line}: {rule}; its packages cannot be approved until it is fixed"),
+    ))
 }
 
 impl Skill {
@@ -66,7 +80,8 @@ impl Skill {
         let split = frontmatter::split(&text).map_err(|rule| vec![Problem::file(&file, rule)])?;
         let fields =
             frontmatter::mapping(split.yaml).map_err(|rule| vec![Problem::file(&file, rule)])?;
-        let meta = meta::check(&file, &name, &fields)?;
+        let mut meta = meta::check(&file, &name, &fields)?;
+        meta.warnings.extend(requirements_problem(folder));
         Ok(Self {
             meta,
             body: split.body.to_owned(),

@@ -110,6 +110,7 @@ fn a_slip_other_hosts_tolerate_loads_with_a_warning_and_fails_only_under_strict(
         "lenient/pdf-forms/SKILL.md",
         &format!("---\nname: pdf-forms\ndescription: {long}\nversion: 1.2\n---\n# PDF forms\n"),
     );
+    project.write("lenient/pdf-forms/requirements.txt", "pypdf>=5\n");
     let output = project.cordon(&["skills", "check", "lenient"]);
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     let shown = text(&output.stdout);
@@ -118,7 +119,8 @@ fn a_slip_other_hosts_tolerate_loads_with_a_warning_and_fails_only_under_strict(
         "warn   ",
         "pdf-forms/SKILL.md: field `description`: is 1070 characters long; the format allows 1024",
         "pdf-forms/SKILL.md: field `version`: is not a field of the Agent Skills format",
-        "1 skill(s) valid, 0 problem(s), 2 warning(s)",
+        "pdf-forms/requirements.txt: line 1: `pypdf>=5` is not an exact pin; write NAME==VERSION; its packages cannot be approved until it is fixed",
+        "1 skill(s) valid, 0 problem(s), 3 warning(s)",
     ] {
         assert!(shown.contains(needle), "{needle}\n{shown}");
     }
