@@ -10,16 +10,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use cordon_kernel::AgentDef;
 use cordon_session::packages::{STORE_VARIABLE, approvals_file, store};
-use cordon_skills::discover;
 use cordon_skills::packages::approvals::{self, ApprovedSkill, ApprovedWheel, PackageApprovals};
 use cordon_skills::packages::index::Taken;
 use cordon_skills::packages::requirements::Requirement;
 use cordon_skills::packages::{Client, index, wheel};
 
 use crate::args::{GlobalArgs, SkillsArg};
-use crate::skillset;
 
 /// What `cordon skills approve` approves.
 #[derive(Debug, Args)]
@@ -51,17 +48,7 @@ pub(crate) async fn approve(
     global: &GlobalArgs,
     args: SkillsApproveArgs,
 ) -> anyhow::Result<ExitCode> {
-    let agent = match &args.agent {
-        Some(file) => AgentDef::load(file)?,
-        None => AgentDef::parse("(no agent)", "name = \"cordon\"")?,
-    };
-    let roots = skillset::roots(
-        &args.skills.skills,
-        &agent,
-        args.agent.as_deref(),
-        &global.workspace,
-    );
-    let discovery = discover(&roots);
+    let (discovery, _) = super::skills::found(global, &args.skills, args.agent.as_deref())?;
     let Some(found) = discovery
         .skills
         .iter()

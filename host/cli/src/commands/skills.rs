@@ -144,19 +144,24 @@ struct ListedReport<'a> {
     invalid: Vec<String>,
 }
 
-/// `cordon skills list`.
-pub(crate) fn list(global: &GlobalArgs, args: SkillsListArgs) -> anyhow::Result<ExitCode> {
-    let agent = match &args.agent {
+/// The skills a run would find: in `skills`, the agent file's, and the
+/// default places; with the places searched.
+pub(crate) fn found(
+    global: &GlobalArgs,
+    skills: &SkillsArg,
+    agent: Option<&Path>,
+) -> anyhow::Result<(Discovery, Vec<Root>)> {
+    let definition = match agent {
         Some(file) => AgentDef::load(file)?,
         None => AgentDef::parse("(no agent)", "name = \"cordon\"")?,
     };
-    let roots = skillset::roots(
-        &args.skills.skills,
-        &agent,
-        args.agent.as_deref(),
-        &global.workspace,
-    );
-    let discovery: Discovery = discover(&roots);
+    let roots = skillset::roots(&skills.skills, &definition, agent, &global.workspace);
+    Ok((discover(&roots), roots))
+}
+
+/// `cordon skills list`.
+pub(crate) fn list(global: &GlobalArgs, args: SkillsListArgs) -> anyhow::Result<ExitCode> {
+    let (discovery, roots) = found(global, &args.skills, args.agent.as_deref())?;
     let folders = discovery
         .skills
         .iter()

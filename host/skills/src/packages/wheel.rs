@@ -13,6 +13,8 @@ use super::index::Wheel;
 
 /// The most a wheel unpacks to.
 pub const MAX_UNPACKED: u64 = 512 << 20;
+/// The largest wheel downloaded.
+pub const MAX_WHEEL: usize = 256 << 20;
 
 /// The bytes of `wheel`, checked against the hash the index announced and,
 /// when there is one, the hash the operator approved.
@@ -37,11 +39,22 @@ pub async fn download(
             response.status()
         )));
     }
-    let bytes = response
-        .bytes()
+    let mut response = response;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
         .await
         .map_err(|error| failed(format!("cannot download {}: {error}", wheel.file)))?
-        .to_vec();
+    {
+        if bytes.len() + chunk.len() > MAX_WHEEL {
+            return Err(failed(format!(
+                "{} is larger than {} MiB; refused",
+                wheel.file,
+                MAX_WHEEL >> 20
+            )));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
     let found = hex::encode(Sha256::digest(&bytes));
     let checks = [
         (Some(wheel.sha256.as_str()), "announced by the index"),
@@ -78,6 +91,17 @@ pub fn unpack(
     into: &Path,
     python_only: bool,
 ) -> Result<usize, PackageError> {
+    unpack_within(file, bytes, into, python_only, MAX_UNPACKED)
+}
+
+/// [`unpack`], refusing an archive that inflates past `limit` bytes.
+fn unpack_within(
+    file: &str,
+    bytes: &[u8],
+    into: &Path,
+    python_only: bool,
+    limit: u64,
+) -> Result<usize, PackageError> {
     let bad = |detail: String| PackageError::BadWheel {
         file: file.to_owned(),
         detail,
@@ -105,22 +129,22 @@ pub fn unpack(
             std::fs::create_dir_all(&target).map_err(io)?;
             continue;
         }
-        total += entry.size();
-        if total > MAX_UNPACKED {
-            return Err(bad(format!(
-                "unpacks to more than {} MiB",
-                MAX_UNPACKED >> 20
-            )));
-        }
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
-        let mut contents = Vec::with_capacity(entry.size() as usize);
+        // The bytes actually inflated count, not the sizes the archive
+        // claims: one more than the room left is enough to refuse.
+        let room = limit - total;
+        let mut contents = Vec::new();
         entry
             .by_ref()
-            .take(MAX_UNPACKED)
+            .take(room + 1)
             .read_to_end(&mut contents)
             .map_err(|error| bad(format!("`{}` cannot be read: {error}", entry.name())))?;
+        total += contents.len() as u64;
+        if total > limit {
+            return Err(bad(format!("unpacks to more than {} bytes", limit)));
+        }
         std::fs::write(&target, contents).map_err(io)?;
         files += 1;
     }
@@ -207,6 +231,25 @@ mod tests {
                 .path()
                 .join("yaml/_yaml.cpython-311-x86_64-linux-gnu.so")
                 .exists()
+        );
+    }
+
+    #[test]
+    fn a_wheel_inflating_past_its_bound_is_refused_by_the_bytes_it_holds() {
+        let zeros = "0".repeat(4096);
+        let bomb = wheel(&[("a.py", zeros.as_str()), ("b.py", zeros.as_str())]);
+        assert!(bomb.len() < 1024, "it compresses well: {}", bomb.len());
+        let site = tempfile::tempdir().unwrap();
+        let refused = unpack_within("bomb-1-py3-none-any.whl", &bomb, site.path(), false, 6000)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("unpacks to more than 6000 bytes"),
+            "{refused}"
+        );
+        assert_eq!(
+            unpack_within("bomb-1-py3-none-any.whl", &bomb, site.path(), false, 8192).unwrap(),
+            2
         );
     }
 }
