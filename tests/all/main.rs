@@ -17,6 +17,7 @@ mod invariants;
 mod languages;
 mod namespace;
 mod network;
+mod node;
 mod plugins;
 mod sandbox;
 mod workspace;

@@ -2,12 +2,12 @@
 //! checking 200 skills against only reading their SKILL.md files; a loop
 //! step while a skill with `allowed-tools` is active against the same step
 //! with none; the bundled Python interpreter's load, compiled and cached; and
-//! a Python script through a backend's `bash` (a fresh interpreter instance
-//! per command) against `echo` through the same `bash`, and against the
-//! machine's own `python3` process.
+//! a Python or JavaScript script through a backend's `bash` (a fresh
+//! interpreter instance per command) against `echo` through the same `bash`,
+//! and against the machine's own `python3` and `node` processes.
 //!
 //! Run with `cargo bench -p cordon-tests --bench skills` (after `cordon build
-//! plugins/python`).
+//! plugins/python plugins/node`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -269,8 +269,13 @@ async fn script_runs() {
         for file in ["plugin.toml", "python.wasm"] {
             std::fs::copy(bundle.join(file), to.join(file)).expect("copy");
         }
+        fixture.bundled_plugin(
+            "node",
+            &built_bundle(artifacts::PLUGINS_DIR, "node").join("node.wasm"),
+        );
         let workspace = fixture.workspace.path();
         std::fs::write(workspace.join("sum.py"), SUM).expect("script");
+        std::fs::write(workspace.join("sum.js"), SUM_JS).expect("script");
         std::fs::write(
             workspace.join("data.csv"),
             "region,units\nnorth,120\nsouth,95\n",
@@ -296,17 +301,10 @@ async fn script_runs() {
     let echo = timed("echo 215", "215").await;
     let inline = timed("python3 -c 'print(215)'", "215").await;
     let script = timed("python3 sum.py data.csv", "215").await;
-    let mut native = Vec::new();
-    for _ in 0..(ROUNDS * 3) {
-        let started = Instant::now();
-        let output = Command::new("python3")
-            .args(["-S", "-c", "print(215)"])
-            .output();
-        match output {
-            Ok(output) if output.status.success() => native.push(started.elapsed()),
-            _ => break,
-        }
-    }
+    let node_inline = timed("node -e 'console.log(215)'", "215").await;
+    let node_script = timed("node sum.js data.csv", "215").await;
+    let native = native_median("python3", &["-S", "-c", "print(215)"]);
+    let native_node = native_median("node", &["-e", "console.log(215)"]);
     println!(
         "bash `echo` (a fresh backend instance): {:.2} ms; `python3 -c` through it (and a fresh interpreter): {:.2} ms; \
          `python3 sum.py data.csv`: {:.2} ms; python3/echo = {:.1}, script/echo = {:.1}",
@@ -316,12 +314,43 @@ async fn script_runs() {
         inline.as_secs_f64() / echo.as_secs_f64(),
         script.as_secs_f64() / echo.as_secs_f64()
     );
-    if !native.is_empty() {
-        let native = median(&native);
+    if let Some(native) = native {
         println!(
             "the machine's own `python3 -S -c` as a process: {:.2} ms; sandboxed/native = {:.2}",
             ms(native),
             inline.as_secs_f64() / native.as_secs_f64()
         );
     }
+    println!(
+        "`node -e` through bash (a fresh QuickJS interpreter): {:.2} ms; `node sum.js data.csv`: {:.2} ms; \
+         node/echo = {:.1}, script/echo = {:.1}",
+        ms(node_inline),
+        ms(node_script),
+        node_inline.as_secs_f64() / echo.as_secs_f64(),
+        node_script.as_secs_f64() / echo.as_secs_f64()
+    );
+    if let Some(native) = native_node {
+        println!(
+            "the machine's own `node -e` as a process: {:.2} ms; sandboxed/native = {:.2}",
+            ms(native),
+            node_inline.as_secs_f64() / native.as_secs_f64()
+        );
+    }
+}
+
+const SUM_JS: &str = "const rows = require('fs').readFileSync(process.argv[2], 'utf8').trim().split('\\n').slice(1);\n\
+    console.log(rows.reduce((sum, row) => sum + Number(row.split(',')[1]), 0));\n";
+
+/// The median time of the machine's own `program ARGS` as a process, when
+/// the machine has it.
+fn native_median(program: &str, args: &[&str]) -> Option<Duration> {
+    let mut times = Vec::new();
+    for _ in 0..(ROUNDS * 3) {
+        let started = Instant::now();
+        match Command::new(program).args(args).output() {
+            Ok(output) if output.status.success() => times.push(started.elapsed()),
+            _ => return None,
+        }
+    }
+    Some(median(&times))
 }

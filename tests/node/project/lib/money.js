@@ -1,0 +1,1 @@
+module.exports.money = (value, currency) => `${value.toFixed(2)} ${currency}`;

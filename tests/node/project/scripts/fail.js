@@ -1,0 +1,5 @@
+function deep() {
+  throw new Error("boom at depth");
+}
+console.log("before");
+deep();

@@ -1,0 +1,3 @@
+console.log("start");
+await Promise.resolve();
+Promise.reject(new TypeError("nobody handled this"));
