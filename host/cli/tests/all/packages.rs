@@ -521,6 +521,7 @@ const SCRIPTS: &[&str] = &[
     "python3 SKILLS/pdf-form/scripts/fill_form.py --list form.pdf",
     "python3 SKILLS/pdf-form/scripts/fill_form.py form.pdf fields.json filled.pdf",
     "python3 SKILLS/office-repack/scripts/unpack.py report.docx unpacked",
+    "node SKILLS/office-repack/scripts/replace.js unpacked Quarterly Annual",
     "python3 SKILLS/office-repack/scripts/pack.py unpacked repacked.docx",
     "python3 SKILLS/skill-validator/scripts/quick_validate.py SKILLS/pdf-form",
     "python3 SKILLS/skill-validator/scripts/quick_validate.py drafts/Bad_Skill; echo \"exit $?\"",
@@ -592,6 +593,8 @@ fn published_style_skills_fill_a_pdf_form_repack_an_office_file_and_validate_a_s
     let python =
         std::path::Path::new(cordon_test_artifacts::PLUGINS_DIR).join("python/python.wasm");
     project.bundled("python", python.to_str().unwrap());
+    let node = std::path::Path::new(cordon_test_artifacts::PLUGINS_DIR).join("node/node.wasm");
+    project.bundled("node", node.to_str().unwrap());
     for skill in ["pdf-form", "office-repack", "skill-validator"] {
         project.copy_folder(&skills.join(skill), &format!("skills/{skill}"));
     }
@@ -704,9 +707,14 @@ fn published_style_skills_fill_a_pdf_form_repack_an_office_file_and_validate_a_s
         std::fs::read(theirs.join("filled.pdf")).unwrap(),
         "the filled form"
     );
+    let document = std::fs::read_to_string(ours.join("unpacked/word/document.xml")).unwrap();
     assert_eq!(
-        std::fs::read_to_string(ours.join("unpacked/word/document.xml")).unwrap(),
+        document,
         std::fs::read_to_string(theirs.join("unpacked/word/document.xml")).unwrap(),
+    );
+    assert!(
+        document.contains("Annual report"),
+        "the Node script changed the run: {document}"
     );
     assert_eq!(
         entries(&std::fs::read(ours.join("repacked.docx")).unwrap()),
