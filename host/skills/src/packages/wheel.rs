@@ -252,4 +252,56 @@ mod tests {
             2
         );
     }
+
+    #[tokio::test]
+    async fn a_download_stops_at_its_bound_however_much_the_index_sends() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // An index that answers with bytes and never ends.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = std::sync::Arc::clone(&sent);
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0; 4096];
+            let _ = socket.read(&mut request).await;
+            let header = "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\nconnection: close\r\n\r\n";
+            socket.write_all(header.as_bytes()).await.unwrap();
+            let chunk = vec![0u8; 1 << 20];
+            while socket.write_all(&chunk).await.is_ok() {
+                counted.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        let wheel = Wheel {
+            requirement: crate::packages::requirements::Requirement {
+                name: "endless".into(),
+                version: "1".into(),
+            },
+            file: "endless-1-py3-none-any.whl".into(),
+            url: format!("http://{address}/endless-1-py3-none-any.whl"),
+            sha256: "00".repeat(32),
+            python_only: false,
+        };
+        let client = reqwest::Client::new();
+        let error = tokio::time::timeout(
+            std::time::Duration::from_secs(60),
+            download(&client, &wheel, None),
+        )
+        .await
+        .expect("the download ends at its bound, not never")
+        .expect_err("refused");
+        assert!(
+            error
+                .to_string()
+                .contains("endless-1-py3-none-any.whl is larger than 256 MiB; refused"),
+            "{error}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let sent = sent.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            sent < MAX_WHEEL + (64 << 20),
+            "the download stopped reading near its bound: {} MiB sent",
+            sent >> 20
+        );
+    }
 }
