@@ -34,15 +34,27 @@ pub struct Skill {
 }
 
 /// What is wrong with the skill's `requirements.txt`, if it has one that
-/// cannot be read: a warning, since the skill loads, but its packages
-/// cannot be approved until the file is fixed.
+/// cannot be read, or with the pins its SKILL.md lists under `metadata`: a
+/// warning, since the skill loads, but its packages cannot be approved
+/// until it is fixed.
 fn requirements_problem(folder: &Path) -> Option<Problem> {
     let file = folder.join(REQUIREMENTS_FILE);
-    let text = std::fs::read_to_string(&file).ok()?;
-    let (line, rule) = requirements::parse(&text).err()?;
+    if let Ok(text) = std::fs::read_to_string(&file)
+        && let Err((line, rule)) = requirements::parse(&text)
+    {
+        return Some(Problem::tolerated_file(
+            &file,
+            format!("line {line}: {rule}; its packages cannot be approved until it is fixed"),
+        ));
+    }
+    let error = requirements::read(folder).err()?.to_string();
+    let skill_file = folder.join(SKILL_FILE);
+    let rule = error
+        .strip_prefix(&format!("{}: ", skill_file.display()))
+        .unwrap_or(&error);
     Some(Problem::tolerated_file(
-        &file,
-        format!("line {line}: {rule}; its packages cannot be approved until it is fixed"),
+        &skill_file,
+        format!("{rule}; its packages cannot be approved until it is fixed"),
     ))
 }
 

@@ -1,7 +1,11 @@
-//! A skill's `requirements.txt`: one exact pin a line (`pypdf==5.1.0`),
-//! blank lines and `#` comments allowed. Ranges, URLs, options and markers
-//! are refused with the line they are on: what runs is exactly what the
-//! operator approved.
+//! A skill's Python requirements: its `requirements.txt`, one exact pin a
+//! line (`pypdf==5.1.0`), blank lines and `#` comments allowed, and the
+//! pins its SKILL.md lists under `metadata` as `python-requirements`
+//! (`"pypdf==5.1.0 defusedxml==0.7.1"`, parted by spaces or commas), the
+//! format's place for what it does not define. Ranges, URLs, options and
+//! markers are refused with the line or field they are in, and so is a
+//! package pinned at two versions: what runs is exactly what the operator
+//! approved.
 
 use std::fmt;
 use std::path::Path;
@@ -12,6 +16,8 @@ use super::PackageError;
 
 /// The file in a skill's folder that names its packages.
 pub const REQUIREMENTS_FILE: &str = "requirements.txt";
+/// The key under a SKILL.md's `metadata` that names its packages.
+pub const METADATA_KEY: &str = "python-requirements";
 
 /// One package at one version.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -70,12 +76,15 @@ impl fmt::Display for Requirement {
     }
 }
 
-/// The requirements of the skill in `folder`: none without the file.
+/// The requirements of the skill in `folder`, from its `requirements.txt`
+/// and its SKILL.md's `metadata`: none without either.
 pub fn read(folder: &Path) -> Result<Vec<Requirement>, PackageError> {
     let file = folder.join(REQUIREMENTS_FILE);
-    let text = match std::fs::read_to_string(&file) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+    let mut pins = match std::fs::read_to_string(&file) {
+        Ok(text) => parse(&text).map_err(|(line, rule)| {
+            PackageError::Requirements(format!("{}:{line}: {rule}", file.display()))
+        })?,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(error) => {
             return Err(PackageError::Requirements(format!(
                 "{}: cannot read: {error}",
@@ -83,9 +92,61 @@ pub fn read(folder: &Path) -> Result<Vec<Requirement>, PackageError> {
             )));
         }
     };
-    parse(&text).map_err(|(line, rule)| {
-        PackageError::Requirements(format!("{}:{line}: {rule}", file.display()))
-    })
+    let skill_file = folder.join(crate::SKILL_FILE);
+    let field = format!("metadata.{METADATA_KEY}");
+    let listed = metadata_pins(&skill_file).map_err(|rule| {
+        PackageError::Requirements(format!("{}: `{field}`: {rule}", skill_file.display()))
+    })?;
+    for pin in listed {
+        match pins
+            .iter()
+            .find(|known| known.normalized() == pin.normalized())
+        {
+            Some(known) if known.version == pin.version => {}
+            Some(known) => {
+                return Err(PackageError::Requirements(format!(
+                    "{}: `{field}` pins {pin}, but {} pins {known}; pin each package once",
+                    skill_file.display(),
+                    file.display()
+                )));
+            }
+            None => pins.push(pin),
+        }
+    }
+    pins.sort();
+    Ok(pins)
+}
+
+/// The pins the SKILL.md `file` lists under `metadata`, or why they are
+/// not pins; none when it lists none (or cannot be read: loading the skill
+/// says so).
+fn metadata_pins(file: &Path) -> Result<Vec<Requirement>, String> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Ok(Vec::new());
+    };
+    let Ok(split) = crate::frontmatter::split(&text) else {
+        return Ok(Vec::new());
+    };
+    let Ok(fields) = crate::frontmatter::mapping(split.yaml) else {
+        return Ok(Vec::new());
+    };
+    let Some(yaml_rust2::Yaml::Hash(metadata)) = fields
+        .into_iter()
+        .find(|(key, _)| key == "metadata")
+        .map(|(_, value)| value)
+    else {
+        return Ok(Vec::new());
+    };
+    let Some(value) = metadata.get(&yaml_rust2::Yaml::String(METADATA_KEY.to_owned())) else {
+        return Ok(Vec::new());
+    };
+    let yaml_rust2::Yaml::String(listed) = value else {
+        return Err(format!(
+            "must be a string of pins such as \"pypdf==5.1.0 defusedxml==0.7.1\", not {}",
+            crate::frontmatter::kind(value)
+        ));
+    };
+    parse(&listed.replace(',', "\n")).map_err(|(_, rule)| rule)
 }
 
 /// The pins of a requirements text, or the first bad line and why.
@@ -127,6 +188,56 @@ pub fn parse(text: &str) -> Result<Vec<Requirement>, (usize, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_skill_md_lists_pins_under_metadata_beside_or_instead_of_the_file() {
+        let folder = tempfile::tempdir().unwrap();
+        let skill = |metadata: &str| {
+            std::fs::write(
+                folder.path().join("SKILL.md"),
+                format!("---\nname: x\ndescription: d\nmetadata:\n{metadata}---\n"),
+            )
+            .unwrap();
+        };
+        skill("  python-requirements: \"pypdf==5.1.0, defusedxml==0.7.1\"\n");
+        let shown =
+            |pins: Vec<Requirement>| pins.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            shown(read(folder.path()).unwrap()),
+            ["defusedxml==0.7.1", "pypdf==5.1.0"]
+        );
+        std::fs::write(
+            folder.path().join(REQUIREMENTS_FILE),
+            "pypdf==5.1.0\nPyYAML==6.0.3\n",
+        )
+        .unwrap();
+        assert_eq!(
+            shown(read(folder.path()).unwrap()),
+            ["PyYAML==6.0.3", "defusedxml==0.7.1", "pypdf==5.1.0"]
+        );
+        for (metadata, needle) in [
+            (
+                "  python-requirements: \"pypdf==4.0.0\"\n",
+                "pins pypdf==4.0.0, but",
+            ),
+            (
+                "  python-requirements: \"pypdf>=5\"\n",
+                "`pypdf>=5` is not an exact pin",
+            ),
+            (
+                "  python-requirements: \"--index-url x\"\n",
+                "options, URLs and markers are not taken",
+            ),
+        ] {
+            skill(metadata);
+            let error = read(folder.path()).unwrap_err().to_string();
+            assert!(
+                error.contains("SKILL.md: `metadata.python-requirements`")
+                    && error.contains(needle),
+                "{metadata}: {error}"
+            );
+        }
+    }
 
     #[test]
     fn exact_pins_are_read_and_everything_else_is_refused_with_its_line() {
