@@ -83,8 +83,8 @@ pub(crate) async fn approve(
     let pins = approved.requirements(&folder)?;
     if pins.is_empty() {
         println!(
-            "skill `{}` names no Python packages (no requirements.txt in {}); \
-             name one with --package NAME==VERSION",
+            "skill `{}` names no Python packages (no requirements.txt in {}, and no \
+             `metadata.python-requirements` in its SKILL.md); name one with --package NAME==VERSION",
             args.skill,
             folder.display()
         );

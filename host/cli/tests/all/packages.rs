@@ -169,12 +169,12 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
         ),
     ]);
     let project = project("greet==1.0\nsneaky==1.0\n");
-    // A second skill with packages of its own, active beside the first.
+    // A second skill with packages of its own, active beside the first,
+    // listing them in its SKILL.md rather than in a requirements.txt.
     project.write(
         "skills/neighbour/SKILL.md",
-        "---\nname: neighbour\ndescription: Also greets.\n---\nUse greet.\n",
+        "---\nname: neighbour\ndescription: Also greets.\nmetadata:\n  python-requirements: greet==1.0\n---\nUse greet.\n",
     );
-    project.write("skills/neighbour/requirements.txt", "greet==1.0\n");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     project.write(
