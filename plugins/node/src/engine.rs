@@ -7,16 +7,16 @@
 
 use std::rc::Rc;
 
-use rquickjs::context::EvalOptions;
-use rquickjs::{CatchResultExt, Context, Function, Object, Runtime};
+use rquickjs::{CatchResultExt, Context, Function, Module, Object, Runtime};
 
 use crate::cli::{self, Program};
 use crate::host::{self, Exit};
 use crate::modules::{NodeLoader, NodeResolver};
 
-/// The JavaScript half of the interpreter: Node's globals and built-in
-/// modules over `__host`.
-const NODE: &str = include_str!("node.js");
+/// The JavaScript half of the interpreter (`node.js`: Node's globals and
+/// built-in modules over `__host`), as the QuickJS bytecode `build.rs` made
+/// of it.
+static NODE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/node.qjsbc"));
 
 /// The native stack a script may use, in bytes.
 const STACK_BYTES: usize = 512 * 1024;
@@ -56,9 +56,11 @@ pub fn run(program: Program) -> i32 {
     };
     let started = context.with(|ctx| {
         host::install(&ctx, Rc::clone(&exit))?;
-        let mut options = EvalOptions::default();
-        options.filename = Some("node:internal".to_owned());
-        ctx.eval_with_options::<(), _>(NODE, options)?;
+        // SAFETY: the bytes are the bytecode build.rs wrote with this very
+        // QuickJS, and they live as long as the program.
+        let internal = unsafe { Module::load(ctx.clone(), NODE) }?;
+        let (_, evaluated) = internal.eval()?;
+        evaluated.finish::<()>()?;
         let node: Object = ctx.globals().get("__node")?;
         let start: Function = node.get("start")?;
         let (kind, source, args, module) = match program {
