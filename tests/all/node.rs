@@ -85,6 +85,8 @@ const LINES: &[&str] = &[
     "node -e 'queueMicrotask(() => console.log(\"micro\")); console.log(\"sync\")'",
     "node -e 'import(\"./lib/sum.mjs\").then((m) => console.log(m.total([{ u: 2 }, { u: 3 }], \"u\")))'",
     "node -e 'const { createRequire } = require(\"module\"); console.log(createRequire(process.cwd() + \"/x.js\")(\"./data.json\").title)'",
+    "node scripts/compat.js && cat decoded.txt",
+    "node scripts/imports.mjs",
     "node missing.js",
 ];
 
@@ -325,6 +327,13 @@ console.log(Object.keys(process.env).join(","), fs.readdirSync("/").join(","));
             limits(&rig)
         );
     }
+    // A recursion without end is stopped by the instance's stack limit
+    // (QuickJS keeps none of its own on WASI).
+    let (code, out, err) = rig
+        .sh("node -e 'function f(n) { return f(n + 1) } f(0)'; echo after $?")
+        .await;
+    assert_eq!((code, out.as_str()), (0, "after 137\n"), "{err}");
+    assert!(err.contains("node: stopped:"), "{err}");
     assert_eq!(rig.sh("node -p '6 * 7'").await.1, "42\n");
 }
 

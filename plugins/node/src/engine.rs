@@ -18,9 +18,6 @@ use crate::modules::{NodeLoader, NodeResolver};
 /// of it.
 static NODE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/node.qjsbc"));
 
-/// The native stack a script may use, in bytes.
-const STACK_BYTES: usize = 512 * 1024;
-
 /// Runs `program`; its exit status.
 pub fn run(program: Program) -> i32 {
     match program {
@@ -38,7 +35,6 @@ pub fn run(program: Program) -> i32 {
         eprintln!("node: could not start the JavaScript engine");
         return 1;
     };
-    runtime.set_max_stack_size(STACK_BYTES);
     let exit = Rc::new(Exit::default());
     let stopping = Rc::clone(&exit);
     runtime.set_interrupt_handler(Some(Box::new(move || stopping.stopping.get())));
@@ -87,6 +83,7 @@ pub fn run(program: Program) -> i32 {
     while !failed && exit.status.get().is_none() {
         loop {
             match runtime.execute_pending_job() {
+                Ok(true) if exit.status.get().is_some() => break,
                 Ok(true) => continue,
                 Ok(false) => break,
                 Err(job) => {
@@ -132,12 +129,14 @@ pub fn run(program: Program) -> i32 {
                 let emit: Function = node.get("emitExit")?;
                 emit.call((status,))
             })();
-            if handlers.is_err() {
+            // A handler calling `process.exit` again ends the run with
+            // that status; any other error in one is reported.
+            if handlers.is_err() && !exit.stopping.get() {
                 let error = ctx.catch();
                 report(&ctx, error);
             }
         });
-        return status;
+        return exit.status.get().unwrap_or(status);
     }
     // The end: a rejection nobody handled fails the run; `exit` handlers
     // run and `process.exitCode` is the status.

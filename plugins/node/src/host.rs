@@ -63,8 +63,8 @@ pub fn install(ctx: &Ctx<'_>, exit: Rc<Exit>) -> Result<()> {
     host.set(
         "sleep",
         Function::new(ctx.clone(), |ms: f64| {
-            if ms > 0.0 {
-                std::thread::sleep(Duration::from_secs_f64(ms / 1000.0));
+            if let Ok(wait) = Duration::try_from_secs_f64(ms / 1000.0) {
+                std::thread::sleep(wait);
             }
         })?,
     )?;
@@ -78,7 +78,12 @@ pub fn install(ctx: &Ctx<'_>, exit: Rc<Exit>) -> Result<()> {
     host.set("resolve", Function::new(ctx.clone(), resolve_specifier)?)?;
     host.set(
         "format",
-        Function::new(ctx.clone(), |path: String| resolve::format(&path).name())?,
+        Function::new(ctx.clone(), |ctx: Ctx<'_>, path: String| {
+            resolve::format(&path, |source| {
+                crate::modules::compiles_as_commonjs(&ctx, source)
+            })
+            .name()
+        })?,
     )?;
     host.set("import", Function::new(ctx.clone(), import)?)?;
     host.set("importSource", Function::new(ctx.clone(), import_source)?)?;
@@ -97,6 +102,28 @@ pub fn install(ctx: &Ctx<'_>, exit: Rc<Exit>) -> Result<()> {
 
 /// Throws `error` as Node does for the operation `syscall` on `path`.
 pub fn throw_io(ctx: &Ctx<'_>, error: &io::Error, syscall: &str, path: &str) -> rquickjs::Error {
+    throw_node_error(ctx, error, syscall, path, None)
+}
+
+/// Throws `error` as Node does for `syscall` from `path` to `dest`
+/// (`rename 'a' -> 'b'`).
+fn throw_io_to(
+    ctx: &Ctx<'_>,
+    error: &io::Error,
+    syscall: &str,
+    path: &str,
+    dest: &str,
+) -> rquickjs::Error {
+    throw_node_error(ctx, error, syscall, path, Some(dest))
+}
+
+fn throw_node_error(
+    ctx: &Ctx<'_>,
+    error: &io::Error,
+    syscall: &str,
+    path: &str,
+    dest: Option<&str>,
+) -> rquickjs::Error {
     let (code, errno, description) = match error.kind() {
         io::ErrorKind::NotFound => ("ENOENT", -2, "no such file or directory"),
         io::ErrorKind::PermissionDenied => ("EACCES", -13, "permission denied"),
@@ -111,13 +138,19 @@ pub fn throw_io(ctx: &Ctx<'_>, error: &io::Error, syscall: &str, path: &str) -> 
         io::ErrorKind::FileTooLarge => ("EFBIG", -27, "file too large"),
         _ => ("EIO", -5, "i/o error"),
     };
-    let message = format!("{code}: {description}, {syscall} '{path}'");
+    let message = match dest {
+        Some(dest) => format!("{code}: {description}, {syscall} '{path}' -> '{dest}'"),
+        None => format!("{code}: {description}, {syscall} '{path}'"),
+    };
     let made = (|| -> Result<Value<'_>> {
         let exception = Exception::from_message(ctx.clone(), &message)?;
         exception.set("code", code)?;
         exception.set("errno", errno)?;
         exception.set("syscall", syscall)?;
         exception.set("path", path)?;
+        if let Some(dest) = dest {
+            exception.set("dest", dest)?;
+        }
         Ok(exception.into_value())
     })();
     match made {
@@ -255,13 +288,13 @@ fn remove(ctx: Ctx<'_>, path: String, how: String) -> Result<()> {
 }
 
 fn rename(ctx: Ctx<'_>, from: String, to: String) -> Result<()> {
-    fs::rename(&from, &to).map_err(|error| throw_io(&ctx, &error, "rename", &from))
+    fs::rename(&from, &to).map_err(|error| throw_io_to(&ctx, &error, "rename", &from, &to))
 }
 
 fn copy_file(ctx: Ctx<'_>, from: String, to: String) -> Result<()> {
     fs::copy(&from, &to)
         .map(drop)
-        .map_err(|error| throw_io(&ctx, &error, "copyfile", &from))
+        .map_err(|error| throw_io_to(&ctx, &error, "copyfile", &from, &to))
 }
 
 fn cwd(ctx: Ctx<'_>) -> Result<String> {
@@ -353,7 +386,7 @@ fn import<'js>(ctx: Ctx<'js>, path: String) -> Result<Promise<'js>> {
 fn import_source<'js>(ctx: Ctx<'js>, name: String, source: String) -> Result<Promise<'js>> {
     let module = Module::declare(ctx.clone(), name.clone(), source)?;
     let meta = module.meta()?;
-    meta.set("url", format!("file://{name}"))?;
+    meta.set("url", resolve::file_url(&name))?;
     let (_, done) = module.eval()?;
     Ok(done)
 }

@@ -64,7 +64,7 @@ impl Loader for NodeLoader {
             let source = wrapper(ctx, "builtin", builtin)?;
             return Module::declare(ctx.clone(), name, source);
         }
-        match resolve::format(name) {
+        match resolve::format(name, |source| compiles_as_commonjs(ctx, source)) {
             Format::Module => {
                 let source = match std::fs::read(name) {
                     Ok(source) => source,
@@ -72,7 +72,7 @@ impl Loader for NodeLoader {
                 };
                 let module = Module::declare(ctx.clone(), name, strip_shebang(source))?;
                 let meta = module.meta()?;
-                meta.set("url", format!("file://{name}"))?;
+                meta.set("url", resolve::file_url(name))?;
                 meta.set("filename", name)?;
                 let dirname = Path::new(name)
                     .parent()
@@ -97,13 +97,39 @@ fn wrapper(ctx: &Ctx<'_>, kind: &str, name: &str) -> Result<String> {
     let names: Vec<String> = keys.call((kind, name))?;
     let quoted = serde_json::to_string(name).unwrap_or_default();
     let mut source = format!(
-        "const m = globalThis.__node.exportsOf({}, {quoted});\nexport default m;\n",
+        "const __exports = globalThis.__node.exportsOf({}, {quoted});\nexport default __exports;\n",
         serde_json::to_string(kind).unwrap_or_default()
     );
+    let names: Vec<String> = names
+        .into_iter()
+        .filter(|name| name != "__exports")
+        .collect();
     if !names.is_empty() {
-        source.push_str(&format!("export const {{ {} }} = m;\n", names.join(", ")));
+        source.push_str(&format!(
+            "export const {{ {} }} = __exports;\n",
+            names.join(", ")
+        ));
     }
     Ok(source)
+}
+
+/// Whether `source` compiles as the body of a CommonJS module: `import`
+/// statements, `import.meta` and top-level `await` do not.
+pub fn compiles_as_commonjs(ctx: &Ctx<'_>, source: &str) -> bool {
+    let body = match source.strip_prefix("#!") {
+        Some(rest) => format!("//{rest}"),
+        None => source.to_owned(),
+    };
+    let compiled = (|| -> Result<()> {
+        let constructor: rquickjs::function::Constructor = ctx.globals().get("Function")?;
+        constructor.construct::<_, rquickjs::Value>((body,))?;
+        Ok(())
+    })();
+    if compiled.is_err() {
+        // The SyntaxError is the answer, not a failure of the script.
+        let _ = ctx.catch();
+    }
+    compiled.is_ok()
 }
 
 /// `source` with a `#!` first line blanked (QuickJS would read it as code).

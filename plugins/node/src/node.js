@@ -8,10 +8,19 @@
   const host = globalThis.__host;
   delete globalThis.__host;
 
+  // Once `process.exit` is called nothing more of the script reaches its
+  // streams (the engine stops it at its next step); the `exit` handlers
+  // write again.
+  let exiting = false;
+  const writeStream = (fd, data) => {
+    if (!exiting) host.write(fd, typeof data === "string" ? wellFormed(data) : data);
+  };
+
   // ---- util.format and inspect ---------------------------------------
 
-  function inspect(value, options) {
-    const depth = options && options.depth !== undefined ? options.depth : 2;
+  function inspect(value, options, legacyDepth) {
+    if (typeof options !== "object" || options === null) options = legacyDepth === undefined ? {} : { depth: legacyDepth };
+    const depth = options.depth === null ? Infinity : options.depth !== undefined ? options.depth : 2;
     const seen = [];
     function quote(text) {
       return "'" + text.replace(/\\/g, "\\\\").replace(/'/g, "\\'").replace(/\n/g, "\\n") + "'";
@@ -33,8 +42,12 @@
         case "symbol":
           return v.toString();
         case "function": {
-          const kind = /^class\s/.test(Function.prototype.toString.call(v)) ? "class" : "Function";
-          return v.name ? `[${kind}: ${v.name}]` : `[${kind} (anonymous)]`;
+          if (/^class\b/.test(Function.prototype.toString.call(v))) {
+            const parent = Object.getPrototypeOf(v);
+            const extended = parent && parent.name ? ` extends ${parent.name}` : "";
+            return `[class ${v.name || "(anonymous)"}${extended}]`;
+          }
+          return v.name ? `[Function: ${v.name}]` : "[Function (anonymous)]";
         }
       }
       if (v === null) return "null";
@@ -50,7 +63,8 @@
         return `<Buffer${shown ? " " + shown : ""}${v.length > 50 ? ` ... ${v.length - 50} more bytes` : ""}>`;
       }
       if (v instanceof Promise) return "Promise { <pending> }";
-      if (level > depth) {
+      const empty = Object.keys(v).length === 0 && !(v instanceof Map && v.size) && !(v instanceof Set && v.size);
+      if (level > depth && !empty) {
         if (Array.isArray(v)) return "[Array]";
         const name = v.constructor && v.constructor.name;
         return name && name !== "Object" ? `[${name}]` : "[Object]";
@@ -96,6 +110,7 @@
 
   function format(...args) {
     if (typeof args[0] !== "string") return args.map((a) => inspect(a)).join(" ");
+    if (args.length === 1) return args[0];
     let rest = args.slice(1);
     let out = args[0].replace(/%([sdifjoOc%])/g, (match, kind) => {
       if (kind === "%") return "%";
@@ -103,7 +118,7 @@
       const v = rest.shift();
       switch (kind) {
         case "s":
-          return typeof v === "string" ? v : typeof v === "object" && v !== null ? inspect(v, { depth: 1 }) : String(v);
+          return typeof v === "string" ? v : typeof v === "bigint" ? v + "n" : typeof v === "object" && v !== null ? inspect(v, { depth: 0 }) : String(v);
         case "d":
         case "i": {
           const n = Number(v);
@@ -112,7 +127,11 @@
         case "f":
           return String(parseFloat(v));
         case "j":
-          return JSON.stringify(v);
+          try {
+            return JSON.stringify(v);
+          } catch {
+            return "[Circular]";
+          }
         case "c":
           return "";
         default:
@@ -151,10 +170,16 @@
     }
   }
 
+  // A string as the host can take it: lone surrogates become U+FFFD, as
+  // Node writes them.
+  function wellFormed(text) {
+    return typeof text.toWellFormed === "function" ? text.toWellFormed() : text;
+  }
+
   function bytesOf(text, encoding) {
     switch (normalEncoding(encoding)) {
       case "utf8":
-        return host.encode(text);
+        return host.encode(wellFormed(text));
       case "hex": {
         const out = new Uint8Array(text.length >> 1);
         for (let i = 0; i < out.length; i++) {
@@ -373,7 +398,7 @@
       return "utf-8";
     }
     encode(text = "") {
-      return host.encode(String(text));
+      return host.encode(wellFormed(String(text)));
     }
   }
 
@@ -397,67 +422,68 @@
 
   // ---- events ----------------------------------------------------------
 
-  class EventEmitter {
-    constructor() {
-      this._events = new Map();
-    }
-    _list(name) {
-      if (!this._events) this._events = new Map();
-      if (!this._events.has(name)) this._events.set(name, []);
-      return this._events.get(name);
-    }
-    on(name, listener) {
-      this._list(name).push(listener);
-      return this;
-    }
-    addListener(name, listener) {
-      return this.on(name, listener);
-    }
-    prependListener(name, listener) {
-      this._list(name).unshift(listener);
-      return this;
-    }
-    once(name, listener) {
-      const once = (...args) => {
-        this.off(name, once);
-        listener.apply(this, args);
-      };
-      once.listener = listener;
-      return this.on(name, once);
-    }
-    off(name, listener) {
-      const list = this._list(name);
-      const at = list.findIndex((l) => l === listener || l.listener === listener);
-      if (at !== -1) list.splice(at, 1);
-      return this;
-    }
-    removeListener(name, listener) {
-      return this.off(name, listener);
-    }
-    removeAllListeners(name) {
-      if (name === undefined) this._events = new Map();
-      else this._list(name).length = 0;
-      return this;
-    }
-    emit(name, ...args) {
-      const list = this._list(name).slice();
-      if (list.length === 0 && name === "error") throw args[0] instanceof Error ? args[0] : new Error(`Unhandled error. (${inspect(args[0])})`);
-      for (const listener of list) listener.apply(this, args);
-      return list.length > 0;
-    }
-    listeners(name) {
-      return this._list(name).map((l) => l.listener || l);
-    }
-    listenerCount(name) {
-      return this._list(name).length;
-    }
-    eventNames() {
-      return Array.from(this._events.keys()).filter((name) => this._events.get(name).length > 0);
-    }
-    setMaxListeners() {
-      return this;
-    }
+  // A function, not a class, so that code written for `util.inherits`
+  // can call `EventEmitter.call(this)`.
+  function EventEmitter() {
+    if (!this._events) this._events = new Map();
   }
+  EventEmitter.prototype._list = function _list(name) {
+    if (!this._events) this._events = new Map();
+    if (!this._events.has(name)) this._events.set(name, []);
+    return this._events.get(name);
+  };
+  EventEmitter.prototype.on = function on(name, listener) {
+    this._list(name).push(listener);
+    return this;
+  };
+  EventEmitter.prototype.addListener = function addListener(name, listener) {
+    return this.on(name, listener);
+  };
+  EventEmitter.prototype.prependListener = function prependListener(name, listener) {
+    this._list(name).unshift(listener);
+    return this;
+  };
+  EventEmitter.prototype.once = function once(name, listener) {
+    const once = (...args) => {
+      this.off(name, once);
+      listener.apply(this, args);
+    };
+    once.listener = listener;
+    return this.on(name, once);
+  };
+  EventEmitter.prototype.off = function off(name, listener) {
+    const list = this._list(name);
+    const at = list.findIndex((l) => l === listener || l.listener === listener);
+    if (at !== -1) list.splice(at, 1);
+    return this;
+  };
+  EventEmitter.prototype.removeListener = function removeListener(name, listener) {
+    return this.off(name, listener);
+  };
+  EventEmitter.prototype.removeAllListeners = function removeAllListeners(name) {
+    if (name === undefined) this._events = new Map();
+    else this._list(name).length = 0;
+    return this;
+  };
+  EventEmitter.prototype.emit = function emit(name, ...args) {
+    const list = this._list(name).slice();
+    if (list.length === 0 && name === "error") throw args[0] instanceof Error ? args[0] : new Error(`Unhandled error. (${inspect(args[0])})`);
+    for (const listener of list) listener.apply(this, args);
+    return list.length > 0;
+  };
+  EventEmitter.prototype.listeners = function listeners(name) {
+    return this._list(name).map((l) => l.listener || l);
+  };
+  EventEmitter.prototype.listenerCount = function listenerCount(name) {
+    return this._list(name).length;
+  };
+  EventEmitter.prototype.eventNames = function eventNames() {
+    const events = this._events || new Map();
+    return Array.from(events.keys()).filter((name) => events.get(name).length > 0);
+  };
+  EventEmitter.prototype.setMaxListeners = function setMaxListeners() {
+    return this;
+  };
   EventEmitter.EventEmitter = EventEmitter;
   EventEmitter.once = (emitter, name) => new Promise((resolve) => emitter.once(name, (...args) => resolve(args)));
 
@@ -471,13 +497,19 @@
       this.id = id;
     }
     ref() {
+      const timer = timers.get(this.id);
+      if (timer) timer.ref = true;
       return this;
     }
+    // An unref'd timer does not keep the script running, as in Node.
     unref() {
+      const timer = timers.get(this.id);
+      if (timer) timer.ref = false;
       return this;
     }
     hasRef() {
-      return true;
+      const timer = timers.get(this.id);
+      return !!(timer && timer.ref);
     }
     [Symbol.toPrimitive]() {
       return this.id;
@@ -487,8 +519,10 @@
   function addTimer(callback, delay, args, repeat) {
     if (typeof callback !== "function") throw codeError(TypeError, "ERR_INVALID_ARG_TYPE", 'The "callback" argument must be of type function');
     const id = nextTimer++;
-    const ms = Math.max(1, Number(delay) || 0);
-    timers.set(id, { at: host.monotonic() + ms, ms, callback, args, repeat, order: id });
+    // Node takes a delay outside 1 to 2^31-1 ms as 1 ms.
+    let ms = Number(delay);
+    if (!(ms >= 1 && ms <= 2 ** 31 - 1)) ms = 1;
+    timers.set(id, { at: host.monotonic() + ms, ms, callback, args, repeat, order: id, ref: true });
     return new Timeout(id);
   }
 
@@ -497,17 +531,24 @@
   }
 
   const setTimeout = (callback, delay, ...args) => addTimer(callback, delay, args, false);
-  const setInterval = (callback, delay, ...args) => addTimer(callback, delay, args, true);
-  const setImmediate = (callback, ...args) => {
-    const timer = addTimer(callback, 0, args, false);
-    timers.get(timer.id).at = 0;
-    return timer;
+  const promisifyCustom = Symbol.for("nodejs.util.promisify.custom");
+  const timersPromises = {
+    setTimeout: (delay, value) => new Promise((resolve) => addTimer(resolve, delay, [value], false)),
+    setImmediate: (value) => new Promise((resolve) => setImmediate(resolve, value)),
   };
+  setTimeout[promisifyCustom] = timersPromises.setTimeout;
+  const setInterval = (callback, delay, ...args) => addTimer(callback, delay, args, true);
+  function setImmediate(callback, ...args) {
+    const timer = addTimer(callback, 0, args, false);
+    timers.get(timer.id).at = host.monotonic();
+    return timer;
+  }
+  setImmediate[promisifyCustom] = (value) => new Promise((resolve) => setImmediate(resolve, value));
 
-  // Fires the earliest due timer; how long to wait for the next, or -1
-  // when none is left.
+  // Fires the earliest due timer (waiting for it): 0, or -1 when no timer
+  // that keeps the script running is left.
   function tick() {
-    if (timers.size === 0) return -1;
+    if (![...timers.values()].some((timer) => timer.ref)) return -1;
     let first = null;
     for (const [id, timer] of timers) if (first === null || timer.at < first[1].at || (timer.at === first[1].at && timer.order < first[1].order)) first = [id, timer];
     const wait = first[1].at - host.monotonic();
@@ -686,8 +727,13 @@
   let nextFd = 10;
 
   function writeTo(target, data, options, append) {
-    const bytes = typeof data === "string" ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : String(data);
-    if (target === 1 || target === 2) return host.write(target, bytes);
+    if (typeof data !== "string" && !ArrayBuffer.isView(data)) {
+      throw codeError(TypeError, "ERR_INVALID_ARG_TYPE", `The "data" argument must be of type string or an instance of Buffer, TypedArray, or DataView. Received ${inspect(data)}`);
+    }
+    const bytes = typeof data === "string" ? bytesOf(data, encodingOf(options) || "utf8") : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    if (target === "/dev/stdout") target = 1;
+    if (target === "/dev/stderr") target = 2;
+    if (target === 1 || target === 2) return writeStream(target, bytes);
     if (typeof target === "number") {
       const file = openFiles.get(target);
       if (!file) throw codeError(Error, "EBADF", "EBADF: bad file descriptor, write");
@@ -994,7 +1040,7 @@
     out.columns = 80;
     out.write = (chunk, encoding, callback) => {
       if (typeof encoding === "function") callback = encoding;
-      host.write(fd, typeof chunk === "string" ? chunk : chunk instanceof Uint8Array ? chunk : String(chunk));
+      writeStream(fd, typeof chunk === "string" ? chunk : chunk instanceof Uint8Array ? chunk : String(chunk));
       if (callback) setImmediate(callback);
       return true;
     };
@@ -1062,12 +1108,13 @@
     chdir: (dir) => host.chdir(dir),
     exit(code) {
       if (code !== undefined) process.exitCode = code;
-      host.write(1, "");
+      exiting = true;
       host.exit(Number(process.exitCode) || 0);
       // The engine stops the script at its next step; nothing after runs.
       for (;;) {}
     },
     abort() {
+      exiting = true;
       host.exit(134);
       for (;;) {}
     },
@@ -1094,7 +1141,7 @@
     memoryUsage: Object.assign(() => ({ rss: 0, heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0 }), { rss: () => 0 }),
     cpuUsage: () => ({ user: 0, system: 0 }),
     emitWarning(warning) {
-      host.write(2, `(node) Warning: ${warning instanceof Error ? warning.message : warning}\n`);
+      writeStream(2, `(node) Warning: ${warning instanceof Error ? warning.message : warning}\n`);
     },
     umask: () => 0o22,
     getuid: () => 0,
@@ -1109,7 +1156,7 @@
   const counts = new Map();
   const times = new Map();
   let groupIndent = "";
-  const out = (fd, text) => host.write(fd, groupIndent ? text.replace(/^/gm, groupIndent) + "\n" : text + "\n");
+  const out = (fd, text) => writeStream(fd, groupIndent ? text.replace(/^/gm, groupIndent) + "\n" : text + "\n");
   const console = {
     log: (...args) => out(1, format(...args)),
     info: (...args) => out(1, format(...args)),
@@ -1151,7 +1198,7 @@
       const columns = [];
       for (const [, row] of rows) if (row && typeof row === "object") for (const name of Object.keys(row)) if (!columns.includes(name)) columns.push(name);
       const header = ["(index)", ...(columns.length ? columns : ["Values"])];
-      const cells = rows.map(([index, row]) => [index, ...(columns.length ? columns.map((c) => (row && c in row ? inspect(row[c], { depth: 0 }).replace(/^(?!').*$/, (t) => t) : "")) : [inspect(row)])]);
+      const cells = rows.map(([index, row]) => [index, ...(columns.length ? columns.map((c) => (row && c in row ? inspect(row[c], { depth: 0 }) : "")) : [inspect(row)])]);
       const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => String(r[i]).length)) + 2);
       const line = (l, m, r) => l + widths.map((w) => "─".repeat(w)).join(m) + r;
       const row = (r) => "│" + r.map((c, i) => {
@@ -1166,18 +1213,16 @@
 
   // ---- modules ---------------------------------------------------------
 
-  function refuse(name) {
-    return new Proxy(
-      {},
-      {
-        get(_, member) {
-          if (member === "__esModule" || typeof member === "symbol" || member === "then") return undefined;
-          return () => {
-            throw codeError(Error, "ERR_SANDBOX", `${name}.${String(member)} is not available in the sandbox: scripts run no processes`);
-          };
-        },
-      },
-    );
+  // A module whose every function throws: it imports, so a script that
+  // only might use it loads, and a call says why it cannot run.
+  function refuse(name, members) {
+    const module = {};
+    for (const member of members) {
+      module[member] = () => {
+        throw codeError(Error, "ERR_SANDBOX", `${name}.${member} is not available in the sandbox: scripts run no processes`);
+      };
+    }
+    return module;
   }
 
   const util = {
@@ -1185,7 +1230,10 @@
     inspect,
     promisify(fn) {
       if (typeof fn !== "function") throw codeError(TypeError, "ERR_INVALID_ARG_TYPE", 'The "original" argument must be of type function');
-      return (...args) => new Promise((resolve, reject) => fn(...args, (error, value) => (error ? reject(error) : resolve(value))));
+      if (typeof fn[promisifyCustom] === "function") return fn[promisifyCustom];
+      return function (...args) {
+        return new Promise((resolve, reject) => fn.call(this, ...args, (error, value) => (error ? reject(error) : resolve(value))));
+      };
     },
     callbackify(fn) {
       return (...args) => {
@@ -1215,12 +1263,14 @@
     isArray: Array.isArray,
   };
   util.inspect.custom = Symbol.for("nodejs.util.inspect.custom");
+  util.promisify.custom = promisifyCustom;
 
   function deepEqual(a, b) {
     if (Object.is(a, b)) return true;
     if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
     if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
     if (a instanceof Date) return a.getTime() === b.getTime();
+    if (a instanceof Error && (a.name !== b.name || a.message !== b.message)) return false;
     if (a instanceof Map || a instanceof Set) return deepEqual(Array.from(a), Array.from(b));
     const ka = Object.keys(a);
     const kb = Object.keys(b);
@@ -1244,6 +1294,20 @@
     throw new AssertionError({ message: message || fallback, actual, expected, operator });
   }
 
+  // Whether `error` is what `assert.throws` expected: an instance of a
+  // class, a match of a pattern, an object's properties, or a validator's yes.
+  function matchesExpected(error, expected, message, operator) {
+    if (expected === undefined || typeof expected === "string") return;
+    let ok;
+    if (expected instanceof RegExp) ok = expected.test(String(error));
+    else if (typeof expected === "function") {
+      if (expected === Error || Error.isPrototypeOf(expected)) ok = error instanceof expected;
+      else if (expected.prototype !== undefined && error instanceof expected) ok = true;
+      else ok = expected.call({}, error) === true;
+    } else ok = Object.keys(expected).every((key) => (expected[key] instanceof RegExp && typeof error[key] === "string" ? expected[key].test(error[key]) : deepEqual(error[key], expected[key])));
+    if (!ok) throw error instanceof Error && typeof expected === "function" && !message ? error : new AssertionError({ message: message || `The error is not what was expected: ${inspect(error)}`, actual: error, expected, operator });
+  }
+
   const assert = (value, message) => check(value, message, value, true, "==", "The expression evaluated to a falsy value");
   Object.assign(assert, {
     ok: (value, message) => assert(value, message),
@@ -1259,22 +1323,31 @@
     throws(fn, expected, message) {
       try {
         fn();
-      } catch {
-        return;
+      } catch (error) {
+        return matchesExpected(error, expected, message, "throws");
       }
       check(false, typeof expected === "string" ? expected : message, undefined, expected, "throws", "Missing expected exception.");
     },
     async rejects(promise, expected, message) {
       try {
         await (typeof promise === "function" ? promise() : promise);
-      } catch {
-        return;
+      } catch (error) {
+        return matchesExpected(error, expected, message, "rejects");
       }
       check(false, typeof expected === "string" ? expected : message, undefined, expected, "rejects", "Missing expected rejection.");
     },
     AssertionError,
   });
-  assert.strict = assert;
+  // The strict mode: `equal` and `deepEqual` are the strict ones.
+  const strict = (value, message) => assert(value, message);
+  Object.assign(strict, assert, {
+    equal: assert.strictEqual,
+    notEqual: assert.notStrictEqual,
+    deepEqual: assert.deepStrictEqual,
+    notDeepEqual: assert.notDeepStrictEqual,
+  });
+  strict.strict = strict;
+  assert.strict = strict;
 
   const os = {
     EOL: "\n",
@@ -1286,7 +1359,7 @@
     homedir: () => env.HOME || "/tmp",
     tmpdir: () => env.TMPDIR || "/tmp",
     userInfo: () => ({ username: env.USER || "sandbox", uid: 0, gid: 0, shell: null, homedir: env.HOME || "/tmp" }),
-    cpus: () => [],
+    cpus: () => [{ model: "wasm32", speed: 0, times: { user: 0, nice: 0, sys: 0, idle: 0, irq: 0 } }],
     availableParallelism: () => 1,
     totalmem: () => 0,
     freemem: () => 0,
@@ -1300,7 +1373,9 @@
   const builtins = {
     assert,
     buffer: { Buffer, constants: { MAX_LENGTH: 2 ** 31 - 1 } },
-    child_process: refuse("child_process"),
+    child_process: refuse("child_process", ["exec", "execSync", "execFile", "execFileSync", "spawn", "spawnSync", "fork"]),
+    "timers/promises": timersPromises,
+    "assert/strict": null,
     events: EventEmitter,
     fs,
     "fs/promises": fsPromises,
@@ -1328,7 +1403,15 @@
     }
   }
   const cache = Object.create(null);
-  builtins.module = { Module, builtinModules: Object.keys(builtins), createRequire: (from) => makeRequire(new Module(pathOf(from), null)) };
+  builtins["assert/strict"] = strict;
+  builtins.module = { Module, builtinModules: [...Object.keys(builtins), "module"].sort(), createRequire: (from) => makeRequire(new Module(createRequireBase(from), null)) };
+
+  // The file `createRequire` resolves from: a folder's path ending in `/`
+  // stands for a file in it.
+  function createRequireBase(from) {
+    const base = pathOf(from);
+    return base.endsWith("/") ? base + "noop.js" : base;
+  }
 
   function makeRequire(module) {
     const require = (request) => {
@@ -1404,8 +1487,8 @@
         .join("\n");
       let text = stack.startsWith(String(error)) ? stack : stack ? `${String(error)}\n${stack}` : String(error);
       if (own.length) text += " " + inspect(Object.fromEntries(own.map((k) => [k, error[k]])));
-      host.write(2, `${text}\n\nNode.js ${process.version}\n`);
-    } else host.write(2, `Uncaught ${inspect(error, { depth: 2 })}\n`);
+      writeStream(2, `${text}\n\nNode.js ${process.version}\n`);
+    } else writeStream(2, `Uncaught ${inspect(error, { depth: 2 })}\n`);
   }
 
   // ---- start and finish ---------------------------------------------------
@@ -1432,7 +1515,7 @@
       try {
         file = host.resolve(source.startsWith("/") ? source : "./" + source, process.cwd(), "require");
       } catch (error) {
-        host.write(2, `node: cannot find module '${path.resolve(source)}'\n`);
+        writeStream(2, `node: cannot find module '${path.resolve(source)}'\n`);
         host.exit(1);
         return;
       }
@@ -1489,6 +1572,9 @@
     global: globalThis,
   });
   Object.defineProperty(globalThis, "__node", {
-    value: Object.freeze({ start, tick, finish, emitExit: (status) => process.emit("exit", status), report, trackRejection, exportNames, exportsOf }),
+    value: Object.freeze({ start, tick, finish, emitExit(status) {
+        exiting = false;
+        process.emit("exit", status);
+      }, report, trackRejection, exportNames, exportsOf }),
   });
 })();

@@ -3,7 +3,7 @@
 //! (with Node's extensions and `index` files tried for `require`, and for
 //! `import` too, since scripts written for bundlers leave them out), `file:`
 //! URLs, and packages in `node_modules` folders up the tree (their
-//! `exports`, `module` or `main`). And which format a file is: ES module,
+//! `exports` for `.`, or `main`). And which format a file is: ES module,
 //! CommonJS or JSON.
 
 use std::path::{Component, Path, PathBuf};
@@ -13,6 +13,7 @@ use serde_json::Value as Json;
 /// Node's built-in modules this interpreter has.
 pub const BUILTINS: &[&str] = &[
     "assert",
+    "assert/strict",
     "buffer",
     "child_process",
     "events",
@@ -24,8 +25,43 @@ pub const BUILTINS: &[&str] = &[
     "path/posix",
     "process",
     "timers",
+    "timers/promises",
     "url",
     "util",
+];
+
+/// Node's other built-in modules: they have no place in the sandbox (no
+/// processes, network, threads or terminal) or are not built here, and
+/// asking for one says so rather than looking for a package.
+const UNAVAILABLE: &[&str] = &[
+    "async_hooks",
+    "cluster",
+    "crypto",
+    "dgram",
+    "diagnostics_channel",
+    "dns",
+    "domain",
+    "http",
+    "http2",
+    "https",
+    "inspector",
+    "net",
+    "perf_hooks",
+    "punycode",
+    "querystring",
+    "readline",
+    "repl",
+    "sqlite",
+    "stream",
+    "string_decoder",
+    "tls",
+    "trace_events",
+    "tty",
+    "v8",
+    "vm",
+    "wasi",
+    "worker_threads",
+    "zlib",
 ];
 
 /// Who asks: `require` or `import`; they choose different `exports`
@@ -69,14 +105,16 @@ pub fn resolve(request: &str, from: &str, mode: Mode) -> Result<Resolved, String
     if BUILTINS.contains(&bare) {
         return Ok(Resolved::Builtin(bare.to_owned()));
     }
-    if request.starts_with("node:") {
+    let family = bare.split('/').next().unwrap_or(bare);
+    if request.starts_with("node:") || UNAVAILABLE.contains(&family) {
         return Err(format!(
-            "No such built-in module: {request} (the sandbox's node has {})",
+            "Cannot find module '{request}': Node's `{family}` is not available in the sandbox (its node has {})",
             BUILTINS.join(", ")
         ));
     }
-    if let Some(path) = request.strip_prefix("file://") {
-        return file_or_folder(&normalize(Path::new(path)));
+    if let Some(url) = request.strip_prefix("file://") {
+        let path = url.split(['?', '#']).next().unwrap_or_default();
+        return file_or_folder(&normalize(Path::new(&percent_decode(path))));
     }
     if request.starts_with('/')
         || request.starts_with("./")
@@ -100,7 +138,7 @@ fn file_or_folder(path: &Path) -> Result<Resolved, String> {
             manifest
                 .get("main")
                 .and_then(|main| main.as_str().map(str::to_owned))
-        }) && let Some(found) = file(&normalize(&path.join(main)))
+        }) && let Ok(found) = entry_of(&normalize(&path.join(main)))
         {
             return Ok(found);
         }
@@ -109,6 +147,20 @@ fn file_or_folder(path: &Path) -> Result<Resolved, String> {
             if candidate.is_file() {
                 return Ok(Resolved::File(shown(&candidate)));
             }
+        }
+    }
+    Err(format!("Cannot find module '{}'", shown(path)))
+}
+
+/// A `main` or `exports` target: a file, or a folder's `index` file.
+fn entry_of(path: &Path) -> Result<Resolved, String> {
+    if let Some(found) = file(path) {
+        return Ok(found);
+    }
+    for index in ["index.js", "index.mjs", "index.cjs", "index.json"] {
+        let candidate = path.join(index);
+        if candidate.is_file() {
+            return Ok(Resolved::File(shown(&candidate)));
         }
     }
     Err(format!("Cannot find module '{}'", shown(path)))
@@ -150,7 +202,7 @@ fn package(request: &str, from: &str, mode: Mode) -> Result<Resolved, String> {
                 return file_or_folder(&normalize(&root.join(subpath)));
             }
             if let Some(entry) = manifest(&root).and_then(|manifest| entry(&manifest, mode))
-                && let Some(found) = file(&normalize(&root.join(entry)))
+                && let Ok(found) = entry_of(&normalize(&root.join(entry)))
             {
                 return Ok(found);
             }
@@ -163,8 +215,7 @@ fn package(request: &str, from: &str, mode: Mode) -> Result<Resolved, String> {
     ))
 }
 
-/// A package's entry for `mode`: its `exports` for `.`, then `module`
-/// (for `import`), then `main`.
+/// A package's entry for `mode`: its `exports` for `.`, then its `main`.
 fn entry(manifest: &Json, mode: Mode) -> Option<String> {
     if let Some(exports) = manifest.get("exports") {
         let root = match exports.get(".") {
@@ -174,11 +225,6 @@ fn entry(manifest: &Json, mode: Mode) -> Option<String> {
         if let Some(found) = condition(root, mode) {
             return Some(found);
         }
-    }
-    if mode == Mode::Import
-        && let Some(module) = manifest.get("module").and_then(Json::as_str)
-    {
-        return Some(module.to_owned());
     }
     manifest
         .get("main")
@@ -204,9 +250,10 @@ fn condition(value: &Json, mode: Mode) -> Option<String> {
 }
 
 /// The format of the file at `path`: by its extension, then by the
-/// nearest `package.json`'s `type`, then, as Node 22 does for a file that
-/// says neither, by whether it uses `import` or `export` statements.
-pub fn format(path: &str) -> Format {
+/// nearest `package.json`'s `type`; a file that says neither is CommonJS
+/// unless, as Node 22 decides, it has `import` or `export` statements and
+/// does not compile as CommonJS (`compiles` says whether a source does).
+pub fn format(path: &str, compiles: impl Fn(&str) -> bool) -> Format {
     if path.ends_with(".json") {
         return Format::Json;
     }
@@ -228,7 +275,7 @@ pub fn format(path: &str) -> Format {
         folder = dir.parent();
     }
     match std::fs::read_to_string(path) {
-        Ok(source) if has_module_syntax(&source) => Format::Module,
+        Ok(source) if has_module_syntax(&source) && !compiles(&source) => Format::Module,
         _ => Format::CommonJs,
     }
 }
@@ -259,6 +306,44 @@ pub fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// `text` with its `%XX` escapes decoded.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let escaped = (bytes[at] == b'%')
+            .then(|| text.get(at + 1..at + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                at += 3;
+            }
+            None => {
+                out.push(bytes[at]);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The `file:` URL of the absolute `path`, with the characters a URL path
+/// cannot hold escaped.
+pub fn file_url(path: &str) -> String {
+    let mut url = String::from("file://");
+    for byte in path.bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~!$&'()*+,;=:@".contains(&byte) {
+            url.push(char::from(byte));
+        } else {
+            url.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    url
 }
 
 fn shown(path: &Path) -> String {
