@@ -87,6 +87,7 @@ const LINES: &[&str] = &[
     "node -e 'const { createRequire } = require(\"module\"); console.log(createRequire(process.cwd() + \"/x.js\")(\"./data.json\").title)'",
     "node scripts/compat.js && cat decoded.txt",
     "node scripts/imports.mjs",
+    "node scripts/events.js",
     "node missing.js",
 ];
 
@@ -113,7 +114,7 @@ async fn a_projects_scripts_print_exit_and_write_as_node_on_the_host_does() {
         // report does.
         if *line == "node scripts/fail.js" {
             assert!(
-                err.contains("Error: boom at depth\n    at deep (/workspace/scripts/fail.js:2"),
+                err.contains("Error: boom at depth\n    at deep (/workspace/scripts/fail.js:3"),
                 "{err}"
             );
         }

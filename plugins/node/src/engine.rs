@@ -1,9 +1,10 @@
 //! One run of a program, start to end: a QuickJS runtime with Node's
 //! globals, the program started as `node` starts it, then the event loop:
-//! promise jobs drained, timers fired in order (waiting for the next),
-//! until nothing is left or `process.exit` is called. A rejection nobody
-//! handled, or an uncaught exception, ends the run with status 1 as in
-//! Node.
+//! `process.nextTick` callbacks and promise jobs drained, timers fired in
+//! order (waiting for the next), until nothing keeps the script running or
+//! `process.exit` is called. An uncaught exception no `uncaughtException`
+//! listener takes, or a rejection no `unhandledRejection` listener takes,
+//! ends the run with status 1 as in Node.
 
 use std::rc::Rc;
 
@@ -57,8 +58,7 @@ pub fn run(program: Program) -> i32 {
         let internal = unsafe { Module::load(ctx.clone(), NODE) }?;
         let (_, evaluated) = internal.eval()?;
         evaluated.finish::<()>()?;
-        let node: Object = ctx.globals().get("__node")?;
-        let start: Function = node.get("start")?;
+        let start: Function = node_function(&ctx, "start")?;
         let (kind, source, args, module) = match program {
             Program::Script { path, args } => ("script", path, args, false),
             Program::Eval {
@@ -72,51 +72,34 @@ pub fn run(program: Program) -> i32 {
         };
         start.call::<_, ()>((kind, source, args, module))
     });
-    let mut failed = started.is_err();
-    if failed && exit.status.get().is_none() {
-        context.with(|ctx| {
+    let mut failed = false;
+    if started.is_err() && exit.status.get().is_none() {
+        failed = !context.with(|ctx| {
             let error = ctx.catch();
-            report(&ctx, error);
+            uncaught(&ctx, error)
         });
     }
-    // The event loop: jobs, then the next timer, until neither is left.
+    // The event loop, as Node's: `process.nextTick` callbacks, then promise
+    // jobs, again while either is left; then the next timer; until nothing
+    // keeps the script running.
     while !failed && exit.status.get().is_none() {
-        loop {
-            match runtime.execute_pending_job() {
-                Ok(true) if exit.status.get().is_some() => break,
-                Ok(true) => continue,
-                Ok(false) => break,
-                Err(job) => {
-                    if exit.status.get().is_none() {
-                        job.0.with(|ctx| {
-                            let error = ctx.catch();
-                            report(&ctx, error);
-                        });
-                        failed = true;
-                    }
-                    break;
-                }
-            }
-        }
+        failed = !settle(&runtime, &context, &exit);
         if failed || exit.status.get().is_some() {
             break;
         }
-        let wait = context.with(|ctx| -> rquickjs::Result<f64> {
-            let node: Object = ctx.globals().get("__node")?;
-            let tick: Function = node.get("tick")?;
+        let fired = context.with(|ctx| -> rquickjs::Result<f64> {
+            let tick: Function = node_function(&ctx, "tick")?;
             tick.call(())
         });
-        match wait {
-            Ok(wait) if wait < 0.0 => break,
+        match fired {
+            Ok(left) if left < 0.0 => break,
             Ok(_) => {}
+            Err(_) if exit.status.get().is_some() => break,
             Err(_) => {
-                if exit.status.get().is_none() {
-                    context.with(|ctx| {
-                        let error = ctx.catch();
-                        report(&ctx, error);
-                    });
-                    failed = true;
-                }
+                failed = !context.with(|ctx| {
+                    let error = ctx.catch();
+                    uncaught(&ctx, error)
+                });
             }
         }
     }
@@ -124,11 +107,8 @@ pub fn run(program: Program) -> i32 {
         // `process.exit`: the `exit` handlers run, then the run ends.
         exit.stopping.set(false);
         context.with(|ctx| {
-            let handlers = (|| -> rquickjs::Result<()> {
-                let node: Object = ctx.globals().get("__node")?;
-                let emit: Function = node.get("emitExit")?;
-                emit.call((status,))
-            })();
+            let handlers =
+                node_function(&ctx, "emitExit").and_then(|emit| emit.call::<_, ()>((status,)));
             // A handler calling `process.exit` again ends the run with
             // that status; any other error in one is reported.
             if handlers.is_err() && !exit.stopping.get() {
@@ -138,11 +118,10 @@ pub fn run(program: Program) -> i32 {
         });
         return exit.status.get().unwrap_or(status);
     }
-    // The end: a rejection nobody handled fails the run; `exit` handlers
-    // run and `process.exitCode` is the status.
+    // The end: the `exit` handlers run and `process.exitCode` (or 1 after a
+    // failure) is the status.
     let finished = context.with(|ctx| -> rquickjs::Result<i32> {
-        let node: Object = ctx.globals().get("__node")?;
-        let finish: Function = node.get("finish")?;
+        let finish: Function = node_function(&ctx, "finish")?;
         finish
             .call((failed,))
             .catch(&ctx)
@@ -152,6 +131,81 @@ pub fn run(program: Program) -> i32 {
         (Some(status), _) => status,
         (None, Ok(status)) => status,
         (None, Err(_)) => 1,
+    }
+}
+
+/// Runs `process.nextTick` callbacks and promise jobs until neither is
+/// left, then fails the run on a rejection nobody handled; whether the run
+/// goes on (an uncaught error an `uncaughtException` listener took does
+/// not end it).
+fn settle(runtime: &Runtime, context: &Context, exit: &Exit) -> bool {
+    loop {
+        let ticks = context
+            .with(|ctx| node_function(&ctx, "runTicks").and_then(|run| run.call::<_, ()>(())));
+        if ticks.is_err() {
+            if exit.status.get().is_some() {
+                return true;
+            }
+            let handled = context.with(|ctx| {
+                let error = ctx.catch();
+                uncaught(&ctx, error)
+            });
+            if !handled {
+                return false;
+            }
+        }
+        loop {
+            match runtime.execute_pending_job() {
+                Ok(true) if exit.status.get().is_some() => return true,
+                Ok(true) => continue,
+                Ok(false) => break,
+                Err(_) if exit.status.get().is_some() => return true,
+                Err(job) => {
+                    let handled = job.0.with(|ctx| {
+                        let error = ctx.catch();
+                        uncaught(&ctx, error)
+                    });
+                    if !handled {
+                        return false;
+                    }
+                }
+            }
+        }
+        let (more, rejected) = context.with(|ctx| {
+            let more = node_function(&ctx, "hasTicks")
+                .and_then(|has| has.call::<_, bool>(()))
+                .unwrap_or(false);
+            let rejected = node_function(&ctx, "checkRejections")
+                .and_then(|check| check.call::<_, bool>(()))
+                .unwrap_or(true);
+            (more, rejected)
+        });
+        if rejected && exit.status.get().is_none() {
+            return false;
+        }
+        if !more || exit.status.get().is_some() {
+            return true;
+        }
+    }
+}
+
+/// The function `name` of the script's `__node`.
+fn node_function<'js>(ctx: &rquickjs::Ctx<'js>, name: &str) -> rquickjs::Result<Function<'js>> {
+    let node: Object = ctx.globals().get("__node")?;
+    node.get(name)
+}
+
+/// Hands an uncaught exception to the script's `uncaughtException`
+/// listeners, or prints Node's report of it; whether a listener took it.
+fn uncaught<'js>(ctx: &rquickjs::Ctx<'js>, error: rquickjs::Value<'js>) -> bool {
+    let handled = node_function(ctx, "uncaught")
+        .and_then(|uncaught| uncaught.call::<_, bool>((error.clone(),)));
+    match handled {
+        Ok(handled) => handled,
+        Err(_) => {
+            report(ctx, error);
+            false
+        }
     }
 }
 

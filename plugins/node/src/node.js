@@ -325,7 +325,8 @@
       return this.subarray(start, end);
     }
     write(text, offset, length, encoding) {
-      if (typeof offset === "string") [encoding, offset] = [offset, 0];
+      if (typeof offset === "string") [encoding, offset, length] = [offset, 0, undefined];
+      else if (typeof length === "string") [encoding, length] = [length, undefined];
       const bytes = bytesOf(text, encoding).subarray(0, length === undefined ? undefined : length);
       const at = offset || 0;
       const n = Math.min(bytes.length, this.length - at);
@@ -356,42 +357,44 @@
     includes(value, from, encoding) {
       return this.indexOf(value, from, encoding) !== -1;
     }
-    readUInt8(at = 0) {
-      return this[at];
-    }
-    readUInt16LE(at = 0) {
-      return this[at] | (this[at + 1] << 8);
-    }
-    readUInt16BE(at = 0) {
-      return (this[at] << 8) | this[at + 1];
-    }
-    readUInt32LE(at = 0) {
-      return (this[at] | (this[at + 1] << 8) | (this[at + 2] << 16)) + this[at + 3] * 0x1000000;
-    }
-    readUInt32BE(at = 0) {
-      return this[at] * 0x1000000 + ((this[at + 1] << 16) | (this[at + 2] << 8) | this[at + 3]);
-    }
-    writeUInt8(value, at = 0) {
-      this[at] = value;
-      return at + 1;
-    }
-    writeUInt16LE(value, at = 0) {
-      this[at] = value & 0xff;
-      this[at + 1] = value >>> 8;
-      return at + 2;
-    }
-    writeUInt32LE(value, at = 0) {
-      for (let i = 0; i < 4; i++) this[at + i] = (value >>> (8 * i)) & 0xff;
-      return at + 4;
-    }
-    writeUInt32BE(value, at = 0) {
-      for (let i = 0; i < 4; i++) this[at + 3 - i] = (value >>> (8 * i)) & 0xff;
-      return at + 4;
+  }
+
+  // The typed reads and writes (`readInt32BE`, `writeDoubleLE`...), over a
+  // DataView of the buffer, with Node's range check.
+  const TYPED = [
+    ["Int8", 1, "Int8"],
+    ["UInt8", 1, "Uint8"],
+    ["Int16", 2, "Int16"],
+    ["UInt16", 2, "Uint16"],
+    ["Int32", 4, "Int32"],
+    ["UInt32", 4, "Uint32"],
+    ["Float", 4, "Float32"],
+    ["Double", 8, "Float64"],
+    ["BigInt64", 8, "BigInt64"],
+    ["BigUInt64", 8, "BigUint64"],
+  ];
+  function inRange(buffer, at, size) {
+    if (!Number.isInteger(at) || at < 0 || at + size > buffer.length) {
+      throw codeError(RangeError, "ERR_OUT_OF_RANGE", `The value of "offset" is out of range. It must be >= 0 and <= ${buffer.length - size}. Received ${at}`);
     }
   }
-  Buffer.prototype.readUint8 = Buffer.prototype.readUInt8;
-  Buffer.prototype.readUint16LE = Buffer.prototype.readUInt16LE;
-  Buffer.prototype.readUint32LE = Buffer.prototype.readUInt32LE;
+  for (const [name, size, view] of TYPED) {
+    for (const [suffix, little] of size === 1 ? [["", false]] : [["LE", true], ["BE", false]]) {
+      const read = function (at = 0) {
+        inRange(this, at, size);
+        return new DataView(this.buffer, this.byteOffset, this.byteLength)["get" + view](at, little);
+      };
+      const write = function (value, at = 0) {
+        inRange(this, at, size);
+        new DataView(this.buffer, this.byteOffset, this.byteLength)["set" + view](at, value, little);
+        return at + size;
+      };
+      for (const spelled of new Set([name, name.replace("UInt", "Uint")])) {
+        Buffer.prototype["read" + spelled + suffix] = read;
+        Buffer.prototype["write" + spelled + suffix] = write;
+      }
+    }
+  }
 
   class TextEncoder {
     get encoding() {
@@ -962,8 +965,13 @@
       const auth = this.username ? this.username + (this.password ? ":" + this.password : "") + "@" : "";
       return this.protocol + "//" + auth + this.host + this.pathname + this.search + this.hash;
     }
+    // One object, linked: changing it changes the URL's `search`.
     get searchParams() {
-      return new URLSearchParams(this.search);
+      if (!this._params) {
+        this._params = new URLSearchParams(this.search);
+        this._params._url = this;
+      }
+      return this._params;
     }
     toString() {
       return this.href;
@@ -996,23 +1004,51 @@
       return this._pairs.some(([n]) => n === name);
     }
     set(name, value) {
-      this.delete(name);
-      this.append(name, value);
+      const at = this._pairs.findIndex(([n]) => n === name);
+      if (at === -1) return this.append(name, value);
+      this._pairs = this._pairs.filter(([n], i) => n !== name || i === at);
+      this._pairs[at][1] = String(value);
+      this._changed();
     }
     append(name, value) {
       this._pairs.push([String(name), String(value)]);
+      this._changed();
     }
     delete(name) {
       this._pairs = this._pairs.filter(([n]) => n !== name);
+      this._changed();
+    }
+    sort() {
+      this._pairs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      this._changed();
+    }
+    _changed() {
+      if (this._url) {
+        const text = this.toString();
+        this._url.search = text ? "?" + text : "";
+      }
+    }
+    get size() {
+      return this._pairs.length;
+    }
+    forEach(callback, self) {
+      for (const [name, value] of this._pairs) callback.call(self, value, name, this);
+    }
+    keys() {
+      return this._pairs.map(([name]) => name)[Symbol.iterator]();
+    }
+    values() {
+      return this._pairs.map(([, value]) => value)[Symbol.iterator]();
     }
     entries() {
-      return this._pairs[Symbol.iterator]();
+      return this._pairs.map((pair) => pair.slice())[Symbol.iterator]();
     }
     [Symbol.iterator]() {
       return this.entries();
     }
     toString() {
-      return this._pairs.map(([n, v]) => encodeURIComponent(n) + "=" + encodeURIComponent(v)).join("&");
+      const encode = (text) => encodeURIComponent(text).replace(/%20/g, "+");
+      return this._pairs.map(([n, v]) => encode(n) + "=" + encode(v)).join("&");
     }
   }
 
@@ -1084,6 +1120,16 @@
     if (bytes.length > 0) yield stdin._encoding ? bytes.toString(stdin._encoding) : bytes;
   };
 
+  // `process.nextTick` callbacks: the engine runs them before promise
+  // jobs, as Node does.
+  const ticks = [];
+  function runTicks() {
+    while (ticks.length > 0) {
+      const [callback, args] = ticks.shift();
+      callback(...args);
+    }
+  }
+
   const started = host.monotonic();
   const process = new EventEmitter();
   Object.assign(process, {
@@ -1119,7 +1165,7 @@
       for (;;) {}
     },
     nextTick(callback, ...args) {
-      queueMicrotask(() => callback(...args));
+      ticks.push([callback, args]);
     },
     hrtime: Object.assign(
       (previous) => {
@@ -1501,10 +1547,13 @@
     globalThis.__dirname = module.path;
   }
 
+  // An ES module's body runs as a promise job, as in Node: the promise
+  // callbacks it queues run before its `process.nextTick` ones.
   function importMain(file) {
-    host.import(file).catch((error) => {
-      report(error);
-      host.exit(1);
+    Promise.resolve()
+      .then(() => host.import(file))
+      .catch((error) => {
+      if (!uncaught(error)) host.exit(1);
     });
   }
 
@@ -1533,9 +1582,10 @@
     const name = path.join(process.cwd(), kind === "stdin" ? "[stdin]" : "[eval]");
     mainModule = new Module(name, null);
     if (module) {
-      host.importSource(name, text).catch((error) => {
-        report(error);
-        host.exit(1);
+      Promise.resolve()
+        .then(() => host.importSource(name, text))
+        .catch((error) => {
+        if (!uncaught(error)) host.exit(1);
       });
       return;
     }
@@ -1544,14 +1594,36 @@
     if (kind === "print") console.log(typeof result === "string" ? result : inspect(result));
   }
 
-  function finish(failed) {
-    if (!failed && unhandled.size > 0) {
-      const [reason] = unhandled.values();
+  // After the ticks and jobs of a turn: each rejection nobody handled goes
+  // to the `unhandledRejection` listeners, or is reported; whether one was
+  // reported (which ends the run).
+  function checkRejections() {
+    for (const [promise, reason] of unhandled) {
+      unhandled.delete(promise);
+      if (process.listenerCount("unhandledRejection") > 0) {
+        process.emit("unhandledRejection", reason, promise);
+        continue;
+      }
       report(reason instanceof Error ? reason : Object.assign(new Error(`This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason "${inspect(reason)}".`), { code: "ERR_UNHANDLED_REJECTION" }));
-      return 1;
+      return true;
     }
+    return false;
+  }
+
+  // An uncaught exception goes to the `uncaughtException` listeners, or is
+  // reported; whether a listener took it.
+  function uncaught(error) {
+    if (process.listenerCount("uncaughtException") > 0) {
+      process.emit("uncaughtException", error, "uncaughtException");
+      return true;
+    }
+    report(error);
+    return false;
+  }
+
+  function finish(failed) {
     const status = failed ? 1 : Number(process.exitCode) || 0;
-    if (!failed) process.emit("exit", status);
+    process.emit("exit", status);
     return failed ? 1 : Number(process.exitCode) || 0;
   }
 
@@ -1572,7 +1644,7 @@
     global: globalThis,
   });
   Object.defineProperty(globalThis, "__node", {
-    value: Object.freeze({ start, tick, finish, emitExit(status) {
+    value: Object.freeze({ start, tick, runTicks, hasTicks: () => ticks.length > 0, checkRejections, uncaught, finish, emitExit(status) {
         exiting = false;
         process.emit("exit", status);
       }, report, trackRejection, exportNames, exportsOf }),
