@@ -47,14 +47,6 @@ pub fn install(ctx: &Ctx<'_>, exit: Rc<Exit>) -> Result<()> {
     host.set("encode", Function::new(ctx.clone(), encode)?)?;
     host.set("decode", Function::new(ctx.clone(), decode)?)?;
     host.set(
-        "now",
-        Function::new(ctx.clone(), || {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0.0, |since| since.as_secs_f64() * 1000.0)
-        })?,
-    )?;
-    host.set(
         "monotonic",
         Function::new(ctx.clone(), move || {
             started.elapsed().as_secs_f64() * 1000.0
