@@ -5,13 +5,9 @@
 //! its own limits; a language without an interpreter fails the call, and
 //! nothing ever runs on the host.
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
-use cordon_kernel::{
-    ActiveSkills, Capability, Event, LimitKind, SkillActivation, SkillChange, ToolErrorKind,
-};
+use cordon_kernel::{Capability, LimitKind, ToolErrorKind};
 use cordon_tests::{Fixture, Rig, artifacts, built_bundle};
 use cordon_wasm::{Safeguards, WorkspaceOptions};
 use serde_json::json;
@@ -103,30 +99,6 @@ async fn the_whole_standard_library_imports_and_modules_run_as_python3_finds_the
     );
 }
 
-/// The events of `limit` the interpreter's runs hit.
-fn limits(rig: &Rig) -> Vec<(String, LimitKind)> {
-    rig.loaded
-        .events
-        .snapshot()
-        .into_iter()
-        .filter_map(|event| match event {
-            Event::LimitExceeded { bundle, limit, .. } => Some((bundle, limit)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The targets of the filesystem denials of bundle `bundle`.
-fn refused_paths(rig: &Rig, bundle: &str) -> Vec<String> {
-    rig.loaded
-        .events
-        .denials()
-        .into_iter()
-        .filter(|denial| denial.bundle == bundle && denial.capability == Capability::Filesystem)
-        .map(|denial| denial.target)
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_script_sees_the_changes_its_command_and_the_step_staged() {
     for transactional in [true, false] {
@@ -201,7 +173,7 @@ print(open(t.name).read(), t.name.startswith('/tmp/'), sorted(os.listdir('.')))\
             Some("# Summary\n")
         );
         assert_eq!(rig.on_disk("old.txt"), None);
-        let refused = refused_paths(&rig, "python");
+        let refused = rig.refused_paths("python");
         assert!(refused.is_empty(), "{refused:?}");
     }
 }
@@ -280,7 +252,7 @@ async fn a_script_writing_where_no_program_may_is_refused_and_audited() {
     );
     assert!(!rig.fixture.workspace.path().join("passwd").exists());
     assert!(!outside.path().join("escaped").exists());
-    let refused = refused_paths(&rig, "python");
+    let refused = rig.refused_paths("python");
     for target in [
         "/workspace/.cordon/planted",
         "/etc/cron.d/x",
@@ -327,7 +299,7 @@ async fn a_script_reaching_outside_finds_nothing_is_refused_what_exists_and_sees
             "nothing outside the sandbox exists in it: {out}"
         );
     }
-    let refused = refused_paths(&rig, "python");
+    let refused = rig.refused_paths("python");
     assert!(
         !refused
             .iter()
@@ -358,7 +330,7 @@ async fn a_traceback_and_an_interpreters_own_probes_record_no_denial() {
     let (code, _, err) = rig.sh("python3 -c 'import json; json.loads(\"{\")'").await;
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("JSONDecodeError"), "{err}");
-    let refused = refused_paths(&rig, "python");
+    let refused = rig.refused_paths("python");
     assert!(
         refused.is_empty(),
         "a run that touches nothing refused records no denial: {refused:?}"
@@ -427,11 +399,11 @@ async fn a_looping_or_flooding_or_hoarding_script_is_stopped_and_the_next_comman
         assert_eq!(out, format!("after {status}\n"), "{script}");
         assert!(err.contains("python3: stopped:"), "{script}: {err}");
         assert!(
-            limits(&rig)
+            rig.limits()
                 .iter()
                 .any(|(bundle, kind)| bundle == "python" && *kind == limit),
             "{script}: {:?}",
-            limits(&rig)
+            rig.limits()
         );
     }
     let (code, out, _) = rig.sh("python3 -c 'print(1)'").await;
@@ -453,7 +425,7 @@ async fn a_script_ends_within_the_commands_time_limit() {
         "{err}"
     );
     assert!(
-        limits(&rig)
+        rig.limits()
             .iter()
             .any(|(bundle, kind)| bundle == "python" && *kind == LimitKind::Timeout)
     );
@@ -509,10 +481,7 @@ async fn a_script_reads_an_active_skills_folder_and_nothing_of_an_inactive_one()
         copy_bundle(fixture, &built_bundle(artifacts::PLUGINS_DIR, "python"));
     })
     .await;
-    rig.workspace = rig.workspace.clone().with_skills(
-        BTreeMap::from([("report".to_owned(), folder.clone())]),
-        BTreeMap::new(),
-    );
+    rig.mount_skill("report", &folder);
     let inactive = rig
         .call(
             "bash",
@@ -521,16 +490,7 @@ async fn a_script_reads_an_active_skills_folder_and_nothing_of_an_inactive_one()
         .await;
     let output = inactive.expect("the shell runs");
     assert_ne!(output["exit_code"], 0, "{output}");
-    let mut active = ActiveSkills::default();
-    active.apply(&[SkillChange::Activated {
-        call_id: "c".into(),
-        activation: SkillActivation {
-            skill: "report".into(),
-            fingerprint: "f".into(),
-            allowed: None,
-        },
-    }]);
-    rig.skills = Arc::new(active);
+    rig.activate_skill("report");
     let (code, out, err) = rig.sh("python3 /skills/report/scripts/show.py one").await;
     assert_eq!(
         (code, out.as_str()),

@@ -6,12 +6,10 @@
 //! else. A project's scripts print, exit and write exactly as Node.js on the
 //! host does; what a script may not do is refused, audited and survived.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
 
-use cordon_kernel::{ActiveSkills, Capability, Event, LimitKind, SkillActivation, SkillChange};
+use cordon_kernel::LimitKind;
 use cordon_tests::{Rig, artifacts, built_bundle};
 use cordon_wasm::{Safeguards, WorkspaceOptions};
 use serde_json::json;
@@ -134,17 +132,6 @@ async fn a_projects_scripts_print_exit_and_write_as_node_on_the_host_does() {
     assert!(refused.is_empty(), "{refused:?}");
 }
 
-/// The targets of the filesystem denials of the `node` bundle.
-fn refused_paths(rig: &Rig) -> Vec<String> {
-    rig.loaded
-        .events
-        .denials()
-        .into_iter()
-        .filter(|denial| denial.bundle == "node" && denial.capability == Capability::Filesystem)
-        .map(|denial| denial.target)
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_skills_script_runs_from_its_folder_and_a_hostile_one_is_refused_audited_and_survived() {
     let skills = tempfile::tempdir().unwrap();
@@ -194,20 +181,8 @@ async fn a_skills_script_runs_from_its_folder_and_a_hostile_one_is_refused_audit
         std::fs::write(root.join(".env"), "TOKEN=hunter2\n").unwrap();
     })
     .await;
-    rig.workspace = rig.workspace.clone().with_skills(
-        BTreeMap::from([("gen".to_owned(), folder.clone())]),
-        BTreeMap::new(),
-    );
-    let mut active = ActiveSkills::default();
-    active.apply(&[SkillChange::Activated {
-        call_id: "c".into(),
-        activation: SkillActivation {
-            skill: "gen".into(),
-            fingerprint: "f".into(),
-            allowed: None,
-        },
-    }]);
-    rig.skills = Arc::new(active);
+    rig.mount_skill("gen", &folder);
+    rig.activate_skill("gen");
 
     // The skill's script, by `node` and by its extension, from anywhere.
     let (code, out, err) = rig
@@ -292,7 +267,7 @@ console.log(Object.keys(process.env).join(","), fs.readdirSync("/").join(","));
             .exists()
     );
     assert!(!outside.path().join("escaped").exists());
-    let refused = refused_paths(&rig);
+    let refused = rig.refused_paths("node");
     for target in [
         "/skills/gen/template.txt",
         "/workspace/.cordon/planted",
@@ -321,11 +296,11 @@ console.log(Object.keys(process.env).join(","), fs.readdirSync("/").join(","));
         assert_eq!((code, out.as_str()), (0, "after 137\n"), "{script}: {err}");
         assert!(err.contains("node: stopped:"), "{script}: {err}");
         assert!(
-            limits(&rig)
+            rig.limits()
                 .iter()
                 .any(|(bundle, kind)| bundle == "node" && *kind == limit),
             "{script}: {:?}",
-            limits(&rig)
+            rig.limits()
         );
     }
     // A recursion without end is stopped by the instance's stack limit
@@ -336,17 +311,4 @@ console.log(Object.keys(process.env).join(","), fs.readdirSync("/").join(","));
     assert_eq!((code, out.as_str()), (0, "after 137\n"), "{err}");
     assert!(err.contains("node: stopped:"), "{err}");
     assert_eq!(rig.sh("node -p '6 * 7'").await.1, "42\n");
-}
-
-/// The limits the `node` bundle's runs hit.
-fn limits(rig: &Rig) -> Vec<(String, LimitKind)> {
-    rig.loaded
-        .events
-        .snapshot()
-        .into_iter()
-        .filter_map(|event| match event {
-            Event::LimitExceeded { bundle, limit, .. } => Some((bundle, limit)),
-            _ => None,
-        })
-        .collect()
 }

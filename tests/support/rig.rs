@@ -3,12 +3,13 @@
 //! file changes and at a commit. The rig's calls follow one another in one
 //! step, each seeing the changes of those before it.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use cordon_kernel::{
-    ActiveSkills, CallContext, Capability, FileChange, FileWrites, StateSnapshot, ToolError,
-    ToolErrorKind,
+    ActiveSkills, CallContext, Capability, Event, FileChange, FileWrites, LimitKind,
+    SkillActivation, SkillChange, StateSnapshot, ToolError, ToolErrorKind,
 };
 use cordon_wasm::{Safeguards, Workspace, WorkspaceOptions};
 use serde_json::{Value, json};
@@ -151,5 +152,53 @@ impl Rig {
             .into_iter()
             .map(|denial| (denial.capability, denial.target))
             .collect()
+    }
+
+    /// The targets of the filesystem denials of bundle `bundle`.
+    pub fn refused_paths(&self, bundle: &str) -> Vec<String> {
+        self.loaded
+            .events
+            .denials()
+            .into_iter()
+            .filter(|denial| denial.bundle == bundle && denial.capability == Capability::Filesystem)
+            .map(|denial| denial.target)
+            .collect()
+    }
+
+    /// The limits the bundles' runs hit, each with its bundle.
+    pub fn limits(&self) -> Vec<(String, LimitKind)> {
+        self.loaded
+            .events
+            .snapshot()
+            .into_iter()
+            .filter_map(|event| match event {
+                Event::LimitExceeded { bundle, limit, .. } => Some((bundle, limit)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Mounts the skill `name`, whose folder is `folder`, in the workspace;
+    /// its folder is seen only once it is active.
+    pub fn mount_skill(&mut self, name: &str, folder: &Path) {
+        self.workspace = self.workspace.clone().with_skills(
+            BTreeMap::from([(name.to_owned(), folder.to_owned())]),
+            BTreeMap::new(),
+        );
+    }
+
+    /// Activates the skill `name` for the rig's calls, as the `skill` tool
+    /// would.
+    pub fn activate_skill(&mut self, name: &str) {
+        let mut active = ActiveSkills::default();
+        active.apply(&[SkillChange::Activated {
+            call_id: "c".into(),
+            activation: SkillActivation {
+                skill: name.into(),
+                fingerprint: "f".into(),
+                allowed: None,
+            },
+        }]);
+        self.skills = Arc::new(active);
     }
 }
