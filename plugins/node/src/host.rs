@@ -16,7 +16,7 @@ use rquickjs::context::EvalOptions;
 use rquickjs::function::Opt;
 use rquickjs::{Ctx, Exception, Function, Module, Object, Promise, Result, TypedArray, Value};
 
-use crate::resolve::{self, Mode, Resolved};
+use crate::resolve::{self, Mode};
 
 /// What a run's native side keeps: the status `process.exit` asked for,
 /// and whether the script is being stopped where it stands (until the
@@ -343,24 +343,21 @@ fn decode<'js>(ctx: Ctx<'js>, data: Value<'js>, fatal: Opt<bool>) -> Result<Stri
 /// Resolves `request` from the folder `from` for `require` or `import`:
 /// `node:NAME` for a built-in, else the file's absolute path.
 fn resolve_specifier(ctx: Ctx<'_>, request: String, from: String, mode: String) -> Result<String> {
-    let mode = if mode == "import" {
-        Mode::Import
+    let (mode, code) = if mode == "import" {
+        (Mode::Import, "ERR_MODULE_NOT_FOUND")
     } else {
-        Mode::Require
+        (Mode::Require, "MODULE_NOT_FOUND")
     };
-    match resolve::resolve(&request, &from, mode) {
-        Ok(Resolved::Builtin(name)) => Ok(format!("node:{name}")),
-        Ok(Resolved::File(path)) => Ok(path),
-        Err(message) => {
-            let code = if mode == Mode::Import {
-                "ERR_MODULE_NOT_FOUND"
-            } else {
-                "MODULE_NOT_FOUND"
-            };
-            let exception = Exception::from_message(ctx.clone(), &message)?;
-            exception.set("code", code)?;
-            Err(ctx.throw(exception.into_value()))
-        }
+    resolve::specifier(&request, &from, mode).map_err(|message| throw_coded(&ctx, &message, code))
+}
+
+/// Throws an `Error` with `message` and Node's `code`.
+pub fn throw_coded(ctx: &Ctx<'_>, message: &str, code: &str) -> rquickjs::Error {
+    let made = Exception::from_message(ctx.clone(), message)
+        .and_then(|exception| exception.set("code", code).map(|()| exception));
+    match made {
+        Ok(exception) => ctx.throw(exception.into_value()),
+        Err(error) => error,
     }
 }
 

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
-use rquickjs::{Ctx, Exception, Function, Module, Result};
+use rquickjs::{Ctx, Function, Module, Result};
 
-use crate::resolve::{self, Format, Mode, Resolved};
+use crate::resolve::{self, Format, Mode};
 
 /// Resolves specifiers for QuickJS.
 pub struct NodeResolver;
@@ -33,20 +33,14 @@ impl Resolver for NodeResolver {
                 .map(|dir| dir.to_string_lossy().into_owned())
                 .unwrap_or_else(|_| "/".to_owned())
         };
-        match resolve::resolve(name, &from, Mode::Import) {
-            Ok(Resolved::Builtin(builtin)) => Ok(format!("node:{builtin}")),
-            Ok(Resolved::File(path)) => Ok(path),
-            Err(message) => {
-                let shown = if base.starts_with('/') {
-                    format!("{message} imported from {base}")
-                } else {
-                    message
-                };
-                let exception = Exception::from_message(ctx.clone(), &shown)?;
-                exception.set("code", "ERR_MODULE_NOT_FOUND")?;
-                Err(ctx.throw(exception.into_value()))
-            }
-        }
+        resolve::specifier(name, &from, Mode::Import).map_err(|message| {
+            let shown = if base.starts_with('/') {
+                format!("{message} imported from {base}")
+            } else {
+                message
+            };
+            crate::host::throw_coded(ctx, &shown, "ERR_MODULE_NOT_FOUND")
+        })
     }
 }
 

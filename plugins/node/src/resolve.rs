@@ -90,9 +90,19 @@ impl Format {
     }
 }
 
+/// The name QuickJS and `require` know the module `request` (asked for
+/// from the folder `from`) by: `node:NAME` for a built-in, else the file's
+/// absolute path.
+pub fn specifier(request: &str, from: &str, mode: Mode) -> Result<String, String> {
+    Ok(match resolve(request, from, mode)? {
+        Resolved::Builtin(name) => format!("node:{name}"),
+        Resolved::File(path) => path,
+    })
+}
+
 /// What a specifier resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolved {
+enum Resolved {
     /// A built-in module, by its name without `node:`.
     Builtin(String),
     /// A file, by its absolute path.
@@ -100,7 +110,7 @@ pub enum Resolved {
 }
 
 /// Resolves `request` from the folder `from` (an absolute path).
-pub fn resolve(request: &str, from: &str, mode: Mode) -> Result<Resolved, String> {
+fn resolve(request: &str, from: &str, mode: Mode) -> Result<Resolved, String> {
     let bare = request.strip_prefix("node:").unwrap_or(request);
     if BUILTINS.contains(&bare) {
         return Ok(Resolved::Builtin(bare.to_owned()));
@@ -133,23 +143,17 @@ fn file_or_folder(path: &Path) -> Result<Resolved, String> {
     if let Some(found) = file(path) {
         return Ok(found);
     }
-    if path.is_dir() {
-        if let Some(main) = manifest(path).and_then(|manifest| {
+    if path.is_dir()
+        && let Some(main) = manifest(path).and_then(|manifest| {
             manifest
                 .get("main")
                 .and_then(|main| main.as_str().map(str::to_owned))
-        }) && let Ok(found) = entry_of(&normalize(&path.join(main)))
-        {
-            return Ok(found);
-        }
-        for index in ["index.js", "index.mjs", "index.cjs", "index.json"] {
-            let candidate = path.join(index);
-            if candidate.is_file() {
-                return Ok(Resolved::File(shown(&candidate)));
-            }
-        }
+        })
+        && let Ok(found) = entry_of(&normalize(&path.join(main)))
+    {
+        return Ok(found);
     }
-    Err(format!("Cannot find module '{}'", shown(path)))
+    entry_of(path)
 }
 
 /// A `main` or `exports` target: a file, or a folder's `index` file.
