@@ -131,6 +131,13 @@ fn cordon(project: &Project, index: &Index, args: &[&str]) -> std::process::Outp
         .expect("run cordon")
 }
 
+/// `cordon skills approve SKILL --agent agent.toml` with `more` arguments.
+fn approve(project: &Project, index: &Index, skill: &str, more: &[&str]) -> std::process::Output {
+    let mut args = vec!["skills", "approve", skill, "--agent", "agent.toml"];
+    args.extend_from_slice(more);
+    cordon(project, index, &args)
+}
+
 fn greet_wheel() -> Vec<u8> {
     wheel(&[
         (
@@ -239,11 +246,7 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
     );
 
     // Shown with their wheels and hashes; not on a terminal, not approved.
-    let shown = cordon(
-        &project,
-        &index,
-        &["skills", "approve", "greeter", "--agent", "agent.toml"],
-    );
+    let shown = approve(&project, &index, "greeter", &[]);
     assert_eq!(shown.status.code(), Some(2), "{}", both(&shown));
     let listed = text(&shown.stdout);
     assert!(
@@ -259,18 +262,7 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
     );
     assert!(!project.path(".cordon/packages.toml").exists());
 
-    let approved = cordon(
-        &project,
-        &index,
-        &[
-            "skills",
-            "approve",
-            "greeter",
-            "--agent",
-            "agent.toml",
-            "--yes",
-        ],
-    );
+    let approved = approve(&project, &index, "greeter", &["--yes"]);
     assert!(approved.status.success(), "{}", both(&approved));
     let recorded = project.read(".cordon/packages.toml").unwrap();
     assert!(recorded.contains(&greet_hash), "{recorded}");
@@ -289,18 +281,7 @@ fn a_skills_packages_are_approved_fetched_and_imported_by_its_script_in_the_sand
         "{}",
         both(&listed)
     );
-    let neighbour = cordon(
-        &project,
-        &index,
-        &[
-            "skills",
-            "approve",
-            "neighbour",
-            "--agent",
-            "agent.toml",
-            "--yes",
-        ],
-    );
+    let neighbour = approve(&project, &index, "neighbour", &["--yes"]);
     assert!(neighbour.status.success(), "{}", both(&neighbour));
     let after = run("after");
     assert!(after.status.success(), "{}", both(&after));
@@ -413,18 +394,7 @@ fn packages_that_would_run_native_or_install_code_or_whose_bytes_changed_are_ref
         ("absent==9.9", "it has no absent==9.9"),
     ] {
         let project = project(&format!("{pin}\n"));
-        let output = cordon(
-            &project,
-            &index,
-            &[
-                "skills",
-                "approve",
-                "greeter",
-                "--agent",
-                "agent.toml",
-                "--yes",
-            ],
-        );
+        let output = approve(&project, &index, "greeter", &["--yes"]);
         assert_eq!(output.status.code(), Some(2), "{pin}: {}", both(&output));
         assert!(
             text(&output.stderr).contains(needle),
@@ -438,18 +408,7 @@ fn packages_that_would_run_native_or_install_code_or_whose_bytes_changed_are_ref
         assert!(!project.data_home().join("escaped.py").exists());
     }
     let bad_pin = project("pypdf>=5\n");
-    let output = cordon(
-        &bad_pin,
-        &index,
-        &[
-            "skills",
-            "approve",
-            "greeter",
-            "--agent",
-            "agent.toml",
-            "--yes",
-        ],
-    );
+    let output = approve(&bad_pin, &index, "greeter", &["--yes"]);
     assert_eq!(output.status.code(), Some(2), "{}", both(&output));
     assert!(
         text(&output.stderr).contains("requirements.txt:1: `pypdf>=5` is not an exact pin"),
@@ -604,46 +563,23 @@ fn published_style_skills_fill_a_pdf_form_repack_an_office_file_and_validate_a_s
     );
     inputs(&project.path(""));
     for skill in ["pdf-form", "office-repack"] {
-        let approved = cordon(
-            &project,
-            &index,
-            &["skills", "approve", skill, "--agent", "agent.toml", "--yes"],
-        );
+        let approved = approve(&project, &index, skill, &["--yes"]);
         assert!(approved.status.success(), "{skill}: {}", both(&approved));
     }
     // PyYAML has native wheels only: refused whole, taken for its Python
     // files when the operator says so.
-    let whole = cordon(
-        &project,
-        &index,
-        &[
-            "skills",
-            "approve",
-            "skill-validator",
-            "--agent",
-            "agent.toml",
-            "--yes",
-        ],
-    );
+    let whole = approve(&project, &index, "skill-validator", &["--yes"]);
     assert_eq!(whole.status.code(), Some(2), "{}", both(&whole));
     assert!(
         text(&whole.stderr).contains("PyYAML==6.0.3 has no wheel the sandbox can run"),
         "{}",
         both(&whole)
     );
-    let python_only = cordon(
+    let python_only = approve(
         &project,
         &index,
-        &[
-            "skills",
-            "approve",
-            "skill-validator",
-            "--agent",
-            "agent.toml",
-            "--python-only",
-            "pyyaml",
-            "--yes",
-        ],
+        "skill-validator",
+        &["--python-only", "pyyaml", "--yes"],
     );
     assert!(python_only.status.success(), "{}", both(&python_only));
     assert!(
