@@ -2,13 +2,14 @@
 //! (the SHA-256 of SKILL.md, which an activation records), and the files it
 //! holds, listed on activation but never read for the model.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 use crate::frontmatter;
 use crate::meta::{self, SkillMeta};
-use crate::packages::requirements::{self, REQUIREMENTS_FILE};
+use crate::packages::requirements;
 use crate::problem::Problem;
 
 /// The file that makes a folder a skill.
@@ -33,28 +34,17 @@ pub struct Skill {
     pub fingerprint: String,
 }
 
-/// What is wrong with the skill's `requirements.txt`, if it has one that
-/// cannot be read, or with the pins its SKILL.md lists under `metadata`: a
-/// warning, since the skill loads, but its packages cannot be approved
-/// until it is fixed.
-fn requirements_problem(folder: &Path) -> Option<Problem> {
-    let file = folder.join(REQUIREMENTS_FILE);
-    if let Ok(text) = std::fs::read_to_string(&file)
-        && let Err((line, rule)) = requirements::parse(&text)
-    {
-        return Some(Problem::tolerated_file(
-            &file,
-            format!("line {line}: {rule}; its packages cannot be approved until it is fixed"),
-        ));
-    }
-    let error = requirements::read(folder).err()?.to_string();
-    let skill_file = folder.join(SKILL_FILE);
-    let rule = error
-        .strip_prefix(&format!("{}: ", skill_file.display()))
-        .unwrap_or(&error);
+/// What is wrong with the pins of the skill in `folder`, whose SKILL.md's
+/// `metadata` is `metadata`: a warning, since the skill loads, but its
+/// packages cannot be approved until it is fixed.
+fn requirements_problem(folder: &Path, metadata: &BTreeMap<String, String>) -> Option<Problem> {
+    let error = requirements::read_with(folder, metadata).err()?;
     Some(Problem::tolerated_file(
-        &skill_file,
-        format!("{rule}; its packages cannot be approved until it is fixed"),
+        error.file(),
+        format!(
+            "{}; its packages cannot be approved until it is fixed",
+            error.rule()
+        ),
     ))
 }
 
@@ -93,7 +83,8 @@ impl Skill {
         let fields =
             frontmatter::mapping(split.yaml).map_err(|rule| vec![Problem::file(&file, rule)])?;
         let mut meta = meta::check(&file, &name, &fields)?;
-        meta.warnings.extend(requirements_problem(folder));
+        let problem = requirements_problem(folder, &meta.metadata);
+        meta.warnings.extend(problem);
         Ok(Self {
             meta,
             body: split.body.to_owned(),
@@ -217,5 +208,47 @@ mod tests {
             &"x".repeat((MAX_SKILL_FILE + 1) as usize),
         );
         assert!(Skill::load(&big).unwrap_err()[0].rule.contains("at most"));
+    }
+
+    #[test]
+    fn pins_that_cannot_be_approved_load_the_skill_with_a_warning_on_their_file() {
+        let root = tempfile::tempdir().unwrap();
+        let folder = skill_folder(
+            root.path(),
+            "pdf",
+            "---\nname: pdf\ndescription: d\nmetadata:\n  python-requirements: pypdf>=5\n---\n",
+        );
+        let skill = Skill::load(&folder).unwrap();
+        let warnings: Vec<_> = skill
+            .meta
+            .warnings
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            warnings.iter().any(|warning| warning.contains("SKILL.md")
+                && warning
+                    .contains("`metadata.python-requirements`: `pypdf>=5` is not an exact pin")),
+            "{warnings:?}"
+        );
+        std::fs::write(
+            folder.join(SKILL_FILE),
+            "---\nname: pdf\ndescription: d\nmetadata:\n  python-requirements: pypdf==5.1.0\n---\n",
+        )
+        .unwrap();
+        std::fs::write(folder.join("requirements.txt"), "pypdf==4.0\n").unwrap();
+        let warnings: Vec<_> = Skill::load(&folder)
+            .unwrap()
+            .meta
+            .warnings
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            warnings
+                .iter()
+                .any(|warning| warning.contains("pins pypdf==5.1.0, but")),
+            "{warnings:?}"
+        );
     }
 }

@@ -7,8 +7,11 @@
 //! package pinned at two versions: what runs is exactly what the operator
 //! approved.
 
+use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use yaml_rust2::Yaml;
 
 use serde::{Deserialize, Serialize};
 
@@ -76,27 +79,104 @@ impl fmt::Display for Requirement {
     }
 }
 
+/// Why a skill's pins cannot be read, and in which file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PinsError {
+    /// `requirements.txt` cannot be read.
+    Unreadable {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        error: String,
+    },
+    /// A line of `requirements.txt` is not an exact pin.
+    Line {
+        /// The file.
+        file: PathBuf,
+        /// The line, from 1.
+        line: usize,
+        /// What is wrong with it.
+        rule: String,
+    },
+    /// The SKILL.md's `metadata.python-requirements` is not a list of
+    /// exact pins, or pins a package the file pins at another version.
+    Metadata {
+        /// The SKILL.md.
+        file: PathBuf,
+        /// What is wrong with the list.
+        rule: String,
+    },
+}
+
+impl PinsError {
+    /// The file at fault.
+    pub fn file(&self) -> &Path {
+        match self {
+            PinsError::Unreadable { file, .. }
+            | PinsError::Line { file, .. }
+            | PinsError::Metadata { file, .. } => file,
+        }
+    }
+
+    /// What is wrong, where in the file.
+    pub fn rule(&self) -> String {
+        match self {
+            PinsError::Unreadable { error, .. } => format!("cannot read: {error}"),
+            PinsError::Line { line, rule, .. } => format!("line {line}: {rule}"),
+            PinsError::Metadata { rule, .. } => format!("`metadata.{METADATA_KEY}`: {rule}"),
+        }
+    }
+}
+
+impl fmt::Display for PinsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PinsError::Line { file, line, rule } => write!(f, "{}:{line}: {rule}", file.display()),
+            other => write!(f, "{}: {}", other.file().display(), other.rule()),
+        }
+    }
+}
+
 /// The requirements of the skill in `folder`, from its `requirements.txt`
 /// and its SKILL.md's `metadata`: none without either.
 pub fn read(folder: &Path) -> Result<Vec<Requirement>, PackageError> {
+    read_with(folder, &metadata_of(folder))
+        .map_err(|error| PackageError::Requirements(error.to_string()))
+}
+
+/// The requirements of the skill in `folder` whose SKILL.md's `metadata`
+/// is `metadata`: its `requirements.txt` pins and those the metadata
+/// lists, each package once.
+pub fn read_with(
+    folder: &Path,
+    metadata: &BTreeMap<String, String>,
+) -> Result<Vec<Requirement>, PinsError> {
     let file = folder.join(REQUIREMENTS_FILE);
     let mut pins = match std::fs::read_to_string(&file) {
-        Ok(text) => parse(&text).map_err(|(line, rule)| {
-            PackageError::Requirements(format!("{}:{line}: {rule}", file.display()))
+        Ok(text) => parse(&text).map_err(|(line, rule)| PinsError::Line {
+            file: file.clone(),
+            line,
+            rule,
         })?,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(error) => {
-            return Err(PackageError::Requirements(format!(
-                "{}: cannot read: {error}",
-                file.display()
-            )));
+            return Err(PinsError::Unreadable {
+                file,
+                error: error.to_string(),
+            });
         }
     };
     let skill_file = folder.join(crate::SKILL_FILE);
-    let field = format!("metadata.{METADATA_KEY}");
-    let listed = metadata_pins(&skill_file).map_err(|rule| {
-        PackageError::Requirements(format!("{}: `{field}`: {rule}", skill_file.display()))
-    })?;
+    let metadata_error = |rule: String| PinsError::Metadata {
+        file: skill_file.clone(),
+        rule,
+    };
+    let listed = match metadata.get(METADATA_KEY) {
+        Some(listed) => {
+            parse(&listed.replace(',', "\n")).map_err(|(_, rule)| metadata_error(rule))?
+        }
+        None => Vec::new(),
+    };
     for pin in listed {
         match pins
             .iter()
@@ -104,9 +184,8 @@ pub fn read(folder: &Path) -> Result<Vec<Requirement>, PackageError> {
         {
             Some(known) if known.version == pin.version => {}
             Some(known) => {
-                return Err(PackageError::Requirements(format!(
-                    "{}: `{field}` pins {pin}, but {} pins {known}; pin each package once",
-                    skill_file.display(),
+                return Err(metadata_error(format!(
+                    "pins {pin}, but {} pins {known}; pin each package once",
                     file.display()
                 )));
             }
@@ -117,36 +196,29 @@ pub fn read(folder: &Path) -> Result<Vec<Requirement>, PackageError> {
     Ok(pins)
 }
 
-/// The pins the SKILL.md `file` lists under `metadata`, or why they are
-/// not pins; none when it lists none (or cannot be read: loading the skill
-/// says so).
-fn metadata_pins(file: &Path) -> Result<Vec<Requirement>, String> {
-    let Ok(text) = std::fs::read_to_string(file) else {
-        return Ok(Vec::new());
+/// The string values under the `metadata` of the SKILL.md in `folder`, as
+/// loading the skill reads them; none when it cannot be read (loading the
+/// skill says why).
+fn metadata_of(folder: &Path) -> BTreeMap<String, String> {
+    let Ok(text) = std::fs::read_to_string(folder.join(crate::SKILL_FILE)) else {
+        return BTreeMap::new();
     };
     let Ok(split) = crate::frontmatter::split(&text) else {
-        return Ok(Vec::new());
+        return BTreeMap::new();
     };
     let Ok(fields) = crate::frontmatter::mapping(split.yaml) else {
-        return Ok(Vec::new());
+        return BTreeMap::new();
     };
-    let Some(yaml_rust2::Yaml::Hash(metadata)) = fields
-        .into_iter()
-        .find(|(key, _)| key == "metadata")
-        .map(|(_, value)| value)
-    else {
-        return Ok(Vec::new());
-    };
-    let Some(value) = metadata.get(&yaml_rust2::Yaml::String(METADATA_KEY.to_owned())) else {
-        return Ok(Vec::new());
-    };
-    let yaml_rust2::Yaml::String(listed) = value else {
-        return Err(format!(
-            "must be a string of pins such as \"pypdf==5.1.0 defusedxml==0.7.1\", not {}",
-            crate::frontmatter::kind(value)
-        ));
-    };
-    parse(&listed.replace(',', "\n")).map_err(|(_, rule)| rule)
+    match fields.into_iter().find(|(key, _)| key == "metadata") {
+        Some((_, Yaml::Hash(hash))) => hash
+            .into_iter()
+            .filter_map(|(key, value)| match (key, value) {
+                (Yaml::String(key), Yaml::String(value)) => Some((key, value)),
+                _ => None,
+            })
+            .collect(),
+        _ => BTreeMap::new(),
+    }
 }
 
 /// The pins of a requirements text, or the first bad line and why.
