@@ -197,3 +197,54 @@ pub fn ready_site(
     }
     Ok(Some(site(&packages)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skill_whose_pins_changed_since_their_approval_gets_no_packages() {
+        let skill = tempfile::tempdir().unwrap();
+        let store = tempfile::tempdir().unwrap();
+        let write_skill = |metadata: &str| {
+            std::fs::write(
+                skill.path().join("SKILL.md"),
+                format!("---\nname: greeter\ndescription: d\nmetadata:\n  python-requirements: \"{metadata}\"\n---\n"),
+            )
+            .unwrap();
+        };
+        let approved = ApprovedSkill {
+            named: Vec::new(),
+            wheels: vec![ApprovedWheel {
+                name: "greet".into(),
+                version: "1.0".into(),
+                file: "greet-1.0-py3-none-any.whl".into(),
+                sha256: "ab".repeat(32),
+                python_only: false,
+            }],
+        };
+        let approvals = PackageApprovals {
+            skills: BTreeMap::from([("greeter".to_owned(), approved.clone())]),
+        };
+        let packages = approved.folder(store.path(), "greeter");
+        std::fs::create_dir_all(&packages).unwrap();
+        mark_complete(&packages).unwrap();
+
+        write_skill("greet==1.0");
+        assert_eq!(
+            ready_site(&approvals, store.path(), "greeter", skill.path()),
+            Ok(Some(site(&packages)))
+        );
+        // The skill's author changes a version, or adds a package beside the
+        // approved one: neither is mounted until the operator approves.
+        for changed in ["greet==2.0", "greet==1.0, sneaky==1.0"] {
+            write_skill(changed);
+            let refused =
+                ready_site(&approvals, store.path(), "greeter", skill.path()).expect_err(changed);
+            assert!(
+                refused.contains("needs Python packages the operator has not approved"),
+                "{changed}: {refused}"
+            );
+        }
+    }
+}

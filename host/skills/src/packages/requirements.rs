@@ -173,7 +173,11 @@ pub fn read_with(
     };
     let listed = match metadata.get(METADATA_KEY) {
         Some(listed) => {
-            parse(&listed.replace(',', "\n")).map_err(|(_, rule)| metadata_error(rule))?
+            // Pins parted by commas or spaces, one a line to the parser.
+            let lines: Vec<&str> = listed
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .collect();
+            parse(&lines.join("\n")).map_err(|(_, rule)| metadata_error(rule))?
         }
         None => Vec::new(),
     };
@@ -271,7 +275,7 @@ mod tests {
             )
             .unwrap();
         };
-        skill("  python-requirements: \"pypdf==5.1.0, defusedxml==0.7.1\"\n");
+        skill("  python-requirements: \"pypdf==5.1.0 defusedxml==0.7.1\"\n");
         let shown =
             |pins: Vec<Requirement>| pins.iter().map(ToString::to_string).collect::<Vec<_>>();
         assert_eq!(
