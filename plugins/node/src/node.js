@@ -52,10 +52,7 @@
       }
       if (v === null) return "null";
       if (seen.includes(v)) return "[Circular *1]";
-      if (v instanceof Error) {
-        const stack = (v.stack || "").replace(/\n$/, "");
-        return stack.startsWith(String(v)) ? stack : stack ? `${String(v)}\n${stack}` : String(v);
-      }
+      if (v instanceof Error) return errorText(v);
       if (v instanceof Date) return isNaN(v) ? "Invalid Date" : v.toISOString();
       if (v instanceof RegExp) return String(v);
       if (typeof Buffer === "function" && v instanceof Buffer) {
@@ -106,6 +103,16 @@
       }
     }
     return show(value, 0, false);
+  }
+
+  // An error as Node prints it: its name and message, then its stack, less
+  // the interpreter's own frames, which say nothing about the script.
+  function errorText(error) {
+    const stack = (error.stack || "")
+      .split("\n")
+      .filter((line) => line && !line.includes("node:internal") && !line.includes("(native)"))
+      .join("\n");
+    return stack.startsWith(String(error)) ? stack : stack ? `${String(error)}\n${stack}` : String(error);
   }
 
   function format(...args) {
@@ -1526,12 +1533,7 @@
   function report(error) {
     if (error instanceof Error) {
       const own = Object.keys(error).filter((k) => k !== "stack" && k !== "message");
-      // The interpreter's own frames say nothing about the script.
-      const stack = (error.stack || "")
-        .split("\n")
-        .filter((line) => line && !line.includes("node:internal") && !line.includes("(native)"))
-        .join("\n");
-      let text = stack.startsWith(String(error)) ? stack : stack ? `${String(error)}\n${stack}` : String(error);
+      let text = errorText(error);
       if (own.length) text += " " + inspect(Object.fromEntries(own.map((k) => [k, error[k]])));
       writeStream(2, `${text}\n\nNode.js ${process.version}\n`);
     } else writeStream(2, `Uncaught ${inspect(error, { depth: 2 })}\n`);
