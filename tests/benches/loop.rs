@@ -200,6 +200,7 @@ async fn commit_throughput() {
             created: 0,
             thread: cordon_kernel::DEFAULT_THREAD.into(),
             metadata: Default::default(),
+            parent: None,
         })
         .await
         .expect("run");

@@ -6,8 +6,10 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::delegation::decl::{self, DelegationLimits, Including, SubAgent, SubAgentTable};
 use crate::policy::{PermissionPolicy, PolicyError, PolicyTable};
 use crate::typed_state::{MergePolicy, Scope, StateKey};
+use std::sync::Arc;
 
 /// What a run executes. Immutable once built; a run never changes it.
 #[derive(Debug, Clone)]
@@ -45,8 +47,16 @@ pub struct AgentDef {
     /// (`hooks = [...]`; `[]` runs none); `None` runs every hook bundle
     /// loaded.
     pub hooks: Option<Vec<String>>,
+    /// The sub-agents it may delegate to, by name: the model calls each as
+    /// the tool `agent.NAME`.
+    pub agents: BTreeMap<String, Arc<SubAgent>>,
+    /// How far a tree of runs under it may grow.
+    pub delegation: DelegationLimits,
     tools: GlobSet,
     tool_patterns: Vec<String>,
+    /// The tool lists of the agents that delegate to this one, each of
+    /// which a tool must match too.
+    outer_tools: Vec<Arc<GlobSet>>,
     /// Keys bundles declare for an agent whose state is open: their scope,
     /// merge policy and schema hold, and state stays open.
     adopted: BTreeMap<String, StateKey>,
@@ -142,6 +152,10 @@ struct AgentFile {
     #[serde(default)]
     mcp: BTreeMap<String, McpTable>,
     hooks: Option<Vec<String>>,
+    #[serde(default)]
+    agents: BTreeMap<String, SubAgentTable>,
+    #[serde(default)]
+    delegation: DelegationLimits,
 }
 
 /// `[mcp.NAME]` as an agent file writes it.
@@ -246,8 +260,11 @@ impl AgentDef {
             skills: Vec::new(),
             mcp: BTreeMap::new(),
             hooks: None,
+            agents: BTreeMap::new(),
+            delegation: DelegationLimits::default(),
             tools: set,
             tool_patterns: patterns,
+            outer_tools: Vec::new(),
             adopted: BTreeMap::new(),
             adopted_from: BTreeMap::new(),
         })
@@ -282,16 +299,47 @@ impl AgentDef {
     /// deny = ["files.read(path=**/.env)"]
     /// ```
     pub fn load(file: &Path) -> Result<Self, AgentError> {
+        let chain: Vec<PathBuf> = file.canonicalize().into_iter().collect();
+        Self::load_file(file, &chain, None)
+    }
+
+    /// Read the agent file of a sub-agent, which `chain` includes, working
+    /// in its parent's workspace (`parent`: its backend and whether it is
+    /// trusted).
+    pub(crate) fn load_within(
+        file: &Path,
+        chain: &[PathBuf],
+        parent: (Option<&str>, bool),
+    ) -> Result<Self, AgentError> {
+        Self::load_file(file, chain, Some(parent))
+    }
+
+    fn load_file(
+        file: &Path,
+        chain: &[PathBuf],
+        parent: Option<(Option<&str>, bool)>,
+    ) -> Result<Self, AgentError> {
         let name = file.display().to_string();
         let text = std::fs::read_to_string(file).map_err(|error| AgentError::File {
             file: name.clone(),
             message: format!("cannot read: {error}"),
         })?;
-        Self::parse(&name, &text)
+        Self::parse_in(&name, &text, chain, parent)
     }
 
-    /// Parse agent file `text`, reporting errors against `file`.
+    /// Parse agent file `text`, reporting errors against `file`; the files
+    /// of its sub-agents are read relative to `file`'s folder.
     pub fn parse(file: &str, text: &str) -> Result<Self, AgentError> {
+        let chain: Vec<PathBuf> = Path::new(file).canonicalize().into_iter().collect();
+        Self::parse_in(file, text, &chain, None)
+    }
+
+    fn parse_in(
+        file: &str,
+        text: &str,
+        chain: &[PathBuf],
+        parent: Option<(Option<&str>, bool)>,
+    ) -> Result<Self, AgentError> {
         let parsed: AgentFile = toml::from_str(text).map_err(|error| AgentError::File {
             file: file.to_owned(),
             message: error.to_string().trim_end().to_owned(),
@@ -338,6 +386,18 @@ impl AgentDef {
                 .map_err(|message| invalid(&format!("mcp.{name}"), message))?;
             mcp.insert(name, declared);
         }
+        // A sub-agent file's own sub-agents work in the workspace of the
+        // agent at the top, as it does.
+        let (sandbox, trusted) = parent.unwrap_or((parsed.sandbox.as_deref(), parsed.trusted));
+        let agents = decl::sub_agents(
+            &Including {
+                file,
+                sandbox,
+                trusted,
+                chain,
+            },
+            parsed.agents,
+        )?;
         Ok(Self {
             name: parsed.name,
             instructions: parsed.instructions,
@@ -356,8 +416,11 @@ impl AgentDef {
             skills: parsed.skills,
             mcp,
             hooks: parsed.hooks,
+            agents,
+            delegation: parsed.delegation,
             tools,
             tool_patterns: parsed.tools,
+            outer_tools: Vec::new(),
             adopted: BTreeMap::new(),
             adopted_from: BTreeMap::new(),
         })
@@ -379,9 +442,30 @@ impl AgentDef {
             .collect()
     }
 
-    /// Whether the agent may use the tool `name` at all.
+    /// Whether the agent may use the tool `name` at all: its own list
+    /// allows it, and so does the list of every agent delegating to it.
     pub fn uses_tool(&self, name: &str) -> bool {
-        self.tools.is_match(name)
+        self.tools.is_match(name) && self.outer_tools.iter().all(|outer| outer.is_match(name))
+    }
+
+    /// Keep the tools matching `patterns` too, beside the agent's own list.
+    pub(crate) fn narrow_tools(&mut self, patterns: &[String]) -> Result<(), (String, String)> {
+        self.outer_tools.push(Arc::new(tool_set(patterns)?));
+        Ok(())
+    }
+
+    /// This agent as `parent` delegates to it: it may use only the tools
+    /// both may, each call is judged by both policies and the stricter
+    /// verdict stands, and the tighter delegation bounds hold.
+    pub fn within(&self, parent: &AgentDef) -> AgentDef {
+        let mut narrowed = self.clone();
+        narrowed.outer_tools.push(Arc::new(parent.tools.clone()));
+        narrowed
+            .outer_tools
+            .extend(parent.outer_tools.iter().cloned());
+        narrowed.permissions = self.permissions.within(&parent.permissions);
+        narrowed.delegation = self.delegation.within(parent.delegation);
+        narrowed
     }
 
     /// Declare state key `key`, optionally with a schema.

@@ -60,7 +60,7 @@ impl ToolRecord {
 }
 
 /// Why a call waits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "reason", rename_all = "kebab-case")]
 pub enum PendingReason {
     /// The policy asks a person first.
@@ -75,6 +75,15 @@ pub enum PendingReason {
     /// The call may or may not have run before a crash, and running it again
     /// is not known to be safe.
     Indeterminate,
+    /// The call delegated its task to a sub-agent, whose run `run_id` waits
+    /// on calls of its own; each is decided by its path from this call
+    /// (`call-2-1/call-1-3`), and the sub-agent goes on where it stopped.
+    Delegated {
+        /// The sub-agent's run.
+        run_id: String,
+        /// The calls it waits on.
+        pending: Vec<PendingCall>,
+    },
 }
 
 impl PendingReason {
@@ -90,7 +99,7 @@ impl PendingReason {
             Self::Approval {
                 rule: Some(why), ..
             } => Some(why.clone()),
-            Self::Indeterminate => None,
+            Self::Indeterminate | Self::Delegated { .. } => None,
         }
     }
 
@@ -111,6 +120,45 @@ pub struct PendingCall {
     /// Why it waits.
     #[serde(flatten)]
     pub reason: PendingReason,
+}
+
+/// One decision a waiting run needs: a call of the run itself, or of a
+/// sub-agent's run beneath it, named by its path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitingCall<'a> {
+    /// The call's id, after the ids of the delegating calls above it, each
+    /// followed by `/`: `call-2-1/call-1-3`.
+    pub path: String,
+    /// The call.
+    pub call: &'a ToolCall,
+    /// Why it waits: a rule's or a hook's ask, or a crash.
+    pub reason: &'a PendingReason,
+    /// The sub-agents' runs it lies in, outermost first; empty for the run's own.
+    pub runs: Vec<&'a str>,
+}
+
+impl PendingCall {
+    /// The decisions this pending call needs: itself, or for a delegated
+    /// call, every call its sub-agent's run waits on, by path.
+    pub fn waiting(&self) -> Vec<WaitingCall<'_>> {
+        match &self.reason {
+            PendingReason::Delegated { run_id, pending } => pending
+                .iter()
+                .flat_map(PendingCall::waiting)
+                .map(|mut inner| {
+                    inner.path = format!("{}/{}", self.call.id, inner.path);
+                    inner.runs.insert(0, run_id);
+                    inner
+                })
+                .collect(),
+            reason => vec![WaitingCall {
+                path: self.call.id.clone(),
+                call: &self.call,
+                reason,
+                runs: Vec::new(),
+            }],
+        }
+    }
 }
 
 /// How a run ended.
@@ -259,6 +307,27 @@ pub struct RunHeader {
     /// was started with; the runtime records it and never interprets it.
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
+    /// For a sub-agent's run, the call that delegated to it; `None` for a
+    /// run of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ParentLink>,
+}
+
+/// Where a sub-agent's run hangs in its tree: the call that delegated to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct ParentLink {
+    /// The run whose call it is.
+    pub run_id: String,
+    /// The step of that run the call belongs to.
+    pub seq: u64,
+    /// The call.
+    pub call_id: String,
+    /// The run at the top of the tree, which no call delegated to.
+    pub root: String,
+    /// How many delegations lie between it and the root: 1 for a child of
+    /// the root.
+    pub depth: u32,
 }
 
 /// The thread of runs started without naming one.

@@ -96,6 +96,9 @@ pub enum LimitKind {
     /// A sandboxed shell's own limits: how many commands one line runs and
     /// how deeply its functions, subshells and scripts nest.
     Shell,
+    /// How far a tree of sub-agents' runs may grow: how deep, how many at
+    /// once in a step, how many in all (`[delegation]`).
+    Delegation,
 }
 
 impl fmt::Display for LimitKind {
@@ -111,6 +114,7 @@ impl fmt::Display for LimitKind {
             Self::Instances => "instances",
             Self::Network => "network",
             Self::Shell => "shell",
+            Self::Delegation => "delegation",
         })
     }
 }

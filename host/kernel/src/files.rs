@@ -119,6 +119,13 @@ pub trait FileLedger: Send + Sync {
     /// Reload a run's committed changes in a new process: `steps` in order,
     /// those up to step `published` already in the real folder.
     fn restore(&self, steps: &[StepFiles], published: u64);
+
+    /// The changes every call of the run sees beneath its own, over the
+    /// workspace's committed files: none, unless the run is a sub-agent's,
+    /// whose committed changes are still its parent's staged ones.
+    fn underlay(&self) -> Arc<FileWrites> {
+        Arc::default()
+    }
 }
 
 /// The ledger of a run without a staged workspace.

@@ -12,6 +12,7 @@ pub mod ask;
 pub mod cancel;
 pub mod commit;
 pub mod content;
+pub mod delegation;
 pub mod event;
 pub mod file_rules;
 pub mod files;
@@ -39,10 +40,11 @@ pub use ask::{Answer, AskFuture, Asker, Deferred, Question, Unasked};
 pub use cancel::{Cancellation, Cancelled};
 pub use commit::{
     CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, Durability, EndCause, Intent,
-    MemoryCommitStore, PendingCall, PendingReason, Receipt, RunHeader, RunRecord, RunSummary,
-    StepCommit, ToolRecord,
+    MemoryCommitStore, ParentLink, PendingCall, PendingReason, Receipt, RunHeader, RunRecord,
+    RunSummary, StepCommit, ToolRecord, WaitingCall,
 };
 pub use content::{ContentBlock, ResourceBody};
+pub use delegation::{DelegationLimits, SubAgent};
 pub use event::{Capability, Denial, Event, EventLog, EventSink, LimitKind, LogLevel};
 pub use file_rules::{FileAccess, FileRefusal, FileRuleKind, FileRules};
 pub use files::{
@@ -56,8 +58,8 @@ pub use hooks::{
 pub use merge::{Refusal, StateConflict, StepEffects, StepState, Writer};
 pub use message::{CallResult, Message, Role, ToolCall};
 pub use model::{
-    ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResponse, Retry,
-    StopReason, Usage,
+    ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest, ModelResolver, ModelResponse,
+    Retry, StopReason, Usage,
 };
 pub use policy::{Decider, Decision, PermissionPolicy, PolicyError, Rule, Verdict};
 pub use progress::{Observer, Progress, Unobserved};

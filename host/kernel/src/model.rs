@@ -120,3 +120,17 @@ pub trait ModelProvider: Send + Sync {
         deltas: &'a (dyn Fn(ModelDelta) + Send + Sync),
     ) -> ModelFuture<'a>;
 }
+
+/// The port through which the loop finds the model a sub-agent names
+/// (`model = "..."` in its file or its `[agents.NAME]` table); a sub-agent
+/// naming none runs on its parent's model.
+pub trait ModelResolver: Send + Sync {
+    /// The provider `spec` names, sampled by `settings`, with relative paths
+    /// (a scripted model's file) resolved against `dir`.
+    fn resolve(
+        &self,
+        spec: &str,
+        settings: &crate::agent::ModelSettings,
+        dir: &std::path::Path,
+    ) -> Result<std::sync::Arc<dyn ModelProvider>, String>;
+}

@@ -329,15 +329,17 @@ pub struct PermissionPolicy {
     default: Verdict,
     rules: Vec<Rule>,
     files: FileRules,
+    /// The policy of the agent that delegated to this one, which judges
+    /// every call too: the stricter verdict of the two stands.
+    outer: Option<std::sync::Arc<PermissionPolicy>>,
 }
 
 /// A policy as written in a policy file or an agent file's `[permissions]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PolicyTable {
     /// Unless told otherwise, a person approves every call.
-    #[serde(default = "ask")]
-    default: Verdict,
+    default: Option<Verdict>,
     #[serde(default)]
     allow: Vec<String>,
     #[serde(default)]
@@ -348,27 +350,20 @@ pub(crate) struct PolicyTable {
     files: FileRulesTable,
 }
 
-impl Default for PolicyTable {
-    fn default() -> Self {
-        Self {
-            default: Verdict::Ask,
-            allow: Vec::new(),
-            ask: Vec::new(),
-            deny: Vec::new(),
-            files: FileRulesTable::default(),
-        }
-    }
-}
-
-fn ask() -> Verdict {
-    Verdict::Ask
-}
-
 impl PolicyTable {
     /// The policy, or the list and index of the first rule that does not parse
     /// (`deny[1]`) with why.
     pub(crate) fn build(self) -> Result<PermissionPolicy, (String, PolicyError)> {
-        let mut policy = PermissionPolicy::new(self.default);
+        self.build_or(Verdict::Ask)
+    }
+
+    /// [`PolicyTable::build`], answering `fallback` where the table
+    /// sets no `default`.
+    pub(crate) fn build_or(
+        self,
+        fallback: Verdict,
+    ) -> Result<PermissionPolicy, (String, PolicyError)> {
+        let mut policy = PermissionPolicy::new(self.default.unwrap_or(fallback));
         policy.files = self.files.build().map_err(|(field, rule, reason)| {
             (format!("files.{field}"), PolicyError::Rule { rule, reason })
         })?;
@@ -394,7 +389,22 @@ impl PermissionPolicy {
             default,
             rules: Vec::new(),
             files: FileRules::new(),
+            outer: None,
         }
+    }
+
+    /// This policy beneath `outer`, the policy of the agent delegating to
+    /// it: every call is judged by both and the stricter verdict stands
+    /// (deny over ask over allow), so no rule here loosens one there; the
+    /// file rules are both together.
+    pub fn within(&self, outer: &PermissionPolicy) -> Self {
+        let mut narrowed = self.clone();
+        narrowed.files = narrowed.files.union(&outer.files);
+        narrowed.outer = Some(std::sync::Arc::new(match &self.outer {
+            None => outer.clone(),
+            Some(mine) => mine.within(outer),
+        }));
+        narrowed
     }
 
     /// This policy with `files` as its file rules.
@@ -450,6 +460,22 @@ impl PermissionPolicy {
     /// The verdict for a call of `tool`, which declares `annotations`, with
     /// `args`.
     pub fn decide(&self, tool: &str, annotations: ToolAnnotations, args: &Value) -> Decision {
+        let mine = self.decide_here(tool, annotations, args);
+        match &self.outer {
+            None => mine,
+            Some(outer) => {
+                let theirs = outer.decide(tool, annotations, args);
+                if theirs.verdict > mine.verdict {
+                    theirs
+                } else {
+                    mine
+                }
+            }
+        }
+    }
+
+    /// The verdict of this policy's own rules and default.
+    fn decide_here(&self, tool: &str, annotations: ToolAnnotations, args: &Value) -> Decision {
         self.rules
             .iter()
             .filter(|rule| rule.matches(tool, annotations, args))

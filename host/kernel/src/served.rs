@@ -23,11 +23,12 @@ use crate::ask::{Asker, Deferred, Recording};
 use crate::commit::{CommitStore, EndCause, PendingCall, RunHeader, ToolRecord};
 use crate::event::EventSink;
 use crate::merge::StepEffects;
-use crate::message::{Message, ToolCall};
+use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest};
 use crate::requester::Requester;
 use crate::run::step::judge::{Deny, Judge, Offer, Withdraw, judge_and_ask};
 use crate::run::{Cursor, Intents, RunError, Runtime, Transcript};
+use crate::tool::{ToolError, ToolErrorKind};
 use crate::tool::{ToolSet, ToolSpec};
 
 /// The rule a call needing approval is denied under when the requester could
@@ -123,6 +124,7 @@ impl ServedRun {
                 created,
                 thread: thread.to_owned(),
                 metadata: runtime.metadata().clone(),
+                parent: None,
             })
             .await?;
         let state = runtime.store().thread_state(thread).await?;
@@ -230,7 +232,8 @@ impl ServedRun {
         }
         let skills = Arc::clone(&cursor.skills);
         let records = match ran {
-            Ok(()) => {
+            Ok(waiting) => {
+                cannot_wait(&mut records, &waiting);
                 runtime
                     .settle(&mut cursor, Some(assistant), records, step)
                     .await
@@ -265,5 +268,29 @@ impl ServedRun {
             .await?;
         cursor.ended = true;
         Ok(())
+    }
+}
+
+/// A served call cannot wait for a later `runs resume`: a call whose
+/// sub-agent's run waits on calls of its own is answered so, naming them.
+fn cannot_wait(records: &mut [ToolRecord], waiting: &[PendingCall]) {
+    for pending in waiting {
+        let paths: Vec<String> = pending
+            .waiting()
+            .into_iter()
+            .map(|waiting| waiting.path)
+            .collect();
+        if let Some(record) = records
+            .iter_mut()
+            .find(|record| record.call.id == pending.call.id)
+        {
+            record.result = Some(CallResult::Error(ToolError::new(
+                ToolErrorKind::Denied,
+                format!(
+                    "the sub-agent's run waits on {} for a person's approval, and a served call cannot wait",
+                    paths.join(", ")
+                ),
+            )));
+        }
     }
 }

@@ -187,6 +187,7 @@ fn header(run_id: &str) -> RunHeader {
         created: 0,
         thread: cordon_kernel::DEFAULT_THREAD.into(),
         metadata: Default::default(),
+        parent: None,
     }
 }
 

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use cordon_kernel::{
     Approval, CallResult, CommitError, CommitStore, Decision, Disposition, Durability, EndCause,
-    FileChange, FileState, Intent, Message, PendingCall, PendingReason, Receipt, RunHeader,
-    StateOp, StateWrite, StepCommit, ToolCall, ToolRecord,
+    FileChange, FileState, Intent, Message, ParentLink, PendingCall, PendingReason, Receipt,
+    RunHeader, StateOp, StateWrite, StepCommit, ToolCall, ToolRecord,
 };
 use serde_json::{Value, json};
 
@@ -41,6 +41,7 @@ macro_rules! store_conformance {
     ($backend:ty) => {
         $crate::store_conformance!(@cases $backend;
             created_runs_and_their_commits_load_back_in_order,
+            a_sub_agents_run_keeps_the_call_that_delegated_to_it,
             creating_a_run_twice_is_refused_and_unknown_runs_are_named,
             state_is_every_commit_applied_in_order,
             a_second_handle_cannot_commit_a_taken_step,
@@ -93,6 +94,7 @@ pub(crate) fn header(run_id: &str, created: u64) -> RunHeader {
         created,
         thread: "main".into(),
         metadata: BTreeMap::from([("origin".to_owned(), "test".to_owned())]),
+        parent: None,
     }
 }
 
@@ -207,6 +209,28 @@ pub async fn created_runs_and_their_commits_load_back_in_order<B: Backend>(backe
     assert_eq!(runs[1].disposition, second.disposition);
     assert_eq!(runs[2].last_seq, 0);
     assert_eq!(runs[2].disposition, Disposition::Running);
+}
+
+/// A sub-agent's run loads and lists with the call that delegated to it;
+/// a run of its own has none.
+pub async fn a_sub_agents_run_keeps_the_call_that_delegated_to_it<B: Backend>(backend: &B) {
+    let store = backend.open().await;
+    store.create_run(&header("root", 1)).await.unwrap();
+    let mut child = header("root/call-2-1", 2);
+    child.parent = Some(ParentLink {
+        run_id: "root".into(),
+        seq: 3,
+        call_id: "call-2-1".into(),
+        root: "root".into(),
+        depth: 1,
+    });
+    store.create_run(&child).await.unwrap();
+    assert_eq!(store.load("root/call-2-1").await.unwrap().header, child);
+    assert_eq!(store.load("root").await.unwrap().header.parent, None);
+    let runs = store.runs().await.unwrap();
+    assert_eq!(ids(&runs), ["root", "root/call-2-1"]);
+    assert_eq!(runs[1].header, child);
+    assert_eq!(runs[0].header.parent, None);
 }
 
 /// A run id is taken once; every operation on a run that does not exist

@@ -8,11 +8,12 @@
 //! database whose schema is newer than this build is refused as
 //! [`CommitError::Corrupt`] and left untouched.
 //!
-//! # Schema (version 2)
+//! # Schema (version 3)
 //!
 //! ```sql
 //! cordon_runs         (run_id TEXT PRIMARY KEY, agent TEXT, created BIGINT,
-//!                      metadata TEXT, thread TEXT, last_seq BIGINT, published BIGINT)
+//!                      metadata TEXT, thread TEXT, last_seq BIGINT, published BIGINT,
+//!                      parent TEXT)
 //! cordon_steps        (run_id → cordon_runs, seq BIGINT, body TEXT, PRIMARY KEY (run_id, seq))
 //! cordon_intents      (run_id PRIMARY KEY → cordon_runs, seq BIGINT, body TEXT)
 //! cordon_state        (run_id → cordon_runs, key TEXT, value TEXT, PRIMARY KEY (run_id, key))
@@ -23,7 +24,9 @@
 //!                      token BIGINT, lease_until TIMESTAMPTZ, queued TIMESTAMPTZ, error TEXT)
 //! ```
 //!
-//! Version 2 added `cordon_queue`, the work queue of [`crate::queue`].
+//! Version 2 added `cordon_queue`, the work queue of [`crate::queue`];
+//! version 3 added `cordon_runs.parent`, the JSON of a sub-agent's run's
+//! [`ParentLink`] (`NULL` for a run of its own).
 //!
 //! Bodies are the same JSON the SQLite store keeps, as text, so that a row
 //! that no longer decodes is reported naming its run and step rather than
@@ -51,8 +54,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cordon_kernel::commit::check_sequence;
 use cordon_kernel::{
-    CommitError, CommitStore, Disposition, Durability, FileChange, Intent, Receipt, RunHeader,
-    RunRecord, RunSummary, StateWrite, StepCommit, StepFiles, apply_writes,
+    CommitError, CommitStore, Disposition, Durability, FileChange, Intent, ParentLink, Receipt,
+    RunHeader, RunRecord, RunSummary, StateWrite, StepCommit, StepFiles, apply_writes,
 };
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use serde::de::DeserializeOwned;
@@ -65,7 +68,7 @@ use crate::owner::Owner;
 use crate::queue::Lease;
 
 /// The schema this build reads and writes.
-const SCHEMA_VERSION: i32 = 2;
+const SCHEMA_VERSION: i32 = 3;
 
 /// The advisory lock that serializes schema upgrades ("CRDN").
 const SCHEMA_LOCK: i64 = 0x4352_444E;
@@ -135,6 +138,9 @@ CREATE TABLE cordon_queue (
 );
 CREATE INDEX cordon_queue_claimable ON cordon_queue (queued, run_id)
     WHERE status IN ('runnable', 'claimed');
+",
+    "
+ALTER TABLE cordon_runs ADD COLUMN parent TEXT;
 ",
 ];
 
@@ -361,7 +367,7 @@ impl PostgresCommitStore {
     ) -> Result<RunHeader, CommitError> {
         let row = client
             .query_opt(
-                "SELECT agent, created, metadata, thread FROM cordon_runs WHERE run_id = $1",
+                "SELECT agent, created, metadata, thread, parent FROM cordon_runs WHERE run_id = $1",
                 &[&run_id],
             )
             .await
@@ -373,7 +379,19 @@ impl PostgresCommitStore {
             created: self.unsigned(row.get(1), || format!("run {run_id}"))?,
             thread: row.get(3),
             metadata: self.decode(row.get(2), || format!("run {run_id} metadata"))?,
+            parent: self.parent(run_id, row.get(4))?,
         })
+    }
+
+    /// The parent link stored as `parent` for run `run_id`.
+    fn parent(
+        &self,
+        run_id: &str,
+        parent: Option<&str>,
+    ) -> Result<Option<ParentLink>, CommitError> {
+        parent
+            .map(|parent| self.decode(parent, || format!("run {run_id} parent")))
+            .transpose()
     }
 
     async fn require_run(
@@ -758,12 +776,18 @@ impl CommitStore for PostgresCommitStore {
         let created = signed(header.created, "creation time")?;
         let metadata = serde_json::to_string(&header.metadata)
             .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
+        let parent = header
+            .parent
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|error| CommitError::Storage(format!("encoding a run's parent: {error}")))?;
         let inserted = self
             .client()
             .await?
             .execute(
-                "INSERT INTO cordon_runs (run_id, agent, created, metadata, thread)
-                 VALUES ($1, $2, $3, $4, $5)
+                "INSERT INTO cordon_runs (run_id, agent, created, metadata, thread, parent)
+                 VALUES ($1, $2, $3, $4, $5, $6)
                  ON CONFLICT (run_id) DO NOTHING",
                 &[
                     &header.run_id,
@@ -771,6 +795,7 @@ impl CommitStore for PostgresCommitStore {
                     &created,
                     &metadata,
                     &header.thread,
+                    &parent,
                 ],
             )
             .await
@@ -853,7 +878,7 @@ impl CommitStore for PostgresCommitStore {
             .await?
             .query(
                 "SELECT runs.run_id, runs.agent, runs.created, runs.metadata, runs.thread,
-                        steps.seq, steps.body
+                        steps.seq, steps.body, runs.parent
                  FROM cordon_runs runs
                  LEFT JOIN cordon_steps steps
                      ON steps.run_id = runs.run_id AND steps.seq = runs.last_seq
@@ -874,12 +899,14 @@ impl CommitStore for PostgresCommitStore {
             };
             let metadata = self.decode(row.get(3), || format!("run {run_id} metadata"))?;
             let created = self.unsigned(row.get(2), || format!("run {run_id}"))?;
+            let parent = self.parent(&run_id, row.get(7))?;
             runs.push(RunSummary {
                 header: RunHeader {
                     agent: row.get(1),
                     created,
                     thread: row.get(4),
                     metadata,
+                    parent,
                     run_id,
                 },
                 last_seq,

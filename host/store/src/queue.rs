@@ -535,8 +535,8 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_version_1_database_gains_the_queue_and_keeps_its_runs() {
-        let Some((url, client)) = server_schema("upgrade to version 2", "cordon_upgrade").await
+    async fn a_version_1_database_gains_the_queue_and_the_parent_link_and_keeps_its_runs() {
+        let Some((url, client)) = server_schema("upgrade from version 1", "cordon_upgrade").await
         else {
             return;
         };
@@ -550,12 +550,16 @@ mod tests {
         let schema = format!("cordon_upgrade_{}", std::process::id());
         client
             .batch_execute(&format!(
-                "DROP TABLE {schema}.cordon_queue; UPDATE {schema}.cordon_schema SET version = 1"
+                "DROP TABLE {schema}.cordon_queue; \
+                 ALTER TABLE {schema}.cordon_runs DROP COLUMN parent; \
+                 UPDATE {schema}.cordon_schema SET version = 1"
             ))
             .await
             .unwrap();
         let store = PostgresCommitStore::connect(&url).await.unwrap();
-        assert_eq!(store.load("old").await.unwrap().last_seq(), 1);
+        let old = store.load("old").await.unwrap();
+        assert_eq!(old.last_seq(), 1);
+        assert_eq!(old.header.parent, None);
         assert_eq!(
             store.enqueue("old", &BTreeMap::new()).await.unwrap(),
             Enqueued::Queued
@@ -565,6 +569,6 @@ mod tests {
             .await
             .unwrap()
             .get(0);
-        assert_eq!(version, 2);
+        assert_eq!(version, 3);
     }
 }

@@ -12,11 +12,11 @@
 //! work on the polling thread and are ready when first polled: a local file's
 //! commit is shorter than a hop to another thread.
 //!
-//! # Schema (version 4)
+//! # Schema (version 5)
 //!
 //! ```sql
 //! runs         (run_id TEXT PRIMARY KEY, agent TEXT, created INTEGER,
-//!               metadata TEXT, thread TEXT)
+//!               metadata TEXT, thread TEXT, published INTEGER, parent TEXT)
 //! steps        (run_id TEXT REFERENCES runs, seq INTEGER, body TEXT,
 //!               PRIMARY KEY (run_id, seq)) WITHOUT ROWID
 //! intents      (run_id TEXT PRIMARY KEY REFERENCES runs, seq INTEGER, body TEXT)
@@ -32,8 +32,10 @@
 //! Version 2 added `runs.thread` and `thread_state`; version 3 added
 //! `file_changes` and `runs.published`; version 4 keeps `steps` and `intents`
 //! in their primary key's b-tree alone, so a commit writes one b-tree per
-//! table instead of a table and its key's index. Older files are upgraded in
-//! place, in one transaction, when they are opened.
+//! table instead of a table and its key's index; version 5 added
+//! `runs.parent`, the JSON of a sub-agent's run's [`ParentLink`] (`NULL` for
+//! a run of its own). Older files are upgraded in place, in one transaction,
+//! when they are opened.
 //!
 //! `file_changes` holds the files a transactional workspace staged in each
 //! step (see [`crate::files`]), committed in the step's transaction;
@@ -67,8 +69,8 @@ use std::time::{Duration, Instant};
 
 use cordon_kernel::commit::check_sequence;
 use cordon_kernel::{
-    CommitError, CommitStore, Disposition, Durability, Intent, Receipt, RunHeader, RunRecord,
-    RunSummary, StepCommit, StepFiles, apply_writes,
+    CommitError, CommitStore, Disposition, Durability, Intent, ParentLink, Receipt, RunHeader,
+    RunRecord, RunSummary, StepCommit, StepFiles, apply_writes,
 };
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
@@ -87,7 +89,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const APPLICATION_ID: i32 = 0x4352_444E;
 
 /// The schema this build reads and writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i32 = 4;
+const SCHEMA_VERSION: i32 = 5;
 
 /// The tables of a version 2 file; a new file gets them and then
 /// [`UPGRADE_FROM_2`] and [`UPGRADE_FROM_3`], so that it ends with the very
@@ -174,6 +176,11 @@ DROP TABLE intents;
 ALTER TABLE intents_by_key RENAME TO intents;
 ";
 
+/// Upgrades a version 4 file to version 5: runs learn their parent.
+const UPGRADE_FROM_4: &str = "
+ALTER TABLE runs ADD COLUMN parent TEXT;
+";
+
 /// The SQL of this store for the state rows of an [`Owner`].
 trait OwnerSql {
     fn select(&self) -> &'static str;
@@ -243,6 +250,8 @@ enum Format {
     Version2,
     /// A commit store of schema version 3, to be upgraded.
     Version3,
+    /// A commit store of schema version 4, to be upgraded.
+    Version4,
 }
 
 impl SqliteCommitStore {
@@ -281,7 +290,11 @@ impl SqliteCommitStore {
             .set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
             .context(&path, "keeping query plans stable")?;
         match format {
-            Format::Empty | Format::Version1 | Format::Version2 | Format::Version3 => {
+            Format::Empty
+            | Format::Version1
+            | Format::Version2
+            | Format::Version3
+            | Format::Version4 => {
                 create_schema(&mut connection, &path)?;
             }
             Format::Current => {}
@@ -455,7 +468,9 @@ impl SqliteCommitStore {
 
     fn header(&self, connection: &Connection, run_id: &str) -> Result<RunHeader, CommitError> {
         let row = connection
-            .prepare_cached("SELECT agent, created, metadata, thread FROM runs WHERE run_id = ?1")
+            .prepare_cached(
+                "SELECT agent, created, metadata, thread, parent FROM runs WHERE run_id = ?1",
+            )
             .and_then(|mut statement| {
                 statement
                     .query_row([run_id], |row| {
@@ -464,12 +479,13 @@ impl SqliteCommitStore {
                             row.get::<_, i64>(1)?,
                             row.get::<_, String>(2)?,
                             row.get::<_, String>(3)?,
+                            row.get::<_, Option<String>>(4)?,
                         ))
                     })
                     .optional()
             })
             .context(&self.path, "reading a run")?;
-        let (agent, created, metadata, thread) =
+        let (agent, created, metadata, thread, parent) =
             row.ok_or_else(|| CommitError::UnknownRun(run_id.to_owned()))?;
         Ok(RunHeader {
             run_id: run_id.to_owned(),
@@ -477,7 +493,19 @@ impl SqliteCommitStore {
             created: self.unsigned(created, || format!("run {run_id}"))?,
             thread,
             metadata: self.decode(metadata.as_bytes(), || format!("run {run_id} metadata"))?,
+            parent: self.parent(run_id, parent)?,
         })
+    }
+
+    /// The parent link stored as `parent` for run `run_id`.
+    fn parent(
+        &self,
+        run_id: &str,
+        parent: Option<String>,
+    ) -> Result<Option<ParentLink>, CommitError> {
+        parent
+            .map(|parent| self.decode(parent.as_bytes(), || format!("run {run_id} parent")))
+            .transpose()
     }
 
     /// The thread of run `run_id` and its last step's number, in one
@@ -639,18 +667,25 @@ impl CommitStore for SqliteCommitStore {
         let created = signed(header.created, "creation time")?;
         let metadata = serde_json::to_string(&header.metadata)
             .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
+        let parent = header
+            .parent
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|error| CommitError::Storage(format!("encoding a run's parent: {error}")))?;
         let inserted = self
             .writer(Durability::Disk)?
             .execute(
-                "INSERT INTO runs (run_id, agent, created, metadata, thread)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
+                "INSERT INTO runs (run_id, agent, created, metadata, thread, parent)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (run_id) DO NOTHING",
                 params![
                     header.run_id,
                     header.agent,
                     created,
                     metadata,
-                    header.thread
+                    header.thread,
+                    parent
                 ],
             )
             .context(&self.path, "creating a run")?;
@@ -831,7 +866,7 @@ impl CommitStore for SqliteCommitStore {
         let mut statement = transaction
             .prepare_cached(
                 "SELECT runs.run_id, runs.agent, runs.created, runs.metadata, runs.thread,
-                        steps.seq, steps.body
+                        steps.seq, steps.body, runs.parent
                  FROM runs
                  LEFT JOIN steps ON steps.run_id = runs.run_id
                      AND steps.seq = (SELECT max(seq) FROM steps WHERE run_id = runs.run_id)
@@ -851,13 +886,15 @@ impl CommitStore for SqliteCommitStore {
                     row.get::<_, String>(3)?,
                     row.get::<_, String>(4)?,
                     last,
+                    row.get::<_, Option<String>>(7)?,
                 ))
             })
             .context(&self.path, "listing runs")?;
         let mut runs = Vec::new();
         for row in rows {
-            let (run_id, agent, created, metadata, thread, last) =
+            let (run_id, agent, created, metadata, thread, last, parent) =
                 row.context(&self.path, "listing runs")?;
+            let parent = self.parent(&run_id, parent)?;
             let metadata = self.decode(metadata.as_bytes(), || format!("run {run_id} metadata"))?;
             let (last_seq, disposition) = match last {
                 Some((seq, body)) => {
@@ -874,6 +911,7 @@ impl CommitStore for SqliteCommitStore {
                     created,
                     thread,
                     metadata,
+                    parent,
                 },
                 last_seq,
                 disposition,
@@ -906,6 +944,7 @@ fn format(connection: &Connection, path: &Path) -> Result<Format, CommitError> {
         (APPLICATION_ID, 1, _) => Ok(Format::Version1),
         (APPLICATION_ID, 2, _) => Ok(Format::Version2),
         (APPLICATION_ID, 3, _) => Ok(Format::Version3),
+        (APPLICATION_ID, 4, _) => Ok(Format::Version4),
         (APPLICATION_ID, other, _) => Err(refuse(format!(
             "schema version {other} is unknown to this build, which reads version {SCHEMA_VERSION}"
         ))),
@@ -956,10 +995,16 @@ fn create_schema(connection: &mut Connection, path: &Path) -> Result<(), CommitE
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .context(path, "starting schema creation")?;
     let scripts: &[&str] = match format(&transaction, path)? {
-        Format::Empty => &[SCHEMA, UPGRADE_FROM_2, UPGRADE_FROM_3],
-        Format::Version1 => &[UPGRADE_FROM_1, UPGRADE_FROM_2, UPGRADE_FROM_3],
-        Format::Version2 => &[UPGRADE_FROM_2, UPGRADE_FROM_3],
-        Format::Version3 => &[UPGRADE_FROM_3],
+        Format::Empty => &[SCHEMA, UPGRADE_FROM_2, UPGRADE_FROM_3, UPGRADE_FROM_4],
+        Format::Version1 => &[
+            UPGRADE_FROM_1,
+            UPGRADE_FROM_2,
+            UPGRADE_FROM_3,
+            UPGRADE_FROM_4,
+        ],
+        Format::Version2 => &[UPGRADE_FROM_2, UPGRADE_FROM_3, UPGRADE_FROM_4],
+        Format::Version3 => &[UPGRADE_FROM_3, UPGRADE_FROM_4],
+        Format::Version4 => &[UPGRADE_FROM_4],
         Format::Current => &[],
     };
     if !scripts.is_empty() {
@@ -1343,6 +1388,9 @@ mod tests {
         if version >= 3 {
             connection.execute_batch(UPGRADE_FROM_2).unwrap();
         }
+        if version >= 4 {
+            connection.execute_batch(UPGRADE_FROM_3).unwrap();
+        }
         connection
             .pragma_update(None, "application_id", APPLICATION_ID)
             .unwrap();
@@ -1389,7 +1437,7 @@ mod tests {
     #[tokio::test]
     async fn older_files_are_upgraded_in_place_keeping_their_runs() {
         let dir = tempfile::tempdir().unwrap();
-        for version in [1, 2, 3] {
+        for version in [1, 2, 3, 4] {
             let path = old_file(dir.path(), version);
             let store = SqliteCommitStore::open(&path).unwrap();
             let record = store.load("old").await.unwrap();

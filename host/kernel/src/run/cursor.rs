@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::agent::AgentDef;
+use crate::approval::Approval;
 use crate::commit::{CommitError, CommitStore, Continued, Disposition, RunRecord};
 use crate::merge::StepState;
 use crate::message::Message;
@@ -40,6 +41,10 @@ pub(crate) struct Cursor {
     pub(crate) carried: usize,
     /// The earlier run to record with the first commit, until it is made.
     pub(crate) continues: Option<Continued>,
+    /// Decisions a person gave on calls the runs of sub-agents wait on, by
+    /// the id of the call that delegated to each, and the path below it; the
+    /// step that runs those calls again hands them down.
+    pub(crate) handed_down: BTreeMap<String, BTreeMap<String, Approval>>,
 }
 
 /// What a cursor keeps of the messages its run commits.
@@ -73,6 +78,7 @@ impl Cursor {
             ended: false,
             carried: 0,
             continues: None,
+            handed_down: BTreeMap::new(),
         }
     }
 

@@ -31,12 +31,12 @@ use std::sync::atomic::AtomicBool;
 
 use crate::agent::AgentDef;
 use crate::approval::{Approver, DeferApprovals};
-use crate::commit::{CommitError, CommitStore, Durability, EndCause, PendingCall};
+use crate::commit::{CommitError, CommitStore, Durability, EndCause, ParentLink, PendingCall};
 use crate::event::EventSink;
 use crate::files::{FileConflict, FileLedger, NoFiles, PublishError};
 use crate::hooks::{HookSet, NoHooks};
 use crate::merge::StateConflict;
-use crate::model::ModelProvider;
+use crate::model::{ModelProvider, ModelResolver};
 use crate::progress::{Observer, StepEvents, Unobserved};
 use crate::reload::Reloadable;
 use crate::skills::{ActiveSkills, SkillCatalog};
@@ -93,6 +93,16 @@ pub enum RunError {
     /// real folder; resuming the run writes them again.
     #[error("the step committed, but {0}; `runs resume` writes the changes again")]
     Publish(#[from] PublishError),
+    /// The run is a sub-agent's, which goes on only with the run above it.
+    #[error(
+        "run {run_id} is a sub-agent's run in the tree of run {root}: resume that run (`cordon runs resume {root}`), which goes on with it"
+    )]
+    SubAgentRun {
+        /// The sub-agent's run.
+        run_id: String,
+        /// The run at the top of its tree.
+        root: String,
+    },
     /// A pending call has no decision.
     #[error("run {run_id} is waiting on call {call_id}: approve or deny it")]
     MissingDecision {
@@ -153,6 +163,10 @@ pub struct Runtime {
     catalog: Option<Arc<dyn SkillCatalog>>,
     intents: Intents,
     commits: Durability,
+    /// Where sub-agents naming their own model find it.
+    models: Option<Arc<dyn ModelResolver>>,
+    /// For the runtime of a sub-agent's run, the call that delegated it.
+    link: Option<ParentLink>,
 }
 
 impl Runtime {
@@ -180,7 +194,64 @@ impl Runtime {
             catalog: None,
             intents: Intents::Always,
             commits: Durability::Disk,
+            models: None,
+            link: None,
         }
+    }
+
+    /// Find the models sub-agents name through `models`.
+    pub fn with_models(mut self, models: Arc<dyn ModelResolver>) -> Self {
+        self.models = Some(models);
+        self
+    }
+
+    /// The runtime of the sub-agent's run `link` opens or goes on with: this
+    /// one's ports, with `model`, the file ledger `files` and audit events of
+    /// its own. Its progress is not shown as the parent's.
+    pub(crate) fn for_child(
+        &self,
+        model: Arc<dyn ModelProvider>,
+        files: Arc<dyn FileLedger>,
+        link: ParentLink,
+    ) -> Self {
+        Self {
+            model,
+            files,
+            events: Arc::new(StepEvents::new(Arc::clone(self.events.live()))),
+            observer: Arc::new(Unobserved),
+            reloads: None,
+            link: Some(link),
+            ..self.clone()
+        }
+    }
+
+    /// The run at the top of the tree the run `run_id` of this runtime
+    /// belongs to, and how many delegations lie below it.
+    pub(crate) fn tree_of<'a>(&'a self, run_id: &'a str) -> (&'a str, u32) {
+        match &self.link {
+            Some(link) => (&link.root, link.depth),
+            None => (run_id, 0),
+        }
+    }
+
+    /// The link of the sub-agent's run this runtime opens.
+    pub(crate) fn link(&self) -> Option<&ParentLink> {
+        self.link.as_ref()
+    }
+
+    /// The model of this runtime's runs.
+    pub(crate) fn model(&self) -> &Arc<dyn ModelProvider> {
+        &self.model
+    }
+
+    /// The resolver of sub-agents' models, when the host gave one.
+    pub(crate) fn models(&self) -> Option<&dyn ModelResolver> {
+        self.models.as_deref()
+    }
+
+    /// The file ledger of this runtime's runs.
+    pub(crate) fn files(&self) -> &Arc<dyn FileLedger> {
+        &self.files
     }
 
     /// Take the tools and hooks from `reloads` when each served request
@@ -274,6 +345,8 @@ impl Runtime {
         self.tools
             .specs()
             .into_iter()
+            .filter(|spec| crate::delegation::spec::sub_agent(agent, &spec.name).is_none())
+            .chain(crate::delegation::spec::specs(agent))
             .filter(|spec| agent.uses_tool(&spec.name) && skills.offers(&spec.name))
             .collect()
     }
@@ -286,10 +359,14 @@ impl Runtime {
         skills: &ActiveSkills,
         name: &str,
     ) -> Option<ToolSpec> {
-        if agent.uses_tool(name) && skills.offers(name) {
-            self.tools.spec(name)
-        } else {
+        if !agent.uses_tool(name) || !skills.offers(name) {
             None
+        } else if crate::delegation::spec::sub_agent(agent, name).is_some() {
+            crate::delegation::spec::specs(agent)
+                .into_iter()
+                .find(|spec| spec.name == name)
+        } else {
+            self.tools.spec(name)
         }
     }
 

@@ -34,13 +34,19 @@ impl Runtime {
         self.forget_on_error(outcome)
     }
 
-    async fn resume_inner(
+    pub(crate) async fn resume_inner(
         &self,
         agent: &Arc<AgentDef>,
         run_id: &str,
         decisions: &BTreeMap<String, Approval>,
     ) -> Result<RunOutcome, RunError> {
         let mut record = self.store.load(run_id).await?;
+        if let (None, Some(parent)) = (self.link(), &record.header.parent) {
+            return Err(RunError::SubAgentRun {
+                run_id: run_id.to_owned(),
+                root: parent.root.clone(),
+            });
+        }
         let unpublished = self.restore_files(&record).await?;
         if let Some(intent) = record.intent.take()
             && intent.seq == record.last_seq() + 1
@@ -69,11 +75,16 @@ impl Runtime {
                     .last()
                     .map(|commit| commit.tools.clone())
                     .unwrap_or_default();
-                let records = apply_decisions(run_id, records, &pending, decisions)?;
+                let (records, handed_down) = apply_decisions(run_id, records, &pending, decisions)?;
+                cursor.handed_down = handed_down;
                 let step = cursor.step(agent);
-                self.execute(&mut cursor, None, records, step, &Requester::default())
+                let waiting = self
+                    .execute(&mut cursor, None, records, step, &Requester::default())
                     .await?;
-                self.drive(agent, cursor).await
+                match waiting {
+                    Some(waiting) => Ok(waiting),
+                    None => self.drive(agent, cursor).await,
+                }
             }
         }
     }
@@ -154,7 +165,7 @@ impl Runtime {
             .filter(|record| record.result.is_none())
             .filter_map(|record| {
                 match record.decision.verdict {
-                    Verdict::Allow if !self.leaves_no_trace(&record.call.name) => {
+                    Verdict::Allow if !self.leaves_no_trace(agent, &record.call.name) => {
                         Some(PendingReason::Indeterminate)
                     }
                     Verdict::Ask => Some(PendingReason::asked_by(&record.decision)),
@@ -168,31 +179,33 @@ impl Runtime {
             .collect();
         if pending.is_empty() {
             let step = cursor.step(agent);
-            self.execute(
-                cursor,
-                intent.assistant,
-                intent.calls,
-                step,
-                &Requester::default(),
-            )
-            .await?;
-            return Ok(None);
+            return self
+                .execute(
+                    cursor,
+                    intent.assistant,
+                    intent.calls,
+                    step,
+                    &Requester::default(),
+                )
+                .await;
         }
         let settled = pending
             .iter()
             .all(|pending| decisions.contains_key(&pending.call.id));
         if settled {
-            let records = apply_decisions(&cursor.run_id, intent.calls, &pending, decisions)?;
+            let (records, handed_down) =
+                apply_decisions(&cursor.run_id, intent.calls, &pending, decisions)?;
+            cursor.handed_down = handed_down;
             let step = cursor.step(agent);
-            self.execute(
-                cursor,
-                intent.assistant,
-                records,
-                step,
-                &Requester::default(),
-            )
-            .await?;
-            return Ok(None);
+            return self
+                .execute(
+                    cursor,
+                    intent.assistant,
+                    records,
+                    step,
+                    &Requester::default(),
+                )
+                .await;
         }
         self.commit(
             cursor,

@@ -142,6 +142,7 @@ impl Runtime {
                 created,
                 thread: thread.to_owned(),
                 metadata: BTreeMap::clone(&self.metadata),
+                parent: self.link().cloned(),
             })
             .await?;
         let state = self.store.thread_state(thread).await?;
@@ -160,7 +161,7 @@ impl Runtime {
     }
 
     /// The events a failed step gathered will never commit.
-    pub(super) fn forget_on_error<T>(&self, outcome: Result<T, RunError>) -> Result<T, RunError> {
+    pub(crate) fn forget_on_error<T>(&self, outcome: Result<T, RunError>) -> Result<T, RunError> {
         if outcome.is_err() {
             self.events.drain();
         }

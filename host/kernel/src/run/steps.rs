@@ -98,14 +98,18 @@ impl Runtime {
             .await?;
             match judged {
                 Ok(records) => {
-                    self.execute(
-                        &mut cursor,
-                        Some(assistant),
-                        records,
-                        step,
-                        &Requester::default(),
-                    )
-                    .await?;
+                    let waiting = self
+                        .execute(
+                            &mut cursor,
+                            Some(assistant),
+                            records,
+                            step,
+                            &Requester::default(),
+                        )
+                        .await?;
+                    if let Some(waiting) = waiting {
+                        return Ok(waiting);
+                    }
                 }
                 Err(waiting) => return self.wait(&mut cursor, assistant, waiting, step).await,
             }
@@ -218,16 +222,18 @@ impl Runtime {
     ) -> Result<RunOutcome, RunError> {
         let Waiting {
             mut records,
-            pending,
+            mut pending,
         } = waiting;
-        self.run_calls(
-            cursor,
-            Some(&assistant),
-            &mut records,
-            &mut step,
-            &Requester::default(),
-        )
-        .await?;
+        let delegated = self
+            .run_calls(
+                cursor,
+                Some(&assistant),
+                &mut records,
+                &mut step,
+                &Requester::default(),
+            )
+            .await?;
+        pending.extend(delegated);
         self.commit(
             cursor,
             vec![assistant],

@@ -24,7 +24,7 @@ type Files = BTreeMap<String, Arc<[u8]>>;
 
 /// A folder in memory with the committed layer of a real ledger.
 #[derive(Default)]
-struct FakeFolder {
+pub(crate) struct FakeFolder {
     committed: Mutex<Files>,
     folder: Mutex<Files>,
     /// The store and run whose commit must precede every publish.
@@ -35,7 +35,7 @@ struct FakeFolder {
 }
 
 impl FakeFolder {
-    fn folder(&self) -> Files {
+    pub(crate) fn folder(&self) -> Files {
         self.folder.lock().unwrap().clone()
     }
 }
@@ -129,7 +129,7 @@ impl FileLedger for FakeFolder {
 
 /// A tool that changes `args.path` to `args.text`, returning the change
 /// with its outcome; with `args.fail`, it fails after making it.
-fn writer(folder: &Arc<FakeFolder>) -> Handler {
+pub(crate) fn writer(folder: &Arc<FakeFolder>) -> Handler {
     let folder = Arc::clone(folder);
     Box::new(move |args, _| {
         let path = args["path"].as_str().unwrap_or("a.txt");

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod delegation;
 mod files;
 mod hooks;
 mod run;

@@ -301,6 +301,7 @@ async fn two_writers_cannot_both_commit_one_step() {
             created: 1,
             thread: DEFAULT_THREAD.into(),
             metadata: BTreeMap::new(),
+            parent: None,
         })
         .await
         .unwrap();
@@ -345,6 +346,7 @@ async fn interrupted(store: &MemoryCommitStore, tool: &str) {
             created: 1,
             thread: DEFAULT_THREAD.into(),
             metadata: BTreeMap::new(),
+            parent: None,
         })
         .await
         .unwrap();

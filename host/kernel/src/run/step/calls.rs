@@ -8,7 +8,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::commit::{Intent, ToolRecord};
+use crate::agent::AgentDef;
+use crate::commit::{Intent, PendingCall, PendingReason, ToolRecord};
+use crate::delegation::{
+    self,
+    child::{Delegated, Delegation},
+};
 use crate::event::{Event, LimitKind};
 use crate::files::FileWrites;
 use crate::hooks::HookPhase;
@@ -22,7 +27,22 @@ use crate::requester::Requester;
 use crate::run::{Cursor, Intents, RunError, Runtime};
 use crate::skills::SkillActivation;
 use crate::state::StateWrite;
-use crate::tool::{Reach, ToolError, ToolErrorKind};
+use crate::tool::{Reach, ToolCallOutcome, ToolError, ToolErrorKind};
+
+/// What one of a step's calls came to.
+enum Ran {
+    /// It ran, or was refused before it could.
+    Tool(ToolCallOutcome),
+    /// It delegated to a sub-agent whose run waits on calls of its own.
+    Waiting {
+        run_id: String,
+        pending: Vec<PendingCall>,
+    },
+}
+
+/// One of a step's calls, running.
+type RunningCall<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Ran, RunError>> + Send + 'a>>;
 
 impl Runtime {
     /// Whether a call of `name` lost to a crash left nothing an intent would
@@ -31,8 +51,12 @@ impl Runtime {
     /// idempotent: a served call of it needs no intent, and one an
     /// interrupted step recorded runs again on resume. Its spec is read only
     /// when the grants do not decide.
-    pub(crate) fn leaves_no_trace(&self, name: &str) -> bool {
-        self.tools.reach(name) == Reach::Outcome
+    /// A delegation to one of `agent`'s sub-agents leaves none either: its
+    /// run's calls record their own intents, and running it again goes on
+    /// with that run from its last commit.
+    pub(crate) fn leaves_no_trace(&self, agent: &AgentDef, name: &str) -> bool {
+        delegation::spec::sub_agent(agent, name).is_some()
+            || self.tools.reach(name) == Reach::Outcome
             || self
                 .tools
                 .spec(name)
@@ -44,7 +68,9 @@ impl Runtime {
     /// the model's call order, admit the writes of each one's nested hooks and
     /// its own, pass its result through the after-tool-call hooks, and record
     /// its nested calls as its children. The calls are recorded as an intent
-    /// first, so a crash cannot hide that they started.
+    /// first, so a crash cannot hide that they started. A call delegating
+    /// to a sub-agent whose run waits on calls of its own is left without a
+    /// result and returned, waiting.
     pub(crate) async fn run_calls(
         &self,
         cursor: &mut Cursor,
@@ -52,7 +78,7 @@ impl Runtime {
         records: &mut [ToolRecord],
         step: &mut StepState,
         requester: &Requester,
-    ) -> Result<(), RunError> {
+    ) -> Result<Vec<PendingCall>, RunError> {
         let runnable: Vec<usize> = records
             .iter()
             .enumerate()
@@ -62,12 +88,13 @@ impl Runtime {
             .map(|(index, _)| index)
             .collect();
         if runnable.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
+        let agent = Arc::clone(step.agent());
         let effects = || {
             runnable
                 .iter()
-                .any(|&index| !self.leaves_no_trace(&records[index].call.name))
+                .any(|&index| !self.leaves_no_trace(&agent, &records[index].call.name))
         };
         if self.intents == Intents::Always || effects() {
             self.store
@@ -100,17 +127,63 @@ impl Runtime {
             .iter()
             .map(|&index| CallGate::top(&nested, &records[index].call.id))
             .collect();
-        let calls = runnable.iter().zip(&gates).map(|(&index, gate)| {
-            let call = &records[index].call;
-            self.tools.call(
-                &call.name,
-                call.args.clone(),
-                gate.context(Arc::clone(&view), Arc::default()),
-            )
-        });
+        let underlay = self.files.underlay();
+        let mut handed_down = std::mem::take(&mut cursor.handed_down);
+        let (run_id, seq) = (cursor.run_id.clone(), cursor.seq + 1);
+        let mut children = 0;
+        let calls: Vec<RunningCall<'_>> = runnable
+            .iter()
+            .zip(&gates)
+            .map(|(&index, gate)| {
+                let call = &records[index].call;
+                let Some(name) = delegation::spec::sub_agent(&agent, &call.name) else {
+                    let outcome = self.tools.call(
+                        &call.name,
+                        call.args.clone(),
+                        gate.context(Arc::clone(&view), Arc::clone(&underlay)),
+                    );
+                    return Box::pin(async move { Ok(Ran::Tool(outcome.await)) }) as RunningCall;
+                };
+                children += 1;
+                let limit = agent.delegation.max_children_per_step;
+                if children > limit {
+                    let refused = delegation::child::over_limit(
+                        call,
+                        "max-children-per-step",
+                        format!("the step calls more than {limit} sub-agents at once"),
+                    );
+                    return Box::pin(async move { Ok(Ran::Tool(refused)) });
+                }
+                let delegated = self.delegate(Delegation {
+                    parent: &agent,
+                    name,
+                    run_id: &run_id,
+                    seq,
+                    call,
+                    decisions: handed_down.remove(&call.id).unwrap_or_default(),
+                });
+                Box::pin(async move {
+                    Ok(match delegated.await? {
+                        Delegated::Done(outcome) => Ran::Tool(outcome),
+                        Delegated::Waiting { run_id, pending } => Ran::Waiting { run_id, pending },
+                    })
+                })
+            })
+            .collect();
         let outcomes = futures_util::future::join_all(calls).await;
-        for ((index, outcome), gate) in runnable.iter().zip(outcomes).zip(&gates) {
+        let mut waiting = Vec::new();
+        for ((index, ran), gate) in runnable.iter().zip(outcomes).zip(&gates) {
             let call = &records[*index].call;
+            let outcome = match ran? {
+                Ran::Tool(outcome) => outcome,
+                Ran::Waiting { run_id, pending } => {
+                    waiting.push(PendingCall {
+                        call: call.clone(),
+                        reason: PendingReason::Delegated { run_id, pending },
+                    });
+                    continue;
+                }
+            };
             self.events.record(outcome.events);
             self.events.record(gate.take_events());
             let mut blocks = Vec::new();
@@ -162,7 +235,7 @@ impl Runtime {
             }
             records[*index].result = Some(observed);
         }
-        Ok(())
+        Ok(waiting)
     }
 
     /// Admit the state writes, file changes and activations of `call`, which

@@ -20,8 +20,9 @@ use crate::tool::{ToolError, ToolErrorKind};
 
 impl Runtime {
     /// Run the allowed calls of `records` that have no result yet, answer the
-    /// denied ones, run the step-end hooks, and commit the step. Returns the
-    /// records as committed.
+    /// denied ones, run the step-end hooks, and commit the step. When a
+    /// call's sub-agent waits on calls of its own, the step commits as
+    /// waiting instead, and that is returned.
     pub(crate) async fn execute(
         &self,
         cursor: &mut Cursor,
@@ -29,16 +30,34 @@ impl Runtime {
         mut records: Vec<ToolRecord>,
         mut step: StepState,
         requester: &Requester,
-    ) -> Result<Vec<ToolRecord>, RunError> {
-        self.run_calls(
+    ) -> Result<Option<RunOutcome>, RunError> {
+        let waiting = self
+            .run_calls(
+                cursor,
+                assistant.as_ref(),
+                &mut records,
+                &mut step,
+                requester,
+            )
+            .await?;
+        if waiting.is_empty() {
+            self.settle(cursor, assistant, records, step).await?;
+            return Ok(None);
+        }
+        self.commit(
             cursor,
-            assistant.as_ref(),
-            &mut records,
-            &mut step,
-            requester,
+            assistant.into_iter().collect(),
+            records.iter().map(ToolRecord::committed).collect(),
+            step.into_effects(),
+            Disposition::Waiting {
+                pending: waiting.clone(),
+            },
         )
         .await?;
-        self.settle(cursor, assistant, records, step).await
+        Ok(Some(RunOutcome::Waiting {
+            run_id: cursor.run_id.clone(),
+            pending: waiting,
+        }))
     }
 
     /// Answer the denied calls of `records`, whose allowed ones have run,

@@ -186,41 +186,55 @@ pub(crate) async fn ask<N: NoAnswer>(
     }
 }
 
+/// Decisions on the calls sub-agents' runs wait on, by the id of the call
+/// that delegated to each and the path below it.
+pub(crate) type HandedDown = BTreeMap<String, BTreeMap<String, Approval>>;
+
 /// Turn each pending call's decision, given by call id when a run resumes,
-/// into an allow or deny verdict. A decision for a call that is not pending,
-/// or a pending call with none, is refused and changes nothing.
+/// into an allow or deny verdict; a call whose sub-agent's run waits takes
+/// the decisions under its path (`call-2-1/...`), to hand them down when it
+/// runs again. A decision for a call that is not pending, or a pending call
+/// with none, is refused and changes nothing.
 pub(crate) fn apply_decisions(
     run_id: &str,
     mut records: Vec<ToolRecord>,
     pending: &[PendingCall],
     decisions: &BTreeMap<String, Approval>,
-) -> Result<Vec<ToolRecord>, RunError> {
-    if let Some(unknown) = decisions
-        .keys()
-        .find(|id| !pending.iter().any(|pending| &pending.call.id == *id))
-    {
+) -> Result<(Vec<ToolRecord>, HandedDown), RunError> {
+    let wanted: Vec<String> = pending
+        .iter()
+        .flat_map(PendingCall::waiting)
+        .map(|waiting| waiting.path)
+        .collect();
+    if let Some(unknown) = decisions.keys().find(|path| !wanted.contains(path)) {
         return Err(RunError::UnknownCall {
             run_id: run_id.to_owned(),
             call_id: unknown.clone(),
         });
     }
-    if let Some(missing) = pending
-        .iter()
-        .find(|waiting| !decisions.contains_key(&waiting.call.id))
-    {
+    if let Some(missing) = wanted.iter().find(|path| !decisions.contains_key(*path)) {
         return Err(RunError::MissingDecision {
             run_id: run_id.to_owned(),
-            call_id: missing.call.id.clone(),
+            call_id: missing.clone(),
         });
     }
+    let mut handed_down = HandedDown::new();
     for waiting in pending {
-        answer(
-            &mut records,
-            &waiting.call.id,
-            decisions[&waiting.call.id].clone(),
-        );
+        let id = &waiting.call.id;
+        if let PendingReason::Delegated { .. } = waiting.reason {
+            let below = decisions
+                .iter()
+                .filter_map(|(path, approval)| {
+                    let rest = path.strip_prefix(id.as_str())?.strip_prefix('/')?;
+                    Some((rest.to_owned(), approval.clone()))
+                })
+                .collect();
+            handed_down.insert(id.clone(), below);
+        } else {
+            answer(&mut records, id, decisions[id].clone());
+        }
     }
-    Ok(records)
+    Ok((records, handed_down))
 }
 
 /// Record a person's `approval` of call `call_id` as its decision.

@@ -1,0 +1,252 @@
+//! Running a delegation: the sub-agent's run is opened the first time its
+//! call runs and gone on with every time after, so running the call again
+//! (after a crash, or once a person decided what its run waits on) is
+//! resuming the run from its last commit, re-running nothing that may have
+//! acted. The run's id is its parent's followed by the call's
+//! (`RUN/call-2-1`), which is also how its waiting calls are named.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::ledger::ChildFiles;
+use super::spec::Task;
+use crate::agent::AgentDef;
+use crate::approval::Approval;
+use crate::commit::{CommitError, Disposition, EndCause, ParentLink, PendingCall};
+use crate::event::{Event, LimitKind};
+use crate::files::FileLedger;
+use crate::message::ToolCall;
+use crate::model::ModelProvider;
+use crate::run::{RunError, RunOutcome, Runtime};
+use crate::tool::{ToolCallOutcome, ToolError, ToolErrorKind};
+
+/// What a delegation came to.
+pub(crate) enum Delegated {
+    /// The call's outcome: the sub-agent's answer with the file changes of
+    /// its run, or why there is none.
+    Done(ToolCallOutcome),
+    /// The sub-agent's run waits on calls of its own.
+    Waiting {
+        /// The run.
+        run_id: String,
+        /// What it waits on.
+        pending: Vec<PendingCall>,
+    },
+}
+
+/// A delegation, running.
+pub(crate) type Delegating<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Delegated, RunError>> + Send + 'a>>;
+
+/// The call a delegation runs for.
+pub(crate) struct Delegation<'a> {
+    /// The agent delegating, as narrowed above it.
+    pub(crate) parent: &'a AgentDef,
+    /// The sub-agent's name.
+    pub(crate) name: &'a str,
+    /// The delegating run.
+    pub(crate) run_id: &'a str,
+    /// The step of that run the call belongs to.
+    pub(crate) seq: u64,
+    /// The call.
+    pub(crate) call: &'a ToolCall,
+    /// Decisions on the calls the sub-agent's run waits on, by their path
+    /// below this call.
+    pub(crate) decisions: BTreeMap<String, Approval>,
+}
+
+/// A call refused for passing the delegation bound `setting`.
+pub(crate) fn over_limit(call: &ToolCall, setting: &str, detail: String) -> ToolCallOutcome {
+    let detail = format!("{detail} (`[delegation] {setting}`)");
+    ToolCallOutcome::error(ToolError::new(ToolErrorKind::Limit, detail.clone())).with_events(vec![
+        Event::LimitExceeded {
+            bundle: "agent".into(),
+            tool: call.name.clone(),
+            limit: LimitKind::Delegation,
+            detail,
+        },
+    ])
+}
+
+fn failed(message: String) -> Delegated {
+    Delegated::Done(ToolCallOutcome::error(ToolError::new(
+        ToolErrorKind::Failed,
+        message,
+    )))
+}
+
+impl Runtime {
+    /// Delegate `delegation`'s task to its sub-agent: open its run, or go on
+    /// with the one an earlier run of the call opened. Fails only when the
+    /// store does; whatever else stops the sub-agent is the call's error.
+    /// The future is boxed: a sub-agent's run delegates in turn.
+    pub(crate) fn delegate<'a>(&'a self, delegation: Delegation<'a>) -> Delegating<'a> {
+        Box::pin(self.delegate_now(delegation))
+    }
+
+    async fn delegate_now(&self, delegation: Delegation<'_>) -> Result<Delegated, RunError> {
+        let Delegation {
+            parent,
+            name,
+            run_id,
+            seq,
+            call,
+            decisions,
+        } = delegation;
+        let Some(sub) = parent.agents.get(name) else {
+            return Ok(failed(format!("no sub-agent `{name}`")));
+        };
+        let task = match Task::read(&call.args) {
+            Ok(task) => task,
+            Err(problem) => {
+                return Ok(Delegated::Done(ToolCallOutcome::error(ToolError::new(
+                    ToolErrorKind::InvalidInput,
+                    problem,
+                ))));
+            }
+        };
+        let (root, depth) = self.tree_of(run_id);
+        let limits = parent.delegation;
+        if depth + 1 > limits.max_depth {
+            return Ok(Delegated::Done(over_limit(
+                call,
+                "max-depth",
+                format!(
+                    "sub-agent `{name}` would run {} delegations below the root run {root}, past its limit of {}",
+                    depth + 1,
+                    limits.max_depth
+                ),
+            )));
+        }
+        let model: Arc<dyn ModelProvider> = match (&sub.agent.model, self.models()) {
+            (None, _) => Arc::clone(self.model()),
+            (Some(spec), Some(models)) => {
+                match models.resolve(spec, &sub.agent.model_settings, &sub.dir) {
+                    Ok(model) => model,
+                    Err(error) => {
+                        return Ok(failed(format!(
+                            "sub-agent `{name}`: model {spec:?}: {error}"
+                        )));
+                    }
+                }
+            }
+            (Some(spec), None) => {
+                return Ok(failed(format!(
+                    "sub-agent `{name}` names model {spec:?}, and this host resolves no models for sub-agents"
+                )));
+            }
+        };
+        let child_id = format!("{run_id}/{}", call.id);
+        let link = ParentLink {
+            run_id: run_id.to_owned(),
+            seq,
+            call_id: call.id.clone(),
+            root: root.to_owned(),
+            depth: depth + 1,
+        };
+        let files = Arc::new(ChildFiles::new(Arc::clone(self.files())));
+        let child = self.for_child(model, files.clone(), link.clone());
+        let link = child.link();
+        let agent = Arc::new(sub.agent.within(parent));
+        let outcome = match self.store().load(&child_id).await {
+            Err(CommitError::UnknownRun(_)) => {
+                let started = self
+                    .store()
+                    .runs()
+                    .await?
+                    .iter()
+                    .filter(|run| run.header.parent.as_ref().is_some_and(|up| up.root == root))
+                    .count();
+                if started >= limits.max_child_runs as usize {
+                    return Ok(Delegated::Done(over_limit(
+                        call,
+                        "max-child-runs",
+                        format!("root run {root} has started {started} sub-agent runs, its limit"),
+                    )));
+                }
+                let thread = self.store().load(run_id).await?.header.thread;
+                child
+                    .start_in(&agent, &thread, &child_id, now(), &task.prompt())
+                    .await
+            }
+            Err(error) => return Err(error.into()),
+            Ok(record) => {
+                // The step that runs the call again is a later one: the
+                // link names the step that first ran it.
+                let ours = record.header.parent.as_ref().is_some_and(|up| {
+                    link.is_some_and(|link| {
+                        (&up.run_id, &up.call_id, &up.root)
+                            == (&link.run_id, &link.call_id, &link.root)
+                    })
+                });
+                if !ours {
+                    return Ok(failed(format!(
+                        "run {child_id} exists and is not this call's sub-agent run"
+                    )));
+                }
+                match record.disposition() {
+                    Disposition::Ended { cause, answer } => {
+                        let steps = self.store().files(&child_id).await?;
+                        files.restore(&steps, 0);
+                        Ok(RunOutcome::Ended {
+                            run_id: child_id.clone(),
+                            cause,
+                            answer,
+                        })
+                    }
+                    Disposition::Waiting { pending } if decisions.is_empty() => {
+                        Ok(RunOutcome::Waiting {
+                            run_id: child_id.clone(),
+                            pending,
+                        })
+                    }
+                    _ => {
+                        let outcome = child.resume_inner(&agent, &child_id, &decisions).await;
+                        child.forget_on_error(outcome)
+                    }
+                }
+            }
+        };
+        Ok(match outcome {
+            Ok(RunOutcome::Ended {
+                cause: EndCause::FinalAnswer,
+                answer,
+                ..
+            }) => {
+                let mut done =
+                    ToolCallOutcome::output(serde_json::Value::String(answer.unwrap_or_default()));
+                done.files = files.committed();
+                Delegated::Done(done)
+            }
+            Ok(RunOutcome::Ended { cause, .. }) => failed(format!(
+                "sub-agent `{name}` (run {child_id}) ended without an answer: {}",
+                ended(&cause)
+            )),
+            Ok(RunOutcome::Waiting { run_id, pending }) => Delegated::Waiting { run_id, pending },
+            Err(RunError::Commit(error)) => return Err(RunError::Commit(error)),
+            Err(error) => failed(format!(
+                "sub-agent `{name}` (run {child_id}) stopped: {error}"
+            )),
+        })
+    }
+}
+
+/// Why a run ended, in words.
+fn ended(cause: &EndCause) -> String {
+    match cause {
+        EndCause::FinalAnswer => "it answered".into(),
+        EndCause::MaxSteps => "it used all its steps (`max-steps`)".into(),
+        EndCause::Cancelled => "it was cancelled".into(),
+        EndCause::ServerStopped => "its server stopped".into(),
+        EndCause::Error(error) => format!("it failed: {error}"),
+        EndCause::Refused { hook, reason } => format!("hook `{hook}` refused it: {reason}"),
+    }
+}
+
+/// Seconds since the Unix epoch.
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
