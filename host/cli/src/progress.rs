@@ -8,8 +8,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use cordon_kernel::{
-    Approval, CallResult, Decision, Disposition, Event, EventSink, Observer, Progress, RunOutcome,
-    Verdict,
+    Approval, CallResult, Decision, Disposition, Event, EventSink, Observer, PendingCall, Progress,
+    RunOutcome, Verdict,
 };
 use serde_json::{Value, json};
 
@@ -106,9 +106,12 @@ impl Printer {
                 say!("run {run_id} ended ({})", cause_word(cause));
             }
             RunOutcome::Waiting { run_id, pending } => {
+                // A sub-agent's waiting calls, by their path from this run.
+                let pending: Vec<PendingCall> =
+                    pending.iter().flat_map(PendingCall::leaves).collect();
                 say!();
                 say!("run {run_id} is waiting for a decision on:");
-                for call in pending {
+                for call in &pending {
                     say!("  {}  {} {}", call.call.id, call.call.name, call.call.args);
                     say!(
                         "      {}",

@@ -465,7 +465,22 @@ impl AgentDef {
             .extend(parent.outer_tools.iter().cloned());
         narrowed.permissions = self.permissions.within(&parent.permissions);
         narrowed.delegation = self.delegation.within(parent.delegation);
+        // The bundles that run for the parent run for the child too, and
+        // their keys keep their declarations there; a key the child
+        // declares otherwise keeps the child's.
+        for (key, owner) in &parent.adopted_from {
+            if let Some(declared) = parent.key(key) {
+                let _ = narrowed.adopt_state_key(owner, key, declared.clone());
+            }
+        }
         narrowed
+    }
+
+    /// The tools the agent's sub-agents are to the model: `agent.NAME` each.
+    pub fn sub_agent_tools(&self) -> impl Iterator<Item = String> + '_ {
+        self.agents
+            .keys()
+            .map(|name| format!("{}{name}", crate::delegation::spec::PREFIX))
     }
 
     /// Declare state key `key`, optionally with a schema.

@@ -122,41 +122,24 @@ pub struct PendingCall {
     pub reason: PendingReason,
 }
 
-/// One decision a waiting run needs: a call of the run itself, or of a
-/// sub-agent's run beneath it, named by its path.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WaitingCall<'a> {
-    /// The call's id, after the ids of the delegating calls above it, each
-    /// followed by `/`: `call-2-1/call-1-3`.
-    pub path: String,
-    /// The call.
-    pub call: &'a ToolCall,
-    /// Why it waits: a rule's or a hook's ask, or a crash.
-    pub reason: &'a PendingReason,
-    /// The sub-agents' runs it lies in, outermost first; empty for the run's own.
-    pub runs: Vec<&'a str>,
-}
-
 impl PendingCall {
     /// The decisions this pending call needs: itself, or for a delegated
-    /// call, every call its sub-agent's run waits on, by path.
-    pub fn waiting(&self) -> Vec<WaitingCall<'_>> {
+    /// call, every call its sub-agent's run waits on, each with its path as
+    /// its id: the ids of the delegating calls above it and its own, joined
+    /// by `/` (`call-2-1/call-1-3`). The run a path's call belongs to is
+    /// the run waiting followed by the path's delegating calls
+    /// (`RUN/call-2-1`).
+    pub fn leaves(&self) -> Vec<PendingCall> {
         match &self.reason {
-            PendingReason::Delegated { run_id, pending } => pending
+            PendingReason::Delegated { pending, .. } => pending
                 .iter()
-                .flat_map(PendingCall::waiting)
+                .flat_map(PendingCall::leaves)
                 .map(|mut inner| {
-                    inner.path = format!("{}/{}", self.call.id, inner.path);
-                    inner.runs.insert(0, run_id);
+                    inner.call.id = format!("{}/{}", self.call.id, inner.call.id);
                     inner
                 })
                 .collect(),
-            reason => vec![WaitingCall {
-                path: self.call.id.clone(),
-                call: &self.call,
-                reason,
-                runs: Vec::new(),
-            }],
+            _ => vec![self.clone()],
         }
     }
 }

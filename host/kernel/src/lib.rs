@@ -41,7 +41,7 @@ pub use cancel::{Cancellation, Cancelled};
 pub use commit::{
     CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, Durability, EndCause, Intent,
     MemoryCommitStore, ParentLink, PendingCall, PendingReason, Receipt, RunHeader, RunRecord,
-    RunSummary, StepCommit, ToolRecord, WaitingCall,
+    RunSummary, StepCommit, ToolRecord,
 };
 pub use content::{ContentBlock, ResourceBody};
 pub use delegation::{DelegationLimits, SubAgent};

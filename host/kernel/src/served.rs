@@ -276,9 +276,9 @@ impl ServedRun {
 fn cannot_wait(records: &mut [ToolRecord], waiting: &[PendingCall]) {
     for pending in waiting {
         let paths: Vec<String> = pending
-            .waiting()
+            .leaves()
             .into_iter()
-            .map(|waiting| waiting.path)
+            .map(|leaf| leaf.call.id)
             .collect();
         if let Some(record) = records
             .iter_mut()

@@ -9,7 +9,8 @@
 //!
 //! The hosted providers stream, retry with backoff on 429 and 5xx (honouring
 //! `Retry-After`), retry a stream that breaks before the step commits, and time
-//! out idle connections; see [`ModelOptions`].
+//! out idle connections; see [`ModelOptions`]. [`SpecResolver`] resolves the
+//! specs sub-agents name the same way.
 
 mod anthropic;
 pub mod choice;
@@ -19,6 +20,7 @@ mod openai;
 mod prompt;
 mod retry;
 mod scripted;
+mod sub_agents;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -31,6 +33,7 @@ pub use http::ApiKey;
 pub use openai::{OPENAI_BASE_URL, OpenAiModel};
 pub use retry::RetryPolicy;
 pub use scripted::{ScriptError, ScriptedModel};
+pub use sub_agents::SpecResolver;
 
 /// The environment variable holding the OpenAI (or compatible) API key.
 pub const OPENAI_KEY_VAR: &str = "OPENAI_API_KEY";

@@ -345,6 +345,7 @@ impl Assembly {
             .specs()
             .into_iter()
             .map(|spec| spec.name)
+            .chain(agent.sub_agent_tools())
             .collect();
         let agent_file = launch
             .agent

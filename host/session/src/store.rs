@@ -144,7 +144,9 @@ pub async fn run_named(store: &dyn CommitStore, name: &str) -> Result<String> {
     if runs.iter().any(|run| run.header.run_id == LAST) {
         return Ok(LAST.to_owned());
     }
+    // A sub-agent's run is part of its root's, never the newest on its own.
     runs.into_iter()
+        .filter(|run| run.header.parent.is_none())
         .max_by(|a, b| {
             (a.header.created, &a.header.run_id).cmp(&(b.header.created, &b.header.run_id))
         })

@@ -5,7 +5,9 @@
 //! Every write of the run ([`CommitStore::commit`], [`CommitStore::record_intent`],
 //! [`CommitStore::mark_published`]) checks the lease inside its own
 //! transaction and is refused as [`CommitError::Fenced`] when it no longer
-//! holds; so is any write of another run, and creating or deleting runs.
+//! holds; so is any write of a run outside the leased run's tree (the run
+//! and its sub-agents' runs, which one worker drives together), creating a
+//! run that is not a sub-agent's in that tree, and deleting runs.
 //! Reads go straight to the store.
 
 use std::collections::BTreeMap;
@@ -40,8 +42,17 @@ impl LeasedStore {
 
 #[async_trait::async_trait]
 impl CommitStore for LeasedStore {
+    /// Only a sub-agent's run in the tree of the leased run, while the
+    /// lease holds.
     async fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
-        Err(self.fenced(&header.run_id))
+        let in_tree = header
+            .parent
+            .as_ref()
+            .is_some_and(|parent| parent.root == self.lease.run_id);
+        if !in_tree {
+            return Err(self.fenced(&header.run_id));
+        }
+        self.store.create_run_under(header, &self.lease).await
     }
 
     async fn commit(

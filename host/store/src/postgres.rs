@@ -530,12 +530,12 @@ impl PostgresCommitStore {
                     .execute(
                         "WITH fence AS (
                              SELECT run_id FROM cordon_queue
-                             WHERE run_id = $1 AND token = $4 AND status = 'claimed'
+                             WHERE run_id = $5 AND token = $4 AND status = 'claimed'
                                AND lease_until > clock_timestamp()
                              FOR SHARE
                          ), run AS (
                              UPDATE cordon_runs SET last_seq = $2::BIGINT
-                             WHERE run_id IN (SELECT run_id FROM fence)
+                             WHERE run_id = $1 AND EXISTS (SELECT 1 FROM fence)
                                AND last_seq = $2::BIGINT - 1
                              RETURNING run_id
                          ), cleared AS (
@@ -543,7 +543,7 @@ impl PostgresCommitStore {
                          )
                          INSERT INTO cordon_steps (run_id, seq, body)
                          SELECT run_id, $2::BIGINT, $3 FROM run",
-                        &[&run_id, &seq, &body, &token],
+                        &[&run_id, &seq, &body, &token, &lease.run_id],
                     )
                     .await
             }
@@ -589,6 +589,63 @@ impl PostgresCommitStore {
         } else {
             self.failure(action, error)
         }
+    }
+
+    /// Create the sub-agent's run `header` in the tree `lease` holds, in one
+    /// transaction with the check that it still holds.
+    pub(crate) async fn create_run_under(
+        &self,
+        header: &RunHeader,
+        lease: &Lease,
+    ) -> Result<(), CommitError> {
+        let mut client = self.client().await?;
+        let transaction = client
+            .transaction()
+            .await
+            .map_err(|error| self.failure("creating a run", error))?;
+        self.check_lease(&transaction, &header.run_id, lease)
+            .await?;
+        self.insert_run(&transaction, header).await?;
+        transaction
+            .commit()
+            .await
+            .map_err(|error| self.failure("creating a run", error))
+    }
+
+    async fn insert_run(
+        &self,
+        client: &impl GenericClient,
+        header: &RunHeader,
+    ) -> Result<(), CommitError> {
+        let created = signed(header.created, "creation time")?;
+        let metadata = serde_json::to_string(&header.metadata)
+            .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
+        let parent = header
+            .parent
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|error| CommitError::Storage(format!("encoding a run's parent: {error}")))?;
+        let inserted = client
+            .execute(
+                "INSERT INTO cordon_runs (run_id, agent, created, metadata, thread, parent)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (run_id) DO NOTHING",
+                &[
+                    &header.run_id,
+                    &header.agent,
+                    &created,
+                    &metadata,
+                    &header.thread,
+                    &parent,
+                ],
+            )
+            .await
+            .map_err(|error| self.failure("creating a run", error))?;
+        if inserted == 0 {
+            return Err(CommitError::DuplicateRun(header.run_id.clone()));
+        }
+        Ok(())
     }
 
     /// Commit `commit`, refused unless `lease` (when given) still holds.
@@ -773,37 +830,8 @@ impl PostgresCommitStore {
 #[async_trait::async_trait]
 impl CommitStore for PostgresCommitStore {
     async fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
-        let created = signed(header.created, "creation time")?;
-        let metadata = serde_json::to_string(&header.metadata)
-            .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
-        let parent = header
-            .parent
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(|error| CommitError::Storage(format!("encoding a run's parent: {error}")))?;
-        let inserted = self
-            .client()
-            .await?
-            .execute(
-                "INSERT INTO cordon_runs (run_id, agent, created, metadata, thread, parent)
-                 VALUES ($1, $2, $3, $4, $5, $6)
-                 ON CONFLICT (run_id) DO NOTHING",
-                &[
-                    &header.run_id,
-                    &header.agent,
-                    &created,
-                    &metadata,
-                    &header.thread,
-                    &parent,
-                ],
-            )
-            .await
-            .map_err(|error| self.failure("creating a run", error))?;
-        if inserted == 0 {
-            return Err(CommitError::DuplicateRun(header.run_id.clone()));
-        }
-        Ok(())
+        let client = self.client().await?;
+        self.insert_run(&client, header).await
     }
 
     async fn commit(

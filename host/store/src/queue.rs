@@ -88,9 +88,15 @@ impl Lease {
         }
     }
 
-    /// Refuse a write to `run_id` unless it is this lease's run.
+    /// Refuse a write to `run_id` unless it is this lease's run or a
+    /// sub-agent's run in its tree, whose id is the root's followed by the
+    /// delegating calls' (`RUN/call-2-1`): a worker drives a root run and
+    /// its children under one lease.
     pub(crate) fn covers(&self, run_id: &str) -> Result<(), CommitError> {
-        if run_id == self.run_id {
+        let in_tree = run_id
+            .strip_prefix(self.run_id.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        if in_tree {
             Ok(())
         } else {
             Err(self.fenced(run_id))
@@ -333,7 +339,7 @@ impl PostgresCommitStore {
                  WHERE run_id = $1 AND token = $2 AND status = 'claimed'
                    AND lease_until > clock_timestamp()
                  FOR SHARE",
-                &[&run_id, &token],
+                &[&lease.run_id, &token],
             )
             .await
             .map_err(|error| self.failure("checking the lease", error))?
@@ -348,7 +354,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use cordon_kernel::{Approval, CommitError, CommitStore, Durability};
+    use cordon_kernel::{Approval, CommitError, CommitStore, Durability, ParentLink};
 
     use super::{Enqueued, QueueStatus, Settlement};
     use crate::conformance::{header, intent, step};
@@ -471,25 +477,71 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_lease_writes_only_its_own_run_and_never_creates_or_deletes() {
+    async fn a_lease_writes_only_its_runs_tree_and_creates_only_sub_agents_runs_in_it() {
         let Some((_url, store)) = queued("a lease's reach", "cordon_reach").await else {
             return;
         };
         store.create_run(&header("other", 2)).await.unwrap();
+        store.create_run(&header("r-2", 2)).await.unwrap();
         let lease = store.claim("w", LONG).await.unwrap().unwrap();
-        let leased = LeasedStore::new(store.clone(), lease);
+        let leased = LeasedStore::new(store.clone(), lease.clone());
+        let child = |run_id: &str, root: &str| {
+            let mut child = header(run_id, 3);
+            child.parent = Some(ParentLink {
+                run_id: root.into(),
+                seq: 2,
+                call_id: "call-1-1".into(),
+                root: root.into(),
+                depth: 1,
+            });
+            child
+        };
+        leased.create_run(&child("r/call-1-1", "r")).await.unwrap();
+        leased
+            .commit(
+                &step("r/call-1-1", 1, "the child's", Vec::new()),
+                Durability::Disk,
+            )
+            .await
+            .unwrap();
+        leased
+            .record_intent(&intent("r/call-1-1", 2), Durability::Disk)
+            .await
+            .unwrap();
         for error in [
             leased
                 .commit(&step("other", 1, "not mine", Vec::new()), Durability::Disk)
                 .await
                 .unwrap_err(),
+            leased
+                .commit(
+                    &step("r-2", 1, "a prefix is not a tree", Vec::new()),
+                    Durability::Disk,
+                )
+                .await
+                .unwrap_err(),
             leased.create_run(&header("new", 3)).await.unwrap_err(),
+            leased.create_run(&header("r/forged", 3)).await.unwrap_err(),
+            leased
+                .create_run(&child("other/call-1-1", "other"))
+                .await
+                .unwrap_err(),
             leased.delete_run("other").await.unwrap_err(),
         ] {
             assert!(matches!(error, CommitError::Fenced { .. }), "{error}");
         }
         assert_eq!(store.load("other").await.unwrap().last_seq(), 0);
-        assert_eq!(store.runs().await.unwrap().len(), 2);
+        assert_eq!(store.runs().await.unwrap().len(), 4);
+
+        assert!(store.settle(&lease, &Settlement::Done).await.unwrap());
+        let after = leased
+            .commit(
+                &step("r/call-1-1", 2, "after", Vec::new()),
+                Durability::Disk,
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(after, CommitError::Fenced { .. }), "{after}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

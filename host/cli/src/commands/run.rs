@@ -236,6 +236,7 @@ impl Session {
         printer.mark_unsandboxed(assembly.unsandboxed.clone());
         let mut runtime = assembly
             .runtime(model, printer.clone())
+            .with_models(Arc::new(cordon_providers::SpecResolver))
             .with_observer(printer.clone());
         let person = matches!(driver, Driver::Person(_));
         let approver = (person && !json && TerminalApprover::available()).then(|| {
@@ -477,8 +478,9 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
             store::RunStore::Postgres(queue) => queue.queued(&run_id).await?.is_some(),
             _ => false,
         };
-    let pending = match record.disposition() {
-        Disposition::Waiting { pending } => pending,
+    // A sub-agent's waiting calls are decided by their path from this run.
+    let pending: Vec<PendingCall> = match record.disposition() {
+        Disposition::Waiting { pending } => pending.iter().flat_map(PendingCall::leaves).collect(),
         _ => Vec::new(),
     };
     let rest = if args.approve_all {

@@ -101,10 +101,7 @@ async fn queue_notes(store: &store::RunStore) -> anyhow::Result<BTreeMap<String,
 
 pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Result<ExitCode> {
     let store = open(&args.store.location(global)).await?;
-    let mut runs = store.runs().await?;
-    runs.sort_by(|a, b| {
-        (b.header.created, &b.header.run_id).cmp(&(a.header.created, &a.header.run_id))
-    });
+    let runs = as_trees(store.runs().await?);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(ExitCode::SUCCESS);
@@ -116,7 +113,7 @@ pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Res
     let width = |field: fn(&RunSummary) -> usize, title: &str| {
         runs.iter().map(field).max().unwrap_or(0).max(title.len())
     };
-    let id = width(|run| run.header.run_id.len(), "RUN");
+    let id = width(|run| shown_id(run).chars().count(), "RUN");
     let thread = width(|run| run.header.thread.len(), "THREAD");
     let agent = width(|run| run.header.agent.len(), "AGENT");
     let notes = queue_notes(&store).await?;
@@ -128,7 +125,7 @@ pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Res
     for run in &runs {
         println!(
             "{:id$}  {:16}  {:thread$}  {:agent$}  {:>7}  {}",
-            run.header.run_id,
+            shown_id(run),
             created(run.header.created),
             run.header.thread,
             run.header.agent,
@@ -143,6 +140,57 @@ pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Res
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `runs` as trees, newest root first, each followed by its sub-agents'
+/// runs in the order their calls were made, depth first.
+fn as_trees(runs: Vec<RunSummary>) -> Vec<RunSummary> {
+    let mut children: BTreeMap<String, Vec<RunSummary>> = BTreeMap::new();
+    let mut roots = Vec::new();
+    let ids: std::collections::BTreeSet<String> =
+        runs.iter().map(|run| run.header.run_id.clone()).collect();
+    for run in runs {
+        match &run.header.parent {
+            Some(parent) if ids.contains(&parent.run_id) => {
+                children.entry(parent.run_id.clone()).or_default().push(run);
+            }
+            _ => roots.push(run),
+        }
+    }
+    roots.sort_by(|a, b| {
+        (b.header.created, &b.header.run_id).cmp(&(a.header.created, &a.header.run_id))
+    });
+    let mut ordered = Vec::new();
+    let mut stack: Vec<RunSummary> = roots.into_iter().rev().collect();
+    while let Some(run) = stack.pop() {
+        if let Some(mut below) = children.remove(&run.header.run_id) {
+            below.sort_by(|a, b| {
+                let at = |run: &RunSummary| {
+                    run.header
+                        .parent
+                        .as_ref()
+                        .map(|parent| (parent.seq, parent.call_id.clone()))
+                };
+                at(a).cmp(&at(b))
+            });
+            stack.extend(below.into_iter().rev());
+        }
+        ordered.push(run);
+    }
+    ordered
+}
+
+/// A run's id as `runs list` shows it: a sub-agent's run indented under
+/// the run that delegated to it.
+fn shown_id(run: &RunSummary) -> String {
+    match &run.header.parent {
+        Some(parent) => format!(
+            "{}└ {}",
+            "  ".repeat(parent.depth as usize - 1),
+            run.header.run_id
+        ),
+        None => run.header.run_id.clone(),
+    }
 }
 
 /// `secs` since the epoch as a UTC minute, such as `2026-12-01 17:30`.
@@ -161,9 +209,38 @@ pub(crate) async fn delete(global: &GlobalArgs, args: DeleteRunsArgs) -> anyhow:
     let store = open(&args.store.location(global)).await?;
     for name in &args.runs {
         let run = store::run_named(&*store, name).await?;
-        let steps = store.load(&run).await?.last_seq();
+        let record = store.load(&run).await?;
+        if let Some(parent) = &record.header.parent {
+            anyhow::bail!(
+                "run {run} is a sub-agent's run in the tree of run {}: delete that run, which deletes its sub-agents' runs with it",
+                parent.root
+            );
+        }
+        let below: Vec<String> = store
+            .runs()
+            .await?
+            .into_iter()
+            .filter(|other| {
+                other
+                    .header
+                    .parent
+                    .as_ref()
+                    .is_some_and(|up| up.root == run)
+            })
+            .map(|other| other.header.run_id)
+            .collect();
+        for sub in &below {
+            store.delete_run(sub).await?;
+        }
         store.delete_run(&run).await?;
-        println!("deleted run {run} ({steps} step(s)); its thread's state stays");
+        let subs = match below.len() {
+            0 => String::new(),
+            count => format!(" and its {count} sub-agent run(s)"),
+        };
+        println!(
+            "deleted run {run} ({} step(s)){subs}; its thread's state stays",
+            record.last_seq()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -175,9 +252,21 @@ pub(crate) async fn show(global: &GlobalArgs, args: ShowRunArgs) -> anyhow::Resu
         .await?;
     let state = record.state()?;
     let thread_state = store.thread_state(&record.header.thread).await?;
+    let delegated: Vec<RunSummary> = store
+        .runs()
+        .await?
+        .into_iter()
+        .filter(|run| {
+            run.header
+                .parent
+                .as_ref()
+                .is_some_and(|parent| parent.run_id == record.header.run_id)
+        })
+        .collect();
     if args.json {
         let value = json!({
             "run": record.header,
+            "sub_runs": delegated.iter().map(|run| &run.header.run_id).collect::<Vec<_>>(),
             "commits": record.commits,
             "intent": record.intent,
             "state": state,
@@ -187,7 +276,25 @@ pub(crate) async fn show(global: &GlobalArgs, args: ShowRunArgs) -> anyhow::Resu
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print_text(&record, args.store.location(global).file());
+    let location = args.store.location(global);
+    let file = location.file();
+    print_text(&record, file);
+    if !delegated.is_empty() {
+        println!("sub-agents' runs (`cordon runs show RUN` shows one):");
+    }
+    for run in &delegated {
+        let call = run
+            .header
+            .parent
+            .as_ref()
+            .map_or("", |parent| parent.call_id.as_str());
+        println!(
+            "  {call} delegated to {} as run {}: {}",
+            run.header.agent,
+            run.header.run_id,
+            standing(file, &run.header.run_id, &run.disposition)
+        );
+    }
     for (title, values) in [
         ("run state:".to_owned(), state),
         (
@@ -247,6 +354,12 @@ fn print_text(record: &RunRecord, store: Option<&Path>) {
         record.header.thread,
         standing(store, &record.header.run_id, &record.disposition())
     );
+    if let Some(parent) = &record.header.parent {
+        println!(
+            "sub-agent's run for call {} of run {} (commit {}); it goes on with its tree's root, run {}",
+            parent.call_id, parent.run_id, parent.seq, parent.root
+        );
+    }
     for (commit, step) in record.commits.iter().zip(record.steps()) {
         println!(
             "{} (commit {}): {}",

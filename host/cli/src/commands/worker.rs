@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::Args;
-use cordon_kernel::{CommitError, CommitStore, Disposition, RunError, RunOutcome};
+use cordon_kernel::{CommitError, CommitStore, Disposition, PendingCall, RunError, RunOutcome};
 use cordon_session::Launch;
 use cordon_store::{Lease, LeasedStore, PostgresCommitStore, Settlement};
 use serde_json::json;
@@ -151,6 +151,7 @@ async fn drive(
         Disposition::Waiting { pending } => {
             if pending
                 .iter()
+                .flat_map(PendingCall::leaves)
                 .any(|waiting| !claimed.decisions.contains_key(&waiting.call.id))
             {
                 return Driven::Settled(Settlement::Waiting);

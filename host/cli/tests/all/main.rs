@@ -11,6 +11,7 @@ mod build;
 mod cli;
 mod config;
 mod conformance;
+mod delegation;
 mod docs;
 mod first_run;
 mod mcp;

@@ -253,11 +253,11 @@ async fn a_grandchilds_ask_waits_at_the_root_by_path_and_its_approval_goes_on_th
         &below[0].reason,
         PendingReason::Delegated { run_id, .. } if run_id == "r/call-1-1/m-1"
     ));
-    let waiting = pending[0].waiting();
-    assert_eq!(waiting[0].path, "call-1-1/m-1/l-1");
-    assert_eq!(waiting[0].runs, ["r/call-1-1", "r/call-1-1/m-1"]);
+    let leaves = pending[0].leaves();
+    assert_eq!(leaves[0].call.id, "call-1-1/m-1/l-1");
+    assert_eq!(leaves[0].call.name, "write");
     assert_eq!(
-        waiting[0].reason.asked().as_deref(),
+        leaves[0].reason.asked().as_deref(),
         Some("permission rule `write` asks")
     );
     assert_eq!(rig.tools.calls(), 0);
@@ -557,9 +557,9 @@ description = "Counts."
     let RunOutcome::Waiting { pending, .. } = &outcome else {
         panic!("expected waiting, got {outcome:?}");
     };
-    let waiting = pending[0].waiting();
-    assert_eq!(waiting[0].path, "call-1-1/h-1");
-    assert_eq!(*waiting[0].reason, PendingReason::Indeterminate);
+    let leaves = pending[0].leaves();
+    assert_eq!(leaves[0].call.id, "call-1-1/h-1");
+    assert_eq!(leaves[0].reason, PendingReason::Indeterminate);
     assert_eq!(again.tools.calls(), 0, "never silently run twice");
 
     let decisions = BTreeMap::from([("call-1-1/h-1".to_owned(), Approval::Approve)]);

@@ -203,8 +203,8 @@ pub(crate) fn apply_decisions(
 ) -> Result<(Vec<ToolRecord>, HandedDown), RunError> {
     let wanted: Vec<String> = pending
         .iter()
-        .flat_map(PendingCall::waiting)
-        .map(|waiting| waiting.path)
+        .flat_map(PendingCall::leaves)
+        .map(|leaf| leaf.call.id)
         .collect();
     if let Some(unknown) = decisions.keys().find(|path| !wanted.contains(path)) {
         return Err(RunError::UnknownCall {

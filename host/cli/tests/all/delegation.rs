@@ -1,0 +1,198 @@
+//! Delegation as an operator meets it: the demo's lead agent hands work to
+//! two sub-agents, `runs list` shows the tree, a sub-agent's `write` waits at
+//! the root by its path and its change reaches the folder only with the
+//! root's step; and a process killed during a grandchild's effectful call
+//! resumes each run from its last commit without running that call again.
+
+use std::path::Path;
+use std::time::Duration;
+
+use cordon_test_artifacts as artifacts;
+use serde_json::Value;
+
+use crate::support::{Project, both, text};
+
+fn demo(file: &str) -> String {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo");
+    std::fs::read_to_string(demo.join(file)).unwrap()
+}
+
+#[test]
+fn the_demo_lead_delegates_and_its_editors_change_waits_by_path_then_lands_with_its_step() {
+    let project = Project::new();
+    project.bundled("dir", artifacts::DIR);
+    for file in [
+        "lead.toml",
+        "reviewer.toml",
+        "lead-script.toml",
+        "reviewer-script.toml",
+        "editor-script.toml",
+    ] {
+        project.write(&format!("agents/{file}"), &demo(file));
+    }
+    project.write("src/greet.rs", &demo("project/src/greet.rs"));
+    let greeting = project.read("src/greet.rs");
+
+    let run = &[
+        "run",
+        "--agent",
+        "agents/lead.toml",
+        "--run-id",
+        "lead",
+        "Make the greeting friendlier",
+    ];
+    let output = project.cordon(run);
+    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
+    let said = text(&output.stdout);
+    assert!(
+        said.contains("call-2-1/call-1-2  write") && said.contains("--approve call-2-1/call-1-2"),
+        "{said}"
+    );
+    assert_eq!(
+        project.read("src/greet.rs"),
+        greeting,
+        "the editor's edit is committed in its run, not in the folder"
+    );
+    assert!(project.read("CHANGELOG.md").is_none());
+
+    let listed = text(&project.cordon(&["runs", "list"]).stdout);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert!(lines[1].starts_with("lead "), "{listed}");
+    assert!(lines[2].starts_with("└ lead/call-1-1 "), "{listed}");
+    assert!(lines[3].starts_with("└ lead/call-2-1 "), "{listed}");
+    assert!(
+        lines[3].contains("editor") && lines[3].contains("waiting"),
+        "{listed}"
+    );
+
+    let reviewer = project.show("lead/call-1-1");
+    assert_eq!(reviewer["run"]["parent"]["call-id"], "call-1-1");
+    assert_eq!(reviewer["run"]["parent"]["root"], "lead");
+    let edit = &reviewer["commits"][1]["tools"][1];
+    assert_eq!(edit["decision"]["verdict"], "deny", "{edit}");
+    assert_eq!(edit["decision"]["rule"], "edit", "its own rule holds");
+
+    let alone = project.cordon(&["runs", "resume", "lead/call-2-1"]);
+    assert!(!alone.status.success());
+    assert!(
+        both(&alone).contains("resume that run (`cordon runs resume lead`)"),
+        "{}",
+        both(&alone)
+    );
+
+    let output = project.cordon(&["runs", "resume", "lead", "--approve", "call-2-1/call-1-2"]);
+    assert!(output.status.success(), "{}", both(&output));
+    assert!(
+        project
+            .read("src/greet.rs")
+            .unwrap()
+            .contains("Hello, {name}!")
+    );
+    assert_eq!(
+        project.read("CHANGELOG.md").as_deref(),
+        Some("- greet: the greeting ends with an exclamation mark\n")
+    );
+    let lead = project.show("lead");
+    assert_eq!(
+        lead["sub_runs"],
+        serde_json::json!(["lead/call-1-1", "lead/call-2-1"])
+    );
+
+    let deleted = project.cordon(&["runs", "delete", "lead"]);
+    assert!(
+        text(&deleted.stdout).contains("and its 2 sub-agent run(s)"),
+        "{}",
+        both(&deleted)
+    );
+    assert!(text(&project.cordon(&["runs", "list"]).stdout).starts_with("no runs"));
+}
+
+/// A root, a child in a file of its own and a grandchild written inline in
+/// it, which sleeps in the hostile fixture: a call that may act past its
+/// step, so a crash during it leaves it indeterminate.
+fn three_levels(project: &Project) {
+    project.bundle(
+        "hostile",
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\
+         [grants]\ntools = [\"hostile.echo\"]\n[limits]\ntimeout-ms = 120000\n",
+        artifacts::HOSTILE,
+    );
+    project.approve("hostile");
+    project.write(
+        "agent.toml",
+        "name = \"root\"\nmodel = \"scripted:root.toml\"\n[permissions]\ndefault = \"allow\"\n\
+         [agents.mid]\ndescription = \"Delegates on.\"\nfile = \"mid.toml\"\n",
+    );
+    project.write(
+        "mid.toml",
+        "name = \"mid\"\nmodel = \"scripted:mid-script.toml\"\n[permissions]\ndefault = \"allow\"\n\
+         [agents.leaf]\ndescription = \"Sleeps.\"\nmodel = \"scripted:leaf-script.toml\"\n",
+    );
+    let delegate = |agent: &str, answer: &str| {
+        format!(
+            "[[turn]]\n[[turn.call]]\ntool = \"agent.{agent}\"\nargs = {{ task = \"go on\" }}\n\n[[turn]]\ntext = \"{answer}\"\n"
+        )
+    };
+    project.write("root.toml", &delegate("mid", "the root is done"));
+    project.write("mid-script.toml", &delegate("leaf", "the mid is done"));
+    project.write(
+        "leaf-script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"hostile.sleep\"\nargs = { ms = 100000 }\n\n[[turn]]\ntext = \"the leaf is done\"\n",
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_process_killed_during_a_grandchilds_effectful_call_resumes_each_run_and_reruns_nothing() {
+    let project = Project::new();
+    three_levels(&project);
+    let mut running = project
+        .command(&["run", "--agent", "agent.toml", "--run-id", "r", "go"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = project.calls_started("r/call-1-1/call-1-1", &[]);
+    if !started {
+        let _ = running.kill();
+    }
+    assert!(started, "the grandchild never started its call");
+    std::thread::sleep(Duration::from_millis(200));
+    running.kill().unwrap();
+    running.wait().unwrap();
+
+    for run in ["r", "r/call-1-1", "r/call-1-1/call-1-1"] {
+        let shown = project.show(run);
+        assert!(!shown["intent"].is_null(), "{run} recorded its call first");
+    }
+    let output = project.cordon(&["runs", "resume", "r"]);
+    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
+    let said = text(&output.stdout);
+    assert!(
+        said.contains("call-1-1/call-1-1/call-1-1  hostile.sleep"),
+        "the sleep waits by its path: {said}"
+    );
+    assert!(said.contains("may already have acted"), "{said}");
+    let leaf = project.show("r/call-1-1/call-1-1");
+    assert_eq!(leaf["disposition"]["disposition"], "waiting", "{leaf}");
+
+    let output = project.cordon(&[
+        "runs",
+        "resume",
+        "r",
+        "--deny",
+        "call-1-1/call-1-1/call-1-1",
+    ]);
+    assert!(output.status.success(), "{}", both(&output));
+    let root: Value = project.show("r");
+    assert_eq!(root["disposition"]["answer"], "the root is done", "{root}");
+    let leaf = project.show("r/call-1-1/call-1-1");
+    let sleep = &leaf["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|commit| commit["tools"].as_array().unwrap().clone())
+        .find(|tool| tool["call"]["name"] == "hostile.sleep" && !tool["result"].is_null())
+        .unwrap()["result"];
+    assert_eq!(sleep["error"]["kind"], "denied", "never run twice: {sleep}");
+}
