@@ -44,7 +44,9 @@ impl Runtime {
         store: Arc<dyn CommitStore>,
         live: Arc<dyn EventSink>,
     ) -> Self {
-        Self::new(Arc::new(NoModel), tools, store, live).with_intents(Intents::ForEffects)
+        Self::new(Arc::new(NoModel), tools, store, live)
+            .with_intents(Intents::ForEffects)
+            .never_waiting()
     }
 }
 

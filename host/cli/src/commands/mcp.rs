@@ -105,8 +105,10 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         .unwrap_or_default();
     let run_id = format!("mcp-{}-{:06}", now.as_secs(), now.subsec_micros());
     let _driving = super::run::drive(&args.store.location(global), &run_id)?;
+    // A served run asks no model itself; the sub-agents it serves name theirs.
     let runtime = assembly
         .runtime_for_requests(relay.clone())
+        .with_models(Arc::new(cordon_providers::SpecResolver))
         .with_commits(args.durability.into());
     let run = ServedRun::open(
         runtime,

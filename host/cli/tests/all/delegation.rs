@@ -10,7 +10,9 @@ use std::time::Duration;
 use cordon_test_artifacts as artifacts;
 use serde_json::Value;
 
-use crate::support::{Project, both, text};
+use crate::mcp::{INITIALIZE, exchange};
+use crate::support::{Project, both, postgres_schema, text};
+use crate::workers::{finished, show, worker};
 
 fn demo(file: &str) -> String {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo");
@@ -195,4 +197,161 @@ fn a_process_killed_during_a_grandchilds_effectful_call_resumes_each_run_and_rer
         .find(|tool| tool["call"]["name"] == "hostile.sleep" && !tool["result"].is_null())
         .unwrap()["result"];
     assert_eq!(sleep["error"]["kind"], "denied", "never run twice: {sleep}");
+}
+
+/// An agent whose one sub-agent, `helper`, has a scripted model of its own:
+/// it adds a note, then deletes one, which its parent asks about.
+fn with_helper(project: &Project) {
+    project.bundled("notes", artifacts::NOTES);
+    project.write(
+        "agent.toml",
+        "name = \"lead\"\n[permissions]\ndefault = \"allow\"\nask = [\"notes.delete\"]\n\
+         [agents.helper]\ndescription = \"Keeps the notes.\"\nmodel = \"scripted:helper.toml\"\n",
+    );
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"agent.helper\"\nargs = { task = \"tidy the notes\" }\n\n[[turn]]\ntext = \"Tidied.\"\n",
+    );
+    project.write(
+        "helper.toml",
+        r#"
+[[turn]]
+[[turn.call]]
+tool = "notes.add"
+args = { title = "Milk", body = "buy milk" }
+[[turn.call]]
+tool = "notes.delete"
+args = { id = 1 }
+
+[[turn]]
+text = "Added one, deleted one."
+"#,
+    );
+}
+
+#[test]
+fn a_worker_drives_a_root_run_and_its_sub_agents_run_under_one_lease() {
+    let Some(url) = postgres_schema("a tree under one lease", "tree") else {
+        return;
+    };
+    let project = Project::new();
+    with_helper(&project);
+    let submitted = project.cordon(&[
+        "run",
+        "--detach",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+        "--store",
+        &url,
+        "--run-id",
+        "r1",
+        "go",
+    ]);
+    assert!(submitted.status.success(), "{}", both(&submitted));
+    let stderr = finished(worker(&project, &url, "w1", 30_000, &["--until-idle"]));
+    assert!(stderr.contains("run r1: waiting"), "{stderr}");
+    let helper = show(&project, &url, "r1/call-1-1");
+    assert_eq!(helper["run"]["parent"]["root"], "r1", "{helper}");
+    assert_eq!(helper["disposition"]["disposition"], "waiting", "{helper}");
+
+    let resumed = project.cordon(&[
+        "runs",
+        "resume",
+        "r1",
+        "--detach",
+        "--store",
+        &url,
+        "--approve",
+        "call-1-1/call-1-2",
+    ]);
+    assert!(resumed.status.success(), "{}", both(&resumed));
+    let stderr = finished(worker(&project, &url, "w2", 30_000, &["--until-idle"]));
+    assert!(stderr.contains("run r1: done"), "{stderr}");
+    let root = show(&project, &url, "r1");
+    assert_eq!(root["disposition"]["answer"], "Tidied.", "{root}");
+    assert_eq!(
+        root["commits"][2]["messages"][0]["result"]["output"], "Added one, deleted one.",
+        "{root}"
+    );
+    let listed = text(&project.cordon(&["runs", "list", "--store", &url]).stdout);
+    assert!(listed.contains("└ r1/call-1-1"), "{listed}");
+}
+
+#[test]
+fn cordon_mcp_serves_a_sub_agent_as_a_tool_and_its_run_hangs_under_the_served_call() {
+    use std::io::Write;
+
+    let project = Project::new();
+    with_helper(&project);
+    let mut server = project
+        .command(&["mcp", "--agent", "agent.toml"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(server.stdout.take().unwrap());
+    exchange(&mut stdin, &mut stdout, INITIALIZE, 1);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let listed = exchange(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        2,
+    );
+    let helper = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "agent_helper")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(helper["description"], "Keeps the notes.");
+    assert_eq!(
+        helper["inputSchema"]["required"],
+        serde_json::json!(["task"])
+    );
+
+    let answer = exchange(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agent_helper","arguments":{"task":"tidy the notes"}}}"#,
+        3,
+    );
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let said = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("Added one, deleted one."), "{answer}");
+    drop(stdin);
+    assert!(server.wait().unwrap().success());
+
+    let runs: Value =
+        serde_json::from_slice(&project.cordon(&["runs", "list", "--json"]).stdout).unwrap();
+    let child = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|run| !run["header"]["parent"].is_null())
+        .unwrap_or_else(|| panic!("{runs}"));
+    let served = child["header"]["parent"]["run-id"].as_str().unwrap();
+    assert!(served.starts_with("mcp-"), "{child}");
+    let shown = project.show(child["header"]["run_id"].as_str().unwrap());
+    let delete = &shown["commits"][1]["tools"][1];
+    assert_eq!(
+        delete["result"]["error"]["kind"], "denied",
+        "a served call cannot wait, so its sub-agent's ask is denied: {delete}"
+    );
+    assert!(
+        delete["result"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a sub-agent of a served call cannot wait"),
+        "{delete}"
+    );
+    assert_eq!(shown["disposition"]["answer"], "Added one, deleted one.");
 }

@@ -412,7 +412,7 @@ fn a_declined_elicitation_denies_and_a_client_without_one_is_told_why() {
     assert_eq!(unasked["jq"]["error"], false, "allowed calls still run");
 }
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
 
 #[test]
 fn http_checks_host_origin_body_size_and_path_and_binds_loopback_only() {
@@ -528,7 +528,7 @@ fn a_tool_not_granted_questions_is_refused_audited_and_the_server_goes_on() {
 
 /// Send `request` to a stdio server and read its lines until the answer with
 /// `id`.
-fn exchange(
+pub(crate) fn exchange(
     stdin: &mut impl std::io::Write,
     stdout: &mut impl std::io::BufRead,
     request: &str,

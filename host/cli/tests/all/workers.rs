@@ -72,7 +72,13 @@ fn submit(project: &Project, url: &str, run_id: &str) -> Output {
 
 /// `cordon worker` on `url` named `name` with a lease of `lease_ms`, and
 /// `extra` flags, in a child process whose stderr is kept.
-fn worker(project: &Project, url: &str, name: &str, lease_ms: u64, extra: &[&str]) -> Child {
+pub(crate) fn worker(
+    project: &Project,
+    url: &str,
+    name: &str,
+    lease_ms: u64,
+    extra: &[&str],
+) -> Child {
     let lease = lease_ms.to_string();
     let mut args = vec![
         "worker",
@@ -95,14 +101,14 @@ fn worker(project: &Project, url: &str, name: &str, lease_ms: u64, extra: &[&str
 }
 
 /// Wait for `child` and return its stderr, asserting it exited 0.
-fn finished(child: Child) -> String {
+pub(crate) fn finished(child: Child) -> String {
     let output = child.wait_with_output().unwrap();
     let stderr = text(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     stderr
 }
 
-fn show(project: &Project, url: &str, run: &str) -> Value {
+pub(crate) fn show(project: &Project, url: &str, run: &str) -> Value {
     let output = project.cordon(&["runs", "show", run, "--json", "--store", url]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     serde_json::from_slice(&output.stdout).unwrap()

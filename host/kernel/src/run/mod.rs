@@ -167,6 +167,9 @@ pub struct Runtime {
     models: Option<Arc<dyn ModelResolver>>,
     /// For the runtime of a sub-agent's run, the call that delegated it.
     link: Option<ParentLink>,
+    /// Whether a call nobody can answer now makes the run wait, or is
+    /// denied: the sub-agents of a served call, which nobody resumes, deny.
+    waits: bool,
 }
 
 impl Runtime {
@@ -196,7 +199,19 @@ impl Runtime {
             commits: Durability::Disk,
             models: None,
             link: None,
+            waits: true,
         }
+    }
+
+    /// Deny the calls nobody can answer now instead of waiting for them.
+    pub(crate) fn never_waiting(mut self) -> Self {
+        self.waits = false;
+        self
+    }
+
+    /// Whether a call nobody can answer now makes a run of this runtime wait.
+    pub(crate) fn waits(&self) -> bool {
+        self.waits
     }
 
     /// Find the models sub-agents name through `models`.

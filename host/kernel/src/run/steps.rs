@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 
-use super::step::judge::{Judge, Offer, Wait, Waiting, judge_and_ask};
+use super::step::judge::{Deny, Judge, Offer, Wait, Waiting, judge_and_ask};
 use super::{Cursor, RunError, RunOutcome, Runtime};
 use crate::agent::AgentDef;
 use crate::commit::{Disposition, EndCause};
@@ -23,6 +23,10 @@ use crate::phases::{self, Inference};
 use crate::progress::Progress;
 use crate::requester::Requester;
 use crate::tool::ToolSpec;
+
+/// Why a sub-agent of a served call denies what it would ask about.
+const SERVED_CANNOT_WAIT: &str =
+    "needs a person's approval, and a sub-agent of a served call cannot wait for one";
 
 /// What one model step came to.
 enum Turn {
@@ -87,15 +91,28 @@ impl Runtime {
                         .unwrap_or_default(),
                 )
             };
-            let judged = judge_and_ask(
-                &judge,
-                &mut step,
-                calls,
-                offer,
-                self.approver.as_ref(),
-                Wait,
-            )
-            .await?;
+            let judged = if self.waits() {
+                judge_and_ask(
+                    &judge,
+                    &mut step,
+                    calls,
+                    offer,
+                    self.approver.as_ref(),
+                    Wait,
+                )
+                .await?
+            } else {
+                let judged = judge_and_ask(
+                    &judge,
+                    &mut step,
+                    calls,
+                    offer,
+                    self.approver.as_ref(),
+                    Deny(SERVED_CANNOT_WAIT),
+                );
+                let Ok(records) = judged.await?;
+                Ok(records)
+            };
             match judged {
                 Ok(records) => {
                     let waiting = self
