@@ -476,6 +476,21 @@ impl AgentDef {
         narrowed
     }
 
+    /// The run-scoped keys merged `commutative`, declared by the agent or
+    /// adopted from a bundle: counters, such as a budget's, which count
+    /// across a tree of runs (a sub-agent's run starts from its parent's
+    /// count, and what it adds travels back with its answer).
+    pub(crate) fn counters(&self) -> Vec<&str> {
+        self.state
+            .iter()
+            .chain(&self.adopted)
+            .filter(|(_, declared)| {
+                declared.merge == MergePolicy::Commutative && declared.scope == Scope::Run
+            })
+            .map(|(key, _)| key.as_str())
+            .collect()
+    }
+
     /// The tools the agent's sub-agents are to the model: `agent.NAME` each.
     pub fn sub_agent_tools(&self) -> impl Iterator<Item = String> + '_ {
         self.agents

@@ -355,3 +355,55 @@ fn cordon_mcp_serves_a_sub_agent_as_a_tool_and_its_run_hangs_under_the_served_ca
     );
     assert_eq!(shown["disposition"]["answer"], "Added one, deleted one.");
 }
+
+#[test]
+fn the_parents_budget_hook_counts_its_sub_agents_calls_until_they_exhaust_it() {
+    let project = Project::new();
+    project.bundled("notes", artifacts::NOTES);
+    let budget =
+        std::fs::read_to_string(Path::new(artifacts::PLUGINS_DIR).join("budget/plugin.toml"))
+            .unwrap()
+            .replace("budget.wasm", "tool.wasm")
+            .replace("max-calls = 20", "max-calls = 3");
+    project.bundle("budget", &budget, artifacts::BUDGET);
+    project.approve("budget");
+    project.write(
+        "agent.toml",
+        "name = \"lead\"\n[permissions]\ndefault = \"allow\"\n\
+         [agents.helper]\ndescription = \"Adds notes.\"\nmodel = \"scripted:helper.toml\"\n",
+    );
+    let add =
+        "[[turn]]\n[[turn.call]]\ntool = \"notes.add\"\nargs = { title = \"t\", body = \"b\" }\n\n";
+    project.write(
+        "script.toml",
+        &format!(
+            "{add}[[turn]]\n[[turn.call]]\ntool = \"agent.helper\"\nargs = {{ task = \"add two\" }}\n\n{add}[[turn]]\ntext = \"done\"\n"
+        ),
+    );
+    project.write(
+        "helper.toml",
+        &format!("{add}{add}[[turn]]\ntext = \"added what the budget let me\"\n"),
+    );
+    let output = project.run_scripted("r", &[]);
+    assert!(output.status.success(), "{}", both(&output));
+
+    let denied = |shown: &Value, commit: usize| -> String {
+        let tool = &shown["commits"][commit]["tools"][0];
+        assert_eq!(tool["decision"]["verdict"], "deny", "{tool}");
+        tool["result"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let helper = project.show("r/call-2-1");
+    assert_eq!(
+        helper["commits"][1]["tools"][0]["decision"]["verdict"],
+        "allow"
+    );
+    let said = denied(&helper, 2);
+    assert!(said.contains("budget of 3 tool calls is spent"), "{said}");
+    let lead = project.show("r");
+    let said = denied(&lead, 3);
+    assert!(said.contains("budget of 3 tool calls is spent"), "{said}");
+    assert_eq!(lead["state"]["budget.calls"], 3, "{lead}");
+}

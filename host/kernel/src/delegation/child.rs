@@ -13,12 +13,13 @@ use super::ledger::ChildFiles;
 use super::spec::Task;
 use crate::agent::AgentDef;
 use crate::approval::Approval;
-use crate::commit::{CommitError, Disposition, EndCause, ParentLink, PendingCall};
+use crate::commit::{CommitError, Disposition, EndCause, ParentLink, PendingCall, RunRecord};
 use crate::event::{Event, LimitKind};
 use crate::files::FileLedger;
 use crate::message::ToolCall;
 use crate::model::ModelProvider;
 use crate::run::{RunError, RunOutcome, Runtime};
+use crate::state::{StateOp, StateReader, StateWrite};
 use crate::tool::{ToolCallOutcome, ToolError, ToolErrorKind};
 
 /// What a delegation came to.
@@ -54,6 +55,8 @@ pub(crate) struct Delegation<'a> {
     /// Decisions on the calls the sub-agent's run waits on, by their path
     /// below this call.
     pub(crate) decisions: BTreeMap<String, Approval>,
+    /// The state the call reads: where its sub-agent's counters start.
+    pub(crate) state: Arc<dyn StateReader>,
 }
 
 /// A call refused for passing the delegation bound `setting`.
@@ -93,6 +96,7 @@ impl Runtime {
             seq,
             call,
             decisions,
+            state,
         } = delegation;
         let Some(sub) = parent.agents.get(name) else {
             return Ok(failed(format!("no sub-agent `{name}`")));
@@ -146,7 +150,8 @@ impl Runtime {
             depth: depth + 1,
         };
         let files = Arc::new(ChildFiles::new(Arc::clone(self.files())));
-        let child = self.for_child(model, files.clone(), link.clone());
+        let seed = counted(parent, state.as_ref());
+        let child = self.for_child(model, files.clone(), link.clone(), seed);
         let link = child.link();
         let agent = Arc::new(sub.agent.within(parent));
         let outcome = match self.store().load(&child_id).await {
@@ -214,8 +219,10 @@ impl Runtime {
                 answer,
                 ..
             }) => {
+                let added = added(parent, &self.store().load(&child_id).await?)?;
                 let mut done =
-                    ToolCallOutcome::output(serde_json::Value::String(answer.unwrap_or_default()));
+                    ToolCallOutcome::output(serde_json::Value::String(answer.unwrap_or_default()))
+                        .with_writes(added);
                 done.files = files.committed();
                 Delegated::Done(done)
             }
@@ -230,6 +237,50 @@ impl Runtime {
             )),
         })
     }
+}
+
+/// The parent's counters as `state` holds them, to open its sub-agent's
+/// run with.
+fn counted(parent: &AgentDef, state: &dyn StateReader) -> Vec<StateWrite> {
+    parent
+        .counters()
+        .into_iter()
+        .filter_map(|key| {
+            let value = state.get(key).ok().flatten()?;
+            value.is_i64().then(|| StateWrite {
+                key: key.to_owned(),
+                op: StateOp::Set { value },
+            })
+        })
+        .collect()
+}
+
+/// What the sub-agent's run `record` added to its parent's counters, from
+/// the count it opened with to the one it ended with.
+fn added(parent: &AgentDef, record: &RunRecord) -> Result<Vec<StateWrite>, RunError> {
+    let opened: BTreeMap<&str, i64> = record
+        .commits
+        .first()
+        .into_iter()
+        .flat_map(|commit| &commit.state)
+        .filter_map(|write| match &write.op {
+            StateOp::Set { value } => Some((write.key.as_str(), value.as_i64()?)),
+            _ => None,
+        })
+        .collect();
+    let ended = record.state()?;
+    Ok(parent
+        .counters()
+        .into_iter()
+        .filter_map(|key| {
+            let end = ended.get(key).and_then(serde_json::Value::as_i64)?;
+            let delta = end - opened.get(key).copied().unwrap_or(0);
+            (delta != 0).then(|| StateWrite {
+                key: key.to_owned(),
+                op: StateOp::Increment { delta },
+            })
+        })
+        .collect())
 }
 
 /// Why a run ended, in words.

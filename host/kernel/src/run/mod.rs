@@ -40,6 +40,7 @@ use crate::model::{ModelProvider, ModelResolver};
 use crate::progress::{Observer, StepEvents, Unobserved};
 use crate::reload::Reloadable;
 use crate::skills::{ActiveSkills, SkillCatalog};
+use crate::state::StateWrite;
 use crate::tool::{ToolSet, ToolSpec};
 
 pub(crate) use cursor::{Cursor, Transcript};
@@ -167,6 +168,8 @@ pub struct Runtime {
     models: Option<Arc<dyn ModelResolver>>,
     /// For the runtime of a sub-agent's run, the call that delegated it.
     link: Option<ParentLink>,
+    /// The state a sub-agent's run opens with: its parent's counters.
+    seed: Vec<StateWrite>,
     /// Whether a call nobody can answer now makes the run wait, or is
     /// denied: the sub-agents of a served call, which nobody resumes, deny.
     waits: bool,
@@ -199,6 +202,7 @@ impl Runtime {
             commits: Durability::Disk,
             models: None,
             link: None,
+            seed: Vec::new(),
             waits: true,
         }
     }
@@ -223,11 +227,13 @@ impl Runtime {
     /// The runtime of the sub-agent's run `link` opens or goes on with: this
     /// one's ports, with `model`, the file ledger `files` and audit events of
     /// its own. Its progress is not shown as the parent's.
+    /// A run it opens starts with `seed` as its state.
     pub(crate) fn for_child(
         &self,
         model: Arc<dyn ModelProvider>,
         files: Arc<dyn FileLedger>,
         link: ParentLink,
+        seed: Vec<StateWrite>,
     ) -> Self {
         Self {
             model,
@@ -236,8 +242,14 @@ impl Runtime {
             observer: Arc::new(Unobserved),
             reloads: None,
             link: Some(link),
+            seed,
             ..self.clone()
         }
+    }
+
+    /// The state writes a run this runtime opens commits with its prompt.
+    pub(crate) fn seed(&self) -> &[StateWrite] {
+        &self.seed
     }
 
     /// The run at the top of the tree the run `run_id` of this runtime

@@ -149,11 +149,15 @@ impl Runtime {
         let mut cursor = Cursor::new(run_id, state, Transcript::Kept);
         cursor.carried = carried;
         cursor.continues = continues;
+        let effects = StepEffects {
+            state: self.seed().to_vec(),
+            ..StepEffects::default()
+        };
         self.commit(
             &mut cursor,
             messages,
             Vec::new(),
-            StepEffects::default(),
+            effects,
             Disposition::Running,
         )
         .await?;

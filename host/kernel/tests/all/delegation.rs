@@ -631,3 +631,44 @@ fn sub_agent_declarations_are_checked_naming_file_and_field() {
         assert!(error.contains(says), "{table}: {error}");
     }
 }
+
+#[tokio::test]
+async fn a_counter_counts_across_the_tree_from_the_parents_count() {
+    let lead = r#"
+name = "lead"
+[permissions]
+default = "allow"
+[state.count]
+merge = "commutative"
+[agents.helper]
+description = "Counts twice."
+"#;
+    let (_dir, lead) = agents(&[("lead.toml", lead)]);
+    let rig = rig(
+        vec![
+            call(&[("call-1-1", "count", json!({}))]),
+            calls(&[task("call-2-1", "helper", "count twice")]),
+            call(&[("h-1", "count", json!({}))]),
+            call(&[("h-2", "count", json!({}))]),
+            say("counted twice"),
+            call(&[("call-3-1", "count", json!({}))]),
+            say("done"),
+        ],
+        Functions::new().with("count", EFFECTFUL, counter()),
+    );
+    let outcome = rig.runtime.start(&lead, "r", 1, "go").await.unwrap();
+    assert_eq!(answer(&outcome), "done");
+    for (run, call, saw) in [
+        ("r/call-2-1", "h-1", 1),
+        ("r/call-2-1", "h-2", 2),
+        ("r", "call-3-1", 3),
+    ] {
+        assert_eq!(
+            result_of(&rig.store, run, call).await,
+            CallResult::Output(json!({ "saw": saw })),
+            "{run} {call}"
+        );
+    }
+    let state = rig.store.load("r").await.unwrap().state().unwrap();
+    assert_eq!(state["count"], json!(4));
+}

@@ -161,6 +161,7 @@ impl Runtime {
                     seq,
                     call,
                     decisions: handed_down.remove(&call.id).unwrap_or_default(),
+                    state: Arc::clone(&view),
                 });
                 Box::pin(async move {
                     Ok(match delegated.await? {
