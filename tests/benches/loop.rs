@@ -218,6 +218,7 @@ async fn commit_throughput() {
             skills: Vec::new(),
             disposition: Disposition::Running,
             continues: None,
+            usage: None,
             files: Vec::new(),
         })
         .collect();

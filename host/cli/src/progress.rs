@@ -178,6 +178,7 @@ pub(crate) fn cause_word(cause: &cordon_kernel::EndCause) -> String {
         cordon_kernel::EndCause::Refused { hook, reason } => {
             format!("refused by hook `{hook}`: {reason}")
         }
+        cordon_kernel::EndCause::Limit(detail) => format!("over budget: {detail}"),
     }
 }
 

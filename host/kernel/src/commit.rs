@@ -21,6 +21,7 @@ use crate::content::ContentBlock;
 use crate::event::Event;
 use crate::files::{FileChange, StepFiles};
 use crate::message::{CallResult, Message, ToolCall};
+use crate::model::Usage;
 use crate::policy::{Decider, Decision};
 use crate::skills::{ActiveSkills, SkillChange};
 use crate::state::{StateWrite, apply_writes};
@@ -160,6 +161,9 @@ pub enum EndCause {
     ServerStopped,
     /// A failure the run cannot continue past.
     Error(String),
+    /// A bound on the whole tree of runs was reached (`[delegation]
+    /// max-tokens` or `max-seconds`); says which, and by how much.
+    Limit(String),
     /// A before-inference hook refused the next model request, or failed.
     Refused {
         /// The bundle of the hook that refused or failed.
@@ -217,6 +221,10 @@ pub struct StepCommit {
     /// on with, carried at the start of this commit's messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continues: Option<Continued>,
+    /// The tokens the step's model request used, for a step that asked the
+    /// model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// File changes the step staged in a transactional workspace. Stores keep
     /// them apart from the rest of the step (see [`CommitStore::files`]), so
     /// loading a run does not load every file it wrote.
@@ -424,6 +432,15 @@ impl RunRecord {
             active.apply(&commit.skills);
         }
         active
+    }
+
+    /// The model tokens (read and written) the run's steps used.
+    pub fn tokens(&self) -> u64 {
+        self.commits
+            .iter()
+            .filter_map(|commit| commit.usage)
+            .map(|usage| usage.input_tokens + usage.output_tokens)
+            .sum()
     }
 
     /// The committed state: every commit's writes applied in order.

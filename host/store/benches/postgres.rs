@@ -32,6 +32,7 @@ fn step(run_id: &str, seq: u64) -> StepCommit {
         skills: Vec::new(),
         disposition: Disposition::Running,
         continues: None,
+        usage: None,
         files: Vec::new(),
     }
 }

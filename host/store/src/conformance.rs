@@ -110,6 +110,7 @@ pub(crate) fn step(run_id: &str, seq: u64, text: &str, state: Vec<StateWrite>) -
         skills: Vec::new(),
         disposition: Disposition::Running,
         continues: None,
+        usage: None,
         files: Vec::new(),
     }
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::budget::TreeBudget;
 use super::ledger::ChildFiles;
 use super::spec::Task;
 use crate::agent::AgentDef;
@@ -141,6 +142,13 @@ impl Runtime {
                 )));
             }
         };
+        if let Some(spent) = self.budget().and_then(TreeBudget::reached) {
+            return Ok(Delegated::Done(over_limit(
+                call,
+                spent.setting,
+                spent.detail,
+            )));
+        }
         let child_id = format!("{run_id}/{}", call.id);
         let link = ParentLink {
             run_id: run_id.to_owned(),
@@ -226,6 +234,13 @@ impl Runtime {
                 done.files = files.committed();
                 Delegated::Done(done)
             }
+            Ok(RunOutcome::Ended {
+                cause: EndCause::Limit(detail),
+                ..
+            }) => Delegated::Done(ToolCallOutcome::error(ToolError::new(
+                ToolErrorKind::Limit,
+                format!("sub-agent `{name}` (run {child_id}) stopped: {detail}"),
+            ))),
             Ok(RunOutcome::Ended { cause, .. }) => failed(format!(
                 "sub-agent `{name}` (run {child_id}) ended without an answer: {}",
                 ended(&cause)
@@ -292,6 +307,7 @@ fn ended(cause: &EndCause) -> String {
         EndCause::ServerStopped => "its server stopped".into(),
         EndCause::Error(error) => format!("it failed: {error}"),
         EndCause::Refused { hook, reason } => format!("hook `{hook}` refused it: {reason}"),
+        EndCause::Limit(detail) => detail.clone(),
     }
 }
 

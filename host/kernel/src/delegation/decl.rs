@@ -48,6 +48,14 @@ pub struct DelegationLimits {
     /// How many sub-agents' runs one root run may start, in all.
     #[serde(default = "default_child_runs")]
     pub max_child_runs: u32,
+    /// The model tokens (read and written) a root run and its sub-agents'
+    /// runs may spend together; unbounded when unset.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The seconds a root run and its sub-agents' runs may be driven for,
+    /// from its start or each resume; unbounded when unset.
+    #[serde(default)]
+    pub max_seconds: Option<u64>,
 }
 
 fn default_depth() -> u32 {
@@ -68,6 +76,8 @@ impl Default for DelegationLimits {
             max_depth: default_depth(),
             max_children_per_step: default_children_per_step(),
             max_child_runs: default_child_runs(),
+            max_tokens: None,
+            max_seconds: None,
         }
     }
 }
@@ -79,7 +89,17 @@ impl DelegationLimits {
             max_depth: self.max_depth.min(outer.max_depth),
             max_children_per_step: self.max_children_per_step.min(outer.max_children_per_step),
             max_child_runs: self.max_child_runs.min(outer.max_child_runs),
+            max_tokens: tighter(self.max_tokens, outer.max_tokens),
+            max_seconds: tighter(self.max_seconds, outer.max_seconds),
         }
+    }
+}
+
+/// The tighter of two optional bounds.
+fn tighter(mine: Option<u64>, outer: Option<u64>) -> Option<u64> {
+    match (mine, outer) {
+        (Some(mine), Some(outer)) => Some(mine.min(outer)),
+        (mine, outer) => mine.or(outer),
     }
 }
 

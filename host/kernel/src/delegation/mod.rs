@@ -8,8 +8,10 @@
 //! step ([`ledger`]) and travel back in the call's outcome like any call's,
 //! so they reach the folder only when that step commits; a call it waits on
 //! makes its parent's step wait, named by its path; and a crash anywhere is
-//! resumed from each run's last commit ([`child`]).
+//! resumed from each run's last commit ([`child`]). The whole tree shares
+//! one budget of model tokens and time ([`budget`]).
 
+pub(crate) mod budget;
 pub(crate) mod child;
 pub(crate) mod decl;
 pub(crate) mod ledger;

@@ -13,6 +13,7 @@ use crate::approval::Approval;
 use crate::commit::{CommitError, CommitStore, Continued, Disposition, RunRecord};
 use crate::merge::StepState;
 use crate::message::Message;
+use crate::model::Usage;
 use crate::skills::{ActiveSkills, SkillChange};
 
 /// The state of a run the loop carries between commits.
@@ -45,6 +46,9 @@ pub(crate) struct Cursor {
     /// the id of the call that delegated to each, and the path below it; the
     /// step that runs those calls again hands them down.
     pub(crate) handed_down: BTreeMap<String, BTreeMap<String, Approval>>,
+    /// The tokens the model request of the step being built used, which
+    /// its commit records.
+    pub(crate) usage: Option<Usage>,
 }
 
 /// What a cursor keeps of the messages its run commits.
@@ -79,6 +83,7 @@ impl Cursor {
             carried: 0,
             continues: None,
             handed_down: BTreeMap::new(),
+            usage: None,
         }
     }
 

@@ -32,6 +32,7 @@ use std::sync::atomic::AtomicBool;
 use crate::agent::AgentDef;
 use crate::approval::{Approver, DeferApprovals};
 use crate::commit::{CommitError, CommitStore, Durability, EndCause, ParentLink, PendingCall};
+use crate::delegation::budget::TreeBudget;
 use crate::event::EventSink;
 use crate::files::{FileConflict, FileLedger, NoFiles, PublishError};
 use crate::hooks::{HookSet, NoHooks};
@@ -170,6 +171,8 @@ pub struct Runtime {
     link: Option<ParentLink>,
     /// The state a sub-agent's run opens with: its parent's counters.
     seed: Vec<StateWrite>,
+    /// What the tree of runs being driven may still spend, when bounded.
+    budget: Option<Arc<TreeBudget>>,
     /// Whether a call nobody can answer now makes the run wait, or is
     /// denied: the sub-agents of a served call, which nobody resumes, deny.
     waits: bool,
@@ -203,6 +206,7 @@ impl Runtime {
             models: None,
             link: None,
             seed: Vec::new(),
+            budget: None,
             waits: true,
         }
     }
@@ -245,6 +249,20 @@ impl Runtime {
             seed,
             ..self.clone()
         }
+    }
+
+    /// This runtime driving the tree of a root run of `agent` whose runs
+    /// have spent `spent` tokens before, within its budget, when it sets one.
+    pub(crate) fn budgeted(&self, agent: &AgentDef, spent: u64) -> Self {
+        Self {
+            budget: TreeBudget::new(&agent.delegation, spent).map(Arc::new),
+            ..self.clone()
+        }
+    }
+
+    /// The budget of the tree of runs being driven, when bounded.
+    pub(crate) fn budget(&self) -> Option<&TreeBudget> {
+        self.budget.as_deref()
     }
 
     /// The state writes a run this runtime opens commits with its prompt.

@@ -27,11 +27,33 @@ impl Runtime {
         run_id: &str,
         decisions: &BTreeMap<String, Approval>,
     ) -> Result<RunOutcome, RunError> {
-        let outcome = self
-            .pinned()
-            .resume_inner(&Arc::new(agent.clone()), run_id, decisions)
-            .await;
+        let outcome = async {
+            let spent = match agent.delegation.max_tokens {
+                Some(_) => self.tree_tokens(run_id).await?,
+                None => 0,
+            };
+            self.pinned()
+                .budgeted(agent, spent)
+                .resume_inner(&Arc::new(agent.clone()), run_id, decisions)
+                .await
+        }
+        .await;
         self.forget_on_error(outcome)
+    }
+
+    /// The model tokens run `run_id` and its sub-agents' runs have spent.
+    async fn tree_tokens(&self, run_id: &str) -> Result<u64, RunError> {
+        let mut spent = self.store.load(run_id).await?.tokens();
+        for run in self.store.runs().await? {
+            if run
+                .header
+                .parent
+                .is_some_and(|parent| parent.root == run_id)
+            {
+                spent += self.store.load(&run.header.run_id).await?.tokens();
+            }
+        }
+        Ok(spent)
     }
 
     pub(crate) async fn resume_inner(

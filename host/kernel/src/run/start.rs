@@ -108,11 +108,20 @@ impl Runtime {
         input: &str,
         carrying: Option<(Continued, Vec<Message>)>,
     ) -> Result<RunOutcome, RunError> {
+        // A root run's tree is driven within its budget; a sub-agent's
+        // runtime carries its root's.
+        let budgeted;
+        let runtime = if self.link().is_none() {
+            budgeted = self.budgeted(agent, 0);
+            &budgeted
+        } else {
+            self
+        };
         let outcome = async {
-            let cursor = self
+            let cursor = runtime
                 .open_run(agent, thread, run_id, created, input, carrying)
                 .await?;
-            self.drive(&Arc::new(agent.clone()), cursor).await
+            runtime.drive(&Arc::new(agent.clone()), cursor).await
         }
         .await;
         self.forget_on_error(outcome)

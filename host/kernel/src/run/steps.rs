@@ -15,12 +15,14 @@ use super::step::judge::{Deny, Judge, Offer, Wait, Waiting, judge_and_ask};
 use super::{Cursor, RunError, RunOutcome, Runtime};
 use crate::agent::AgentDef;
 use crate::commit::{Disposition, EndCause};
+use crate::delegation::budget::TreeBudget;
+use crate::event::{Event, LimitKind};
 use crate::hooks::{HookPhase, InferenceRequest, StepSummary};
 use crate::merge::{StepEffects, StepState};
 use crate::message::{Message, ToolCall};
 use crate::model::{ModelDelta, ModelRequest};
 use crate::phases::{self, Inference};
-use crate::progress::Progress;
+use crate::progress::{Progress, Trail};
 use crate::requester::Requester;
 use crate::tool::ToolSpec;
 
@@ -144,6 +146,15 @@ impl Runtime {
         if taken >= agent.max_steps {
             return self.over(cursor, EndCause::MaxSteps).await;
         }
+        if let Some(spent) = self.budget().and_then(TreeBudget::reached) {
+            self.events.emit(Event::LimitExceeded {
+                bundle: "agent".into(),
+                tool: agent.name.clone(),
+                limit: LimitKind::Delegation,
+                detail: spent.described(),
+            });
+            return self.over(cursor, EndCause::Limit(spent.described())).await;
+        }
         let last_step = taken + 1 == agent.max_steps;
         let offered: Vec<ToolSpec> = if last_step {
             Vec::new()
@@ -179,6 +190,11 @@ impl Runtime {
             Ok(response) => response,
             Err(error) => return self.over(cursor, EndCause::Error(error.to_string())).await,
         };
+        let usage = response.usage;
+        if let Some(budget) = self.budget() {
+            budget.spend(usage.input_tokens + usage.output_tokens);
+        }
+        cursor.usage = Some(usage);
         let calls = if last_step {
             Vec::new()
         } else {

@@ -672,3 +672,137 @@ description = "Counts twice."
     let state = rig.store.load("r").await.unwrap().state().unwrap();
     assert_eq!(state["count"], json!(4));
 }
+
+fn costing(
+    mut response: cordon_kernel::ModelResponse,
+    tokens: u64,
+) -> cordon_kernel::ModelResponse {
+    response.usage.output_tokens = tokens;
+    response
+}
+
+#[tokio::test]
+async fn the_trees_token_and_time_budgets_end_children_and_root_with_a_limit_naming_the_setting() {
+    let lead = r#"
+name = "lead"
+[permissions]
+default = "allow"
+[delegation]
+max-tokens = 10
+[agents.helper]
+description = "Counts."
+"#;
+    let (_dir, lead) = agents(&[("lead.toml", lead)]);
+    let rig = rig(
+        vec![
+            costing(calls(&[task("call-1-1", "helper", "count")]), 6),
+            costing(call(&[("h-1", "count", json!({}))]), 6),
+            say("never asked: the tree is over budget"),
+        ],
+        Functions::new().with("count", EFFECTFUL, counter()),
+    );
+    let outcome = rig.runtime.start(&lead, "r", 1, "go").await.unwrap();
+    let RunOutcome::Ended {
+        cause: EndCause::Limit(detail),
+        ..
+    } = &outcome
+    else {
+        panic!("expected the budget to end the run, got {outcome:?}");
+    };
+    assert!(
+        detail.contains("spent 12 model tokens, past its budget of 10")
+            && detail.contains("`[delegation] max-tokens`"),
+        "{detail}"
+    );
+    let CallResult::Error(error) = result_of(&rig.store, "r", "call-1-1").await else {
+        panic!("the helper must stop");
+    };
+    assert_eq!(error.kind, ToolErrorKind::Limit);
+    assert!(error.message.contains("max-tokens"), "{error}");
+    assert_eq!(rig.store.load("r").await.unwrap().tokens(), 6);
+    assert_eq!(rig.store.load("r/call-1-1").await.unwrap().tokens(), 6);
+    let last = rig.store.load("r").await.unwrap().commits.pop().unwrap();
+    assert!(
+        last.events.iter().any(|event| matches!(
+            event,
+            Event::LimitExceeded {
+                limit: LimitKind::Delegation,
+                ..
+            }
+        )),
+        "{:?}",
+        last.events
+    );
+    assert_eq!(rig.model.seen().len(), 2, "no model step past the budget");
+
+    let spent = rig_on(
+        vec![costing(calls(&[task("call-1-1", "helper", "count")]), 11)],
+        Functions::new(),
+        Arc::new(MemoryCommitStore::new()),
+    );
+    spent.runtime.start(&lead, "s", 1, "go").await.unwrap();
+    let CallResult::Error(error) = result_of(&spent.store, "s", "call-1-1").await else {
+        panic!("a delegation past the budget is refused");
+    };
+    assert!(
+        error.message.contains("`[delegation] max-tokens`"),
+        "{error}"
+    );
+    assert!(
+        spent.store.load("s/call-1-1").await.is_err(),
+        "never opened"
+    );
+
+    let hurried = r#"
+name = "lead"
+[permissions]
+default = "allow"
+[delegation]
+max-seconds = 0
+"#;
+    let (_dir, hurried) = agents(&[("lead.toml", hurried)]);
+    let quick = crate::support::rig(vec![say("never asked")], Functions::new());
+    let outcome = quick.runtime.start(&hurried, "q", 1, "go").await.unwrap();
+    assert!(
+        matches!(&outcome, RunOutcome::Ended { cause: EndCause::Limit(detail), .. } if detail.contains("`[delegation] max-seconds`")),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_resumed_tree_counts_the_tokens_its_runs_spent_before() {
+    let lead = r#"
+name = "lead"
+[permissions]
+default = "allow"
+ask = ["confirm"]
+[delegation]
+max-tokens = 10
+"#;
+    let (_dir, lead) = agents(&[("lead.toml", lead)]);
+    let rig = rig(
+        vec![
+            costing(call(&[("call-1-1", "confirm", json!({}))]), 8),
+            costing(call(&[("call-2-1", "confirm", json!({}))]), 4),
+        ],
+        Functions::new().with("confirm", EFFECTFUL, echo()),
+    );
+    let outcome = rig.runtime.start(&lead, "r", 1, "go").await.unwrap();
+    assert!(matches!(outcome, RunOutcome::Waiting { .. }), "{outcome:?}");
+    let approve = |id: &str| BTreeMap::from([(id.to_owned(), Approval::Approve)]);
+    let outcome = rig
+        .runtime
+        .resume(&lead, "r", &approve("call-1-1"))
+        .await
+        .unwrap();
+    assert!(matches!(outcome, RunOutcome::Waiting { .. }), "{outcome:?}");
+    let outcome = rig
+        .runtime
+        .resume(&lead, "r", &approve("call-2-1"))
+        .await
+        .unwrap();
+    assert!(
+        matches!(&outcome, RunOutcome::Ended { cause: EndCause::Limit(detail), .. } if detail.contains("spent 12")),
+        "8 tokens before the first wait and 4 after: {outcome:?}"
+    );
+}

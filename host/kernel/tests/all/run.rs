@@ -316,6 +316,7 @@ async fn two_writers_cannot_both_commit_one_step() {
         skills: Vec::new(),
         disposition: Disposition::Running,
         continues: None,
+        usage: None,
         files: Vec::new(),
     };
     store
@@ -363,6 +364,7 @@ async fn interrupted(store: &MemoryCommitStore, tool: &str) {
                 skills: Vec::new(),
                 disposition: Disposition::Running,
                 continues: None,
+                usage: None,
                 files: Vec::new(),
             },
             Durability::Disk,

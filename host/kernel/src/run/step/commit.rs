@@ -168,6 +168,7 @@ impl Runtime {
             skills,
             disposition,
             continues: cursor.continues.take(),
+            usage: cursor.usage.take(),
             files: self.files.changes(&effects.files),
         };
         let receipt = self
