@@ -491,6 +491,21 @@ impl AgentDef {
             .collect()
     }
 
+    /// The hook bundles the agent and its sub-agents, at any depth, choose
+    /// by name, each with the agent choosing it.
+    pub fn chosen_hooks(&self) -> Vec<(&str, &str)> {
+        let mut chosen: Vec<(&str, &str)> = self
+            .hooks
+            .iter()
+            .flatten()
+            .map(|hook| (self.name.as_str(), hook.as_str()))
+            .collect();
+        for sub in self.agents.values() {
+            chosen.extend(sub.agent.chosen_hooks());
+        }
+        chosen
+    }
+
     /// The tools the agent's sub-agents are to the model: `agent.NAME` each.
     pub fn sub_agent_tools(&self) -> impl Iterator<Item = String> + '_ {
         self.agents

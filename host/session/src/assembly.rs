@@ -468,12 +468,13 @@ fn compose(
     let mut sets: Vec<Arc<dyn ToolSet>> = vec![plugins.clone()];
     sets.extend(fixed.iter().cloned());
     let tools = ToolSets::new(sets).map_err(SessionError::ProvidedTwice)?;
+    // Sub-agents' hooks run beside their parents', so each must be loaded.
+    for (_, hook) in agent.chosen_hooks() {
+        check_chosen_hooks(&[hook.to_owned()], plugins.as_ref(), file)?;
+    }
     let hooks: Arc<dyn HookSet> = match &agent.hooks {
         None => plugins,
-        Some(chosen) => {
-            check_chosen_hooks(chosen, plugins.as_ref(), file)?;
-            Arc::new(ChosenHooks::new(plugins, chosen))
-        }
+        Some(chosen) => Arc::new(ChosenHooks::new(plugins, chosen)),
     };
     Ok(Current {
         tools: Arc::new(tools),
@@ -512,7 +513,14 @@ fn adopt_bundle_state(
     bundles: &[LoadedBundle],
     file: Option<&Path>,
 ) -> Result<()> {
-    let chosen = agent.hooks.clone();
+    // A hook bundle a sub-agent chooses runs in the tree too.
+    let chosen = agent.hooks.as_ref().map(|_| {
+        agent
+            .chosen_hooks()
+            .into_iter()
+            .map(|(_, hook)| hook.to_owned())
+            .collect::<Vec<String>>()
+    });
     let runs = |manifest: &Manifest| {
         manifest.kind != BundleKind::Hook
             || chosen

@@ -407,3 +407,64 @@ fn the_parents_budget_hook_counts_its_sub_agents_calls_until_they_exhaust_it() {
     assert!(said.contains("budget of 3 tool calls is spent"), "{said}");
     assert_eq!(lead["state"]["budget.calls"], 3, "{lead}");
 }
+
+#[test]
+fn a_sub_agents_own_hooks_judge_its_calls_beside_its_parents() {
+    let project = Project::new();
+    project.bundled("notes", artifacts::NOTES);
+    let budget =
+        std::fs::read_to_string(Path::new(artifacts::PLUGINS_DIR).join("budget/plugin.toml"))
+            .unwrap()
+            .replace("budget.wasm", "tool.wasm")
+            .replace("max-calls = 20", "max-calls = 1");
+    project.bundle("budget", &budget, artifacts::BUDGET);
+    project.approve("budget");
+    project.write(
+        "agent.toml",
+        "name = \"lead\"\nhooks = []\n[permissions]\ndefault = \"allow\"\n\
+         [agents.helper]\ndescription = \"Adds notes.\"\nmodel = \"scripted:helper.toml\"\nhooks = [\"budget\"]\n",
+    );
+    let add =
+        "[[turn]]\n[[turn.call]]\ntool = \"notes.add\"\nargs = { title = \"t\", body = \"b\" }\n\n";
+    project.write(
+        "script.toml",
+        &format!(
+            "{add}{add}[[turn]]\n[[turn.call]]\ntool = \"agent.helper\"\nargs = {{ task = \"add two\" }}\n\n[[turn]]\ntext = \"done\"\n"
+        ),
+    );
+    project.write(
+        "helper.toml",
+        &format!("{add}{add}[[turn]]\ntext = \"added one\"\n"),
+    );
+    let output = project.run_scripted("r", &[]);
+    assert!(output.status.success(), "{}", both(&output));
+    let lead = project.show("r");
+    for commit in [1, 2] {
+        let tool = &lead["commits"][commit]["tools"][0];
+        assert_eq!(
+            tool["decision"]["verdict"], "allow",
+            "the lead runs no hook: {tool}"
+        );
+    }
+    let helper = project.show("r/call-3-1");
+    let first = &helper["commits"][1]["tools"][0];
+    assert_eq!(first["decision"]["verdict"], "allow", "{first}");
+    let tools = [&helper["commits"][2]["tools"][0]];
+    assert_eq!(tools[0]["decision"]["verdict"], "deny", "{tools:?}");
+    assert!(
+        tools[0]["decision"]["rule"]
+            .as_str()
+            .unwrap()
+            .contains("budget of 1 tool calls is spent"),
+        "{tools:?}"
+    );
+    assert_eq!(lead["state"]["budget.calls"], 1, "{lead}");
+
+    project.write(
+        "agent.toml",
+        "name = \"lead\"\nhooks = []\n[agents.helper]\ndescription = \"Adds notes.\"\nhooks = [\"budgte\"]\n",
+    );
+    let refused = project.run_scripted("s", &[]);
+    assert!(!refused.status.success());
+    assert!(both(&refused).contains("budgte"), "{}", both(&refused));
+}

@@ -159,7 +159,12 @@ impl Runtime {
         };
         let files = Arc::new(ChildFiles::new(Arc::clone(self.files())));
         let seed = counted(parent, state.as_ref());
-        let child = self.for_child(model, files.clone(), link.clone(), seed);
+        let child = self.for_child(
+            (model, sub.agent.hooks.as_deref()),
+            files.clone(),
+            link.clone(),
+            seed,
+        );
         let link = child.link();
         let agent = Arc::new(sub.agent.within(parent));
         let outcome = match self.store().load(&child_id).await {

@@ -3,10 +3,11 @@
 //! written inline; and `[delegation]`, the bounds on a tree of runs.
 //!
 //! A child only narrows. What it declares of itself (tools, permission
-//! rules, steps) is kept beside its parent's at each call, never instead of
-//! it ([`AgentDef::within`]): what it cannot narrow that way (its workspace,
-//! skills, MCP servers, hooks, file rules) it must leave to its parent, and
-//! a child file that sets any of them is refused naming the field.
+//! rules, steps, hooks) is kept beside its parent's at each call, never
+//! instead of it ([`AgentDef::within`]): its calls pass its parent's hooks
+//! and its own. What it cannot narrow that way (its workspace, skills, MCP
+//! servers, file rules) it must leave to its parent, and a child file that
+//! sets any of them is refused naming the field.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -115,6 +116,7 @@ pub(crate) struct SubAgentTable {
     max_steps: Option<u32>,
     permissions: Option<PolicyTable>,
     sandbox: Option<String>,
+    hooks: Option<Vec<String>>,
 }
 
 /// Where an agent file is read from, and the files that include it, so
@@ -247,9 +249,6 @@ fn child_file(including: &Including<'_>, path: &Path, field: &str) -> Result<Age
     if !child.mcp.is_empty() {
         return Err(left_to_parent("mcp", "MCP servers"));
     }
-    if child.hooks.is_some() {
-        return Err(left_to_parent("hooks", "hooks, which judge its calls too,"));
-    }
     if !child.permissions.files().is_empty() {
         return Err(left_to_parent("permissions.files", "file rules"));
     }
@@ -284,6 +283,7 @@ fn inline(
     )
     .map_err(|error| invalid(&format!("{field}.tools"), error.to_string()))?;
     agent.model = table.model;
+    agent.hooks = table.hooks;
     if let Some(permissions) = table.permissions {
         agent.permissions = built(permissions, invalid, field)?;
     }
@@ -302,6 +302,9 @@ fn narrow(
     }
     if let Some(model) = table.model {
         agent.model = Some(model);
+    }
+    if let Some(hooks) = table.hooks {
+        agent.hooks.get_or_insert_with(Vec::new).extend(hooks);
     }
     if let Some(steps) = table.max_steps {
         if steps == 0 {

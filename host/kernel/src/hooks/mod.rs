@@ -126,6 +126,14 @@ pub trait HookSet: Send + Sync {
     /// The hooks that handle `phase`, in the order they run.
     fn handlers(&self, phase: HookPhase) -> Vec<String>;
 
+    /// These hooks and the loaded hook bundles `more` names, in their
+    /// order: what a sub-agent choosing hooks of its own runs under; `None`
+    /// for a set that runs every loaded hook already.
+    fn widened(&self, more: &[String]) -> Option<Arc<dyn HookSet>> {
+        let _ = more;
+        None
+    }
+
     /// Run hook `hook`'s before-inference phase.
     fn before_inference<'a>(
         &'a self,
@@ -234,6 +242,15 @@ impl ChosenHooks {
 }
 
 impl HookSet for ChosenHooks {
+    fn widened(&self, more: &[String]) -> Option<Arc<dyn HookSet>> {
+        let mut chosen = self.chosen.clone();
+        chosen.extend(more.iter().cloned());
+        Some(Arc::new(Self {
+            inner: Arc::clone(&self.inner),
+            chosen,
+        }))
+    }
+
     fn handlers(&self, phase: HookPhase) -> Vec<String> {
         self.inner
             .handlers(phase)

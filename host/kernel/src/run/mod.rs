@@ -232,15 +232,21 @@ impl Runtime {
     /// one's ports, with `model`, the file ledger `files` and audit events of
     /// its own. Its progress is not shown as the parent's.
     /// A run it opens starts with `seed` as its state.
+    /// Its calls pass this runtime's hooks and those the sub-agent chooses
+    /// (`hooks`).
     pub(crate) fn for_child(
         &self,
-        model: Arc<dyn ModelProvider>,
+        (model, hooks): (Arc<dyn ModelProvider>, Option<&[String]>),
         files: Arc<dyn FileLedger>,
         link: ParentLink,
         seed: Vec<StateWrite>,
     ) -> Self {
+        let hooks = hooks
+            .and_then(|more| self.hooks.widened(more))
+            .unwrap_or_else(|| Arc::clone(&self.hooks));
         Self {
             model,
+            hooks,
             files,
             events: Arc::new(StepEvents::new(Arc::clone(self.events.live()))),
             observer: Arc::new(Unobserved),
