@@ -4,7 +4,8 @@
 # then runs the demo agent (a scripted model) over this repository: its calls
 # pass the permission gate, one is denied, one waits for approval, and the run's
 # committed history is shown. Then the coder agent edits a scratch copy of a
-# small project through the `dir` sandbox backend, transactionally. Last, the
+# small project through the `dir` sandbox backend, transactionally, and the
+# lead agent hands the same change to two sub-agents. Then the
 # analyst agent activates a skill written by someone else: its instructions
 # only narrow what the agent may do, its script runs in the sandboxed Python
 # interpreter, and its tool runs under the profile of untrusted code. Last,
@@ -83,6 +84,22 @@ step runs diff coder
 step runs resume coder --approve call-2-3 </dev/null
 printf '\nThe folder after the run (src/greet.rs, CHANGELOG.md):\n'
 cat "$scratch/project/src/greet.rs" "$scratch/project/CHANGELOG.md"
+
+echo
+echo "The lead agent (examples/demo/lead.toml) hands the work to two sub-agents, each a run of its own:"
+echo "a reviewer in a file of its own, which denies itself every edit, and an editor written inline."
+echo "Every call a sub-agent makes is judged by its own rules and by the lead's, so the lead's ask on"
+echo "write holds inside the editor: the call waits at the root, named by its path, and the editor's"
+echo "changes reach the folder only when the lead's step that called it commits."
+cp -r examples/demo/project "$scratch/lead-project"
+step run --agent examples/demo/lead.toml --workspace "$scratch/lead-project" --run-id lead "Make the greeting friendlier" </dev/null
+step runs list
+step runs show lead/call-1-1
+printf '\nThe folder while the lead waits (src/greet.rs):\n'
+cat "$scratch/lead-project/src/greet.rs"
+step runs resume lead --approve call-2-1/call-1-2 </dev/null
+printf '\nThe folder after the run (src/greet.rs, CHANGELOG.md):\n'
+cat "$scratch/lead-project/src/greet.rs" "$scratch/lead-project/CHANGELOG.md"
 
 echo
 echo "The analyst agent (examples/demo/analyst.toml) reports on a table with the csv-report skill of"
