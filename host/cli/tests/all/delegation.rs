@@ -468,3 +468,122 @@ fn a_sub_agents_own_hooks_judge_its_calls_beside_its_parents() {
     assert!(!refused.status.success());
     assert!(both(&refused).contains("budgte"), "{}", both(&refused));
 }
+
+/// An Anthropic stream that says `text`, having read 3 tokens and written 2.
+fn anthropic_answer(text: &str) -> String {
+    let event = |kind: &str, mut value: Value| {
+        value["type"] = serde_json::json!(kind);
+        format!("event: {kind}\ndata: {value}\n\n")
+    };
+    [
+        event(
+            "message_start",
+            serde_json::json!({"message": {"usage": {"input_tokens": 3}}}),
+        ),
+        event(
+            "content_block_start",
+            serde_json::json!({"index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        event(
+            "content_block_delta",
+            serde_json::json!({"index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ),
+        event("content_block_stop", serde_json::json!({"index": 0})),
+        event(
+            "message_delta",
+            serde_json::json!({"delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+        ),
+        event("message_stop", serde_json::json!({})),
+    ]
+    .concat()
+}
+
+/// An OpenAI-compatible stream that says `text`.
+fn openai_answer(text: &str) -> String {
+    let chunk = |delta: Value, finish: Option<&str>| {
+        serde_json::json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    format!(
+        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        chunk(serde_json::json!({"content": text}), None),
+        chunk(serde_json::json!({}), Some("stop"))
+    )
+}
+
+#[test]
+fn sub_agents_run_at_once_on_hosted_providers_of_their_own() {
+    use cordon_tests::replay::{Reply, Server};
+    let project = Project::new();
+    project.bundled("notes", artifacts::NOTES);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let openai = runtime.block_on(Server::start(vec![Reply::Stream(openai_answer("from gpt"))]));
+    let anthropic = runtime.block_on(Server::start(vec![Reply::Stream(anthropic_answer(
+        "from claude",
+    ))]));
+    project.write(
+        "agent.toml",
+        "name = \"lead\"\n[permissions]\ndefault = \"allow\"\n\
+         [agents.gpt]\ndescription = \"Asks GPT.\"\nfile = \"gpt.toml\"\n\
+         [agents.claude]\ndescription = \"Asks Claude.\"\nfile = \"claude.toml\"\n",
+    );
+    project.write(
+        "gpt.toml",
+        &format!(
+            "name = \"gpt\"\ninstructions = \"Answer briefly.\"\nmodel = \"openai:gpt-test\"\nbase-url = \"{}\"\n",
+            openai.url
+        ),
+    );
+    project.write(
+        "claude.toml",
+        &format!(
+            "name = \"claude\"\nmodel = \"anthropic:claude-test\"\nbase-url = \"{}\"\n",
+            anthropic.url
+        ),
+    );
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"agent.gpt\"\nargs = { task = \"say hi\" }\n\
+         [[turn.call]]\ntool = \"agent.claude\"\nargs = { task = \"say hello\", context = \"politely\" }\n\n\
+         [[turn]]\ntext = \"both answered\"\n",
+    );
+    let output = project
+        .command(&[
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "scripted:script.toml",
+            "--run-id",
+            "r",
+            "go",
+        ])
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", both(&output));
+    let shown = project.show("r");
+    let results: Vec<&Value> = shown["commits"][1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|message| message.get("result"))
+        .collect();
+    assert_eq!(results[0]["output"], "from gpt", "{shown}");
+    assert_eq!(results[1]["output"], "from claude", "{shown}");
+
+    let asked = &openai.requests()[0].body;
+    assert_eq!(asked["messages"][0]["content"], "Answer briefly.", "{asked}");
+    assert_eq!(asked["messages"][1]["content"], "say hi", "{asked}");
+    let asked = &anthropic.requests()[0].body;
+    assert_eq!(
+        asked["messages"][0]["content"][0]["text"], "say hello\n\nContext:\npolitely",
+        "{asked}"
+    );
+    let claude = project.show("r/call-1-2");
+    assert_eq!(
+        claude["commits"][1]["usage"],
+        serde_json::json!({"input_tokens": 3, "output_tokens": 2}),
+        "{claude}"
+    );
+}
