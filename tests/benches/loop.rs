@@ -5,7 +5,9 @@
 //! SQLite step commits per second with durability on, against a bare rusqlite
 //! insert of the same bytes; and a served request (one call judged, run and
 //! committed as a step, as `cordon mcp` serves it) with commits in memory, on
-//! SQLite reaching only the process and on disk, against the call alone. Every baseline
+//! SQLite reaching only the process and on disk, against the call alone; and
+//! a delegation to a sub-agent that answers in one step, against a step with
+//! a plain tool call, with commits in memory and on SQLite. Every baseline
 //! runs in the same process, right beside what it is compared with.
 //!
 //! Run with `cargo bench -p cordon-tests --bench loop`.
@@ -16,8 +18,9 @@ use std::time::{Duration, Instant};
 
 use cordon_kernel::{
     AgentDef, CallContext, CommitStore, DeferApprovals, Disposition, Durability, EventLog,
-    MemoryCommitStore, Message, PermissionPolicy, Requester, RunHeader, Runtime, Served, ServedRun,
-    StateSnapshot, StepCommit, ToolCall, ToolSet, Unanswered, Verdict,
+    MemoryCommitStore, Message, ModelProvider, ModelResolver, ModelSettings, PermissionPolicy,
+    Requester, RunHeader, Runtime, Served, ServedRun, StateSnapshot, StepCommit, ToolCall, ToolSet,
+    Unanswered, Verdict,
 };
 use cordon_providers::ScriptedModel;
 use cordon_store::SqliteCommitStore;
@@ -41,6 +44,7 @@ fn main() {
         hook_overhead(&host, &events).await;
         commit_throughput().await;
         served_overhead(&plugins, &events).await;
+        delegation_overhead(&plugins, &events).await;
     });
 }
 
@@ -353,4 +357,110 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 fn us(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e6
+}
+
+/// Resolves every sub-agent's model to a script that answers at once.
+struct Answering;
+
+impl ModelResolver for Answering {
+    fn resolve(
+        &self,
+        _spec: &str,
+        _settings: &ModelSettings,
+        _dir: &Path,
+    ) -> Result<Arc<dyn ModelProvider>, String> {
+        ScriptedModel::parse(Path::new("answer.toml"), "[[turn]]\ntext = \"ok\"\n")
+            .map(|model| Arc::new(model) as Arc<dyn ModelProvider>)
+            .map_err(|error| error.to_string())
+    }
+}
+
+/// [`STEPS`] steps each calling `tool`, then an answer.
+fn calling(tool: &str) -> ScriptedModel {
+    let mut text = String::new();
+    for step in 0..STEPS {
+        text.push_str(&format!(
+            "[[turn]]\n[[turn.call]]\ntool = \"{tool}\"\nargs = {{ task = \"step {step}\" }}\n"
+        ));
+    }
+    text.push_str("[[turn]]\ntext = \"done\"\n");
+    ScriptedModel::parse(Path::new("bench.toml"), &text).expect("script")
+}
+
+/// Median time per step of `agent`'s runs calling `tool` each step, with
+/// commits in `store()`.
+async fn delegating_step(
+    plugins: &Arc<Plugins>,
+    events: &Arc<EventLog>,
+    agent: &AgentDef,
+    tool: &str,
+    store: &dyn Fn(&str, usize) -> Arc<dyn CommitStore>,
+) -> Duration {
+    let mut times = Vec::new();
+    for round in 0..7 {
+        let runtime = Runtime::new(
+            Arc::new(calling(tool)),
+            plugins.clone(),
+            store(tool, round),
+            events.clone(),
+        )
+        .with_models(Arc::new(Answering));
+        let started = Instant::now();
+        let outcome = runtime
+            .start(agent, &format!("run-{round}"), 0, "go")
+            .await
+            .expect("run");
+        assert!(
+            matches!(
+                outcome,
+                cordon_kernel::RunOutcome::Ended {
+                    cause: cordon_kernel::EndCause::FinalAnswer,
+                    ..
+                }
+            ),
+            "{outcome:?}"
+        );
+        times.push(started.elapsed() / u32::try_from(STEPS).expect("steps"));
+    }
+    median(times)
+}
+
+async fn delegation_overhead(plugins: &Arc<Plugins>, events: &Arc<EventLog>) {
+    let agent = AgentDef::parse(
+        "bench.toml",
+        &format!(
+            "name = \"bench\"\nmax-steps = {}\n[permissions]\ndefault = \"allow\"\n\
+             [delegation]\nmax-child-runs = {}\n\
+             [agents.echo]\ndescription = \"Answers at once.\"\nmodel = \"answer\"\n",
+            STEPS + 2,
+            STEPS + 1
+        ),
+    )
+    .expect("agent");
+    let dir = tempfile::tempdir().expect("dir");
+    let memory =
+        |_tool: &str, _round: usize| Arc::new(MemoryCommitStore::new()) as Arc<dyn CommitStore>;
+    let sqlite = |tool: &str, round: usize| {
+        Arc::new(
+            SqliteCommitStore::open(dir.path().join(format!("{tool}-{round}.db"))).expect("store"),
+        ) as Arc<dyn CommitStore>
+    };
+    for (name, store) in [
+        (
+            "in-memory commits",
+            &memory as &dyn Fn(&str, usize) -> Arc<dyn CommitStore>,
+        ),
+        ("SQLite commits on disk", &sqlite),
+    ] {
+        let plain = delegating_step(plugins, events, &agent, "hostile.echo", store).await;
+        let delegated = delegating_step(plugins, events, &agent, "agent.echo", store).await;
+        println!(
+            "delegation ({name}): a step delegating to a sub-agent that answers in one step {:.1} us; \
+             a step with one hostile.echo call {:.1} us; delegation costs {:.1} us more; delegating/plain = {:.2}",
+            us(delegated),
+            us(plain),
+            us(delegated.saturating_sub(plain)),
+            delegated.as_secs_f64() / plain.as_secs_f64()
+        );
+    }
 }

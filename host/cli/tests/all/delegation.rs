@@ -500,9 +500,7 @@ fn anthropic_answer(text: &str) -> String {
 
 /// An OpenAI-compatible stream that says `text`.
 fn openai_answer(text: &str) -> String {
-    let chunk = |delta: Value, finish: Option<&str>| {
-        serde_json::json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
+    let chunk = |delta: Value, finish: Option<&str>| serde_json::json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
     format!(
         "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
         chunk(serde_json::json!({"content": text}), None),
@@ -516,7 +514,9 @@ fn sub_agents_run_at_once_on_hosted_providers_of_their_own() {
     let project = Project::new();
     project.bundled("notes", artifacts::NOTES);
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let openai = runtime.block_on(Server::start(vec![Reply::Stream(openai_answer("from gpt"))]));
+    let openai = runtime.block_on(Server::start(vec![Reply::Stream(openai_answer(
+        "from gpt",
+    ))]));
     let anthropic = runtime.block_on(Server::start(vec![Reply::Stream(anthropic_answer(
         "from claude",
     ))]));
@@ -573,7 +573,10 @@ fn sub_agents_run_at_once_on_hosted_providers_of_their_own() {
     assert_eq!(results[1]["output"], "from claude", "{shown}");
 
     let asked = &openai.requests()[0].body;
-    assert_eq!(asked["messages"][0]["content"], "Answer briefly.", "{asked}");
+    assert_eq!(
+        asked["messages"][0]["content"], "Answer briefly.",
+        "{asked}"
+    );
     assert_eq!(asked["messages"][1]["content"], "say hi", "{asked}");
     let asked = &anthropic.requests()[0].body;
     assert_eq!(
