@@ -28,6 +28,7 @@ use crate::agent::AgentDef;
 use crate::approval::Approver;
 use crate::commit::ToolRecord;
 use crate::event::{Event, EventSink};
+use crate::file_rules::FileRules;
 use crate::files::FileWrites;
 use crate::gate;
 use crate::hooks::HookSet;
@@ -64,6 +65,8 @@ pub(crate) struct StepPorts {
     /// Whoever asked for the step's calls: their cancellation, and whom
     /// their questions reach.
     pub(crate) requester: Requester,
+    /// The file rules of a sub-agent's step, beside the run's own.
+    pub(crate) rules: Option<Arc<FileRules>>,
 }
 
 /// What every nested call of one step shares.
@@ -215,6 +218,7 @@ impl CallGate {
             skills: Arc::clone(&self.calls.ports.skills),
             cancel: self.calls.ports.requester.cancel.clone(),
             asker: self.calls.ports.requester.asker.clone(),
+            rules: self.calls.ports.rules.clone(),
         }
     }
 

@@ -50,7 +50,11 @@ pub(crate) fn invoke<'a>(
         let granted = &bundle.manifest.grants.tools;
         let audit = Audit::new(&bundle.id(), Arc::clone(&plugins.events));
         let handle = handle(granted, plugins, &context);
-        let call = CallBuilder::new(bundle, tool, audit.clone(), plugins.guard(bundle))
+        let guard = match &context.rules {
+            None => plugins.guard(bundle),
+            Some(rules) => Arc::new(plugins.guard(bundle).narrowed(rules)),
+        };
+        let call = CallBuilder::new(bundle, tool, audit.clone(), guard)
             .within(context, handle)
             .attaching();
         let (indices, called, args) = (indices.clone(), entry.local.clone(), args.to_string());
@@ -153,6 +157,7 @@ impl NestedCalls for Direct {
             skills: cordon_kernel::ActiveSkills::none(),
             cancel: self.cancel.clone(),
             asker: None,
+            rules: None,
         };
         invoke(&self.plugins, name, args, context)
     }

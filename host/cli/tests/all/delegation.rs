@@ -590,3 +590,52 @@ fn sub_agents_run_at_once_on_hosted_providers_of_their_own() {
         "{claude}"
     );
 }
+
+#[test]
+fn a_sub_agents_file_rules_hold_for_its_calls_beside_its_parents() {
+    let project = Project::new();
+    project.bundled("dir", artifacts::DIR);
+    project.bundled("files", artifacts::FILES);
+    project.write("secret.txt", "the secret\n");
+    project.write(
+        "agent.toml",
+        "name = \"lead\"\nsandbox = \"dir\"\n[permissions]\ndefault = \"allow\"\n\
+         [agents.helper]\ndescription = \"Reads.\"\nmodel = \"scripted:helper.toml\"\n\
+         [agents.helper.permissions.files]\ndeny = [\"secret.txt\"]\n",
+    );
+    let reads = "[[turn]]\n[[turn.call]]\ntool = \"read\"\nargs = { path = \"secret.txt\" }\n\
+                 [[turn.call]]\ntool = \"files.read\"\nargs = { path = \"secret.txt\" }\n\n";
+    project.write(
+        "script.toml",
+        &format!(
+            "{reads}[[turn]]\n[[turn.call]]\ntool = \"agent.helper\"\nargs = {{ task = \"read it\" }}\n\n[[turn]]\ntext = \"done\"\n"
+        ),
+    );
+    project.write(
+        "helper.toml",
+        &format!("{reads}[[turn]]\ntext = \"refused\"\n"),
+    );
+    let output = project.run_scripted("r", &[]);
+    assert!(output.status.success(), "{}", both(&output));
+    let result =
+        |shown: &Value, index: usize| shown["commits"][1]["tools"][index]["result"].clone();
+    let lead = project.show("r");
+    for index in [0, 1] {
+        let read = result(&lead, index);
+        assert!(
+            read.to_string().contains("the secret"),
+            "the lead reads it: {read}"
+        );
+    }
+    let helper = project.show("r/call-2-1");
+    for index in [0, 1] {
+        let read = result(&helper, index);
+        assert!(!read.to_string().contains("the secret"), "{read}");
+        assert!(read["error"].is_object(), "{read}");
+    }
+    let events = helper["commits"][1]["events"].to_string();
+    assert!(
+        events.matches("denied").count() >= 2 && events.contains("secret.txt"),
+        "each refusal is audited in the helper's run: {events}"
+    );
+}

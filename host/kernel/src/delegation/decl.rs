@@ -3,11 +3,12 @@
 //! written inline; and `[delegation]`, the bounds on a tree of runs.
 //!
 //! A child only narrows. What it declares of itself (tools, permission
-//! rules, steps, hooks) is kept beside its parent's at each call, never
-//! instead of it ([`AgentDef::within`]): its calls pass its parent's hooks
-//! and its own. What it cannot narrow that way (its workspace, skills, MCP
-//! servers, file rules) it must leave to its parent, and a child file that
-//! sets any of them is refused naming the field.
+//! rules, file rules, steps, hooks) is kept beside its parent's at each
+//! call, never instead of it ([`AgentDef::within`]): its calls pass its
+//! parent's hooks and its own, and obey its parent's file rules and its own.
+//! What it cannot narrow that way (its workspace, skills, MCP servers) it
+//! must leave to its parent, and a child file that sets any of them is
+//! refused naming the field.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -249,9 +250,6 @@ fn child_file(including: &Including<'_>, path: &Path, field: &str) -> Result<Age
     if !child.mcp.is_empty() {
         return Err(left_to_parent("mcp", "MCP servers"));
     }
-    if !child.permissions.files().is_empty() {
-        return Err(left_to_parent("permissions.files", "file rules"));
-    }
     Ok(child)
 }
 
@@ -327,22 +325,13 @@ fn narrow(
     Ok(())
 }
 
-/// The policy `table` writes for `[agents.NAME.permissions]`, whose file
-/// rules a sub-agent leaves to its parent.
+/// The policy `table` writes for `[agents.NAME.permissions]`.
 fn built(
     table: PolicyTable,
     invalid: &dyn Fn(&str, String) -> AgentError,
     field: &str,
 ) -> Result<PermissionPolicy, AgentError> {
-    let policy = table
+    table
         .build_or(Verdict::Allow)
-        .map_err(|(at, error)| invalid(&format!("{field}.permissions.{at}"), error.to_string()))?;
-    if !policy.files().is_empty() {
-        return Err(invalid(
-            &format!("{field}.permissions.files"),
-            "a sub-agent uses its parent's file rules; declare them in the agent that delegates"
-                .into(),
-        ));
-    }
-    Ok(policy)
+        .map_err(|(at, error)| invalid(&format!("{field}.permissions.{at}"), error.to_string()))
 }

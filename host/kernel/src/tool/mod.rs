@@ -18,6 +18,7 @@ use crate::ask::Asker;
 use crate::cancel::Cancellation;
 use crate::content::ContentBlock;
 use crate::event::Event;
+use crate::file_rules::FileRules;
 use crate::files::FileWrites;
 use crate::skills::{ActiveSkills, SkillActivation};
 use crate::state::{StateReader, StateStore, StateWrite};
@@ -147,6 +148,10 @@ pub struct CallContext {
     pub cancel: Cancellation,
     /// Whom the call's questions reach; `None` when nobody can be asked.
     pub asker: Option<Arc<dyn Asker>>,
+    /// File rules the call obeys beside the run's own, which the host
+    /// enforces wherever the call reaches files: a sub-agent's, with those
+    /// of every agent above it; `None` when the run's own are all.
+    pub rules: Option<Arc<FileRules>>,
 }
 
 impl CallContext {
@@ -160,6 +165,7 @@ impl CallContext {
             skills: ActiveSkills::none(),
             cancel: Cancellation::default(),
             asker: None,
+            rules: None,
         }
     }
 }

@@ -581,10 +581,6 @@ fn sub_agent_declarations_are_checked_naming_file_and_field() {
         "name = \"l\"\n[agents.me]\ndescription = \"Me.\"\nfile = \"loop.toml\"\n",
     );
     write("skilled.toml", "name = \"s\"\nskills = [\"skills\"]\n");
-    write(
-        "ruled.toml",
-        "name = \"r\"\n[permissions.files]\ndeny = [\"*.key\"]\n",
-    );
     let parent = |table: &str| {
         let file = dir.path().join("parent.toml");
         std::fs::write(&file, format!("name = \"p\"\n{table}")).unwrap();
@@ -598,10 +594,6 @@ fn sub_agent_declarations_are_checked_naming_file_and_field() {
         (
             "[agents.x]\ndescription = \"X.\"\nfile = \"skilled.toml\"\n",
             "skilled.toml: field `skills`: a sub-agent uses its parent's skills",
-        ),
-        (
-            "[agents.x]\ndescription = \"X.\"\nfile = \"ruled.toml\"\n",
-            "field `permissions.files`",
         ),
         (
             "[agents.x]\ndescription = \"X.\"\nfile = \"missing.toml\"\n",
@@ -620,10 +612,6 @@ fn sub_agent_declarations_are_checked_naming_file_and_field() {
         (
             "[agents.x]\ndescription = \"X.\"\nsandbox = \"dir\"\n",
             "field `agents.x.sandbox`",
-        ),
-        (
-            "[agents.x]\ndescription = \"X.\"\n[agents.x.permissions.files]\ndeny = [\"a\"]\n",
-            "field `agents.x.permissions.files`",
         ),
         ("[delegation]\nmax-depth = \"3\"\n", "max-depth"),
     ] {

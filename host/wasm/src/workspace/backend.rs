@@ -86,6 +86,14 @@ pub(crate) struct Backend {
 }
 
 impl Backend {
+    /// This backend obeying `rules` too, for one call of a sub-agent.
+    pub(crate) fn narrowed(&self, rules: &cordon_kernel::FileRules) -> Self {
+        Self {
+            guard: Arc::new(self.guard.narrowed(rules)),
+            ..self.clone()
+        }
+    }
+
     /// The bundle's wall-clock limit for one operation.
     pub(crate) fn timeout(&self) -> Duration {
         self.bundle.manifest.limits.timeout

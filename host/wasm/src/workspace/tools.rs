@@ -320,8 +320,16 @@ impl ToolSet for WorkspaceTools {
 
     fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a> {
         Box::pin(async move {
+            let narrowed;
+            let backend = match &context.rules {
+                None => &self.backend,
+                Some(rules) => {
+                    narrowed = self.backend.narrowed(rules);
+                    &narrowed
+                }
+            };
             let mut call = Request {
-                backend: &self.backend,
+                backend,
                 audit: self.backend.audit(),
                 view: context.files,
                 files: FileWrites::new(),

@@ -120,6 +120,11 @@ impl Runtime {
                 approver: Arc::clone(&self.approver),
                 observer: Arc::clone(&self.observer),
                 requester: requester.clone(),
+                // A sub-agent's file rules, with its ancestors', hold for its
+                // calls beside those the host holds for every call.
+                rules: self
+                    .link()
+                    .map(|_| Arc::new(agent.permissions.files().clone())),
             },
             step,
         );

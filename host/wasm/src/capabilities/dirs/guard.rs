@@ -24,7 +24,7 @@ use cordon_paths::RESERVED;
 use super::reserved::{Holds, ReadOnly, Reserved};
 
 /// What no component of a run reaches, and the rules every one obeys.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct FileGuard {
     /// The workspace root, canonical: rules name paths relative to it.
     root: PathBuf,
@@ -78,6 +78,14 @@ impl Identity {
 pub(crate) struct Refused(pub(crate) String);
 
 impl FileGuard {
+    /// This guard obeying `more` rules too: a sub-agent's call's.
+    pub(crate) fn narrowed(&self, more: &FileRules) -> Self {
+        Self {
+            rules: self.rules.clone().union(more),
+            ..self.clone()
+        }
+    }
+
     /// A guard for components whose grants lie under `root` (canonical),
     /// keeping them out of `reserved` (folders or files) besides the root's
     /// own `.cordon`.
