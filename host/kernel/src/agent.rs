@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::delegation::decl::{self, DelegationLimits, Including, SubAgent, SubAgentTable};
 use crate::policy::{PermissionPolicy, PolicyError, PolicyTable};
 use crate::typed_state::{MergePolicy, Scope, StateKey};
+use std::cell::Cell;
 use std::sync::Arc;
 
 /// What a run executes. Immutable once built; a run never changes it.
@@ -57,6 +58,8 @@ pub struct AgentDef {
     /// The tool lists of the agents that delegate to this one, each of
     /// which a tool must match too.
     outer_tools: Vec<Arc<GlobSet>>,
+    /// Whether an agent delegates to this one ([`AgentDef::within`]).
+    delegated: bool,
     /// Keys bundles declare for an agent whose state is open: their scope,
     /// merge policy and schema hold, and state stays open.
     adopted: BTreeMap<String, StateKey>,
@@ -265,6 +268,7 @@ impl AgentDef {
             tools: set,
             tool_patterns: patterns,
             outer_tools: Vec::new(),
+            delegated: false,
             adopted: BTreeMap::new(),
             adopted_from: BTreeMap::new(),
         })
@@ -300,38 +304,41 @@ impl AgentDef {
     /// ```
     pub fn load(file: &Path) -> Result<Self, AgentError> {
         let chain: Vec<PathBuf> = file.canonicalize().into_iter().collect();
-        Self::load_file(file, &chain, None)
+        Self::load_file(file, &chain, None, &Cell::new(0))
     }
 
     /// Read the agent file of a sub-agent, which `chain` includes, working
     /// in its parent's workspace (`parent`: its backend and whether it is
     /// trusted).
+    /// `loaded` counts the sub-agent files read for the agent at the top.
     pub(crate) fn load_within(
         file: &Path,
         chain: &[PathBuf],
         parent: (Option<&str>, bool),
+        loaded: &Cell<usize>,
     ) -> Result<Self, AgentError> {
-        Self::load_file(file, chain, Some(parent))
+        Self::load_file(file, chain, Some(parent), loaded)
     }
 
     fn load_file(
         file: &Path,
         chain: &[PathBuf],
         parent: Option<(Option<&str>, bool)>,
+        loaded: &Cell<usize>,
     ) -> Result<Self, AgentError> {
         let name = file.display().to_string();
         let text = std::fs::read_to_string(file).map_err(|error| AgentError::File {
             file: name.clone(),
             message: format!("cannot read: {error}"),
         })?;
-        Self::parse_in(&name, &text, chain, parent)
+        Self::parse_in(&name, &text, chain, parent, loaded)
     }
 
     /// Parse agent file `text`, reporting errors against `file`; the files
     /// of its sub-agents are read relative to `file`'s folder.
     pub fn parse(file: &str, text: &str) -> Result<Self, AgentError> {
         let chain: Vec<PathBuf> = Path::new(file).canonicalize().into_iter().collect();
-        Self::parse_in(file, text, &chain, None)
+        Self::parse_in(file, text, &chain, None, &Cell::new(0))
     }
 
     fn parse_in(
@@ -339,6 +346,7 @@ impl AgentDef {
         text: &str,
         chain: &[PathBuf],
         parent: Option<(Option<&str>, bool)>,
+        loaded: &Cell<usize>,
     ) -> Result<Self, AgentError> {
         let parsed: AgentFile = toml::from_str(text).map_err(|error| AgentError::File {
             file: file.to_owned(),
@@ -389,12 +397,20 @@ impl AgentDef {
         // A sub-agent file's own sub-agents work in the workspace of the
         // agent at the top, as it does.
         let (sandbox, trusted) = parent.unwrap_or((parsed.sandbox.as_deref(), parsed.trusted));
+        let model_settings = ModelSettings {
+            base_url: parsed.base_url,
+            temperature: parsed.temperature,
+            max_tokens: parsed.max_tokens,
+            images: parsed.images,
+        };
         let agents = decl::sub_agents(
             &Including {
                 file,
                 sandbox,
                 trusted,
+                settings: &model_settings,
                 chain,
+                loaded,
             },
             parsed.agents,
         )?;
@@ -402,12 +418,7 @@ impl AgentDef {
             name: parsed.name,
             instructions: parsed.instructions,
             model: parsed.model,
-            model_settings: ModelSettings {
-                base_url: parsed.base_url,
-                temperature: parsed.temperature,
-                max_tokens: parsed.max_tokens,
-                images: parsed.images,
-            },
+            model_settings,
             max_steps: parsed.max_steps,
             permissions,
             state,
@@ -421,6 +432,7 @@ impl AgentDef {
             tools,
             tool_patterns: parsed.tools,
             outer_tools: Vec::new(),
+            delegated: false,
             adopted: BTreeMap::new(),
             adopted_from: BTreeMap::new(),
         })
@@ -466,14 +478,37 @@ impl AgentDef {
         narrowed.permissions = self.permissions.within(&parent.permissions);
         narrowed.delegation = self.delegation.within(parent.delegation);
         // The bundles that run for the parent run for the child too, and
-        // their keys keep their declarations there; a key the child
-        // declares otherwise keeps the child's.
+        // their keys keep their declarations there.
         for (key, owner) in &parent.adopted_from {
-            if let Some(declared) = parent.key(key) {
-                let _ = narrowed.adopt_state_key(owner, key, declared.clone());
+            if let (Some(declared), None) = (parent.key(key), self.key(key)) {
+                narrowed.adopted_from.insert(key.clone(), owner.clone());
+                narrowed.adopted.insert(key.clone(), declared.clone());
+                if !narrowed.state.is_empty() {
+                    narrowed.state.insert(key.clone(), declared.clone());
+                }
             }
         }
+        // The parent's counters count in the child as in the parent,
+        // whatever the child declares of them, so a budget cannot be
+        // escaped by declaring its key otherwise.
+        for key in parent.counters() {
+            if let Some(declared) = parent.key(key) {
+                if narrowed.state.is_empty() {
+                    narrowed.adopted.insert(key.to_owned(), declared.clone());
+                } else {
+                    narrowed.state.insert(key.to_owned(), declared.clone());
+                }
+            }
+        }
+        narrowed.delegated = true;
         narrowed
+    }
+
+    /// Whether this is a sub-agent as its parent delegates to it, whose
+    /// run writes no thread-scoped state: what a sub-agent changes travels
+    /// back with its answer, and the thread's state would not.
+    pub fn is_delegated(&self) -> bool {
+        self.delegated
     }
 
     /// The run-scoped keys merged `commutative`, declared by the agent or

@@ -2,13 +2,17 @@
 //! every sub-agent's run under it may spend together (`[delegation]
 //! max-tokens`), and the wall-clock time they may take (`max-seconds`),
 //! counted while the tree is driven: from its start, or from each resume,
-//! so the time a run waits for a person does not count.
+//! so the time a run waits for a person does not count. A sub-agent that
+//! sets bounds of its own has a budget of its own for its runs, inside its
+//! tree's; a sub-agent of a served call, whose tree has no driven root,
+//! has one for its runs from its parent's bounds.
 //!
 //! Each step records the tokens its model request used, so a resumed tree
 //! starts from what its runs spent before. A run over budget ends at its
 //! next model step (a root run), or its delegating call is refused (a
 //! sub-agent's), each with a typed limit naming the setting.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -21,6 +25,9 @@ pub(crate) struct TreeBudget {
     max_seconds: Option<u64>,
     started: Instant,
     spent: AtomicU64,
+    /// The budget of the tree this one's runs lie in, when they are a
+    /// sub-agent's with bounds of its own: what they spend counts there too.
+    outer: Option<Arc<TreeBudget>>,
 }
 
 impl Spent {
@@ -43,6 +50,17 @@ impl TreeBudget {
     /// The budget `limits` set, for a tree that has spent `spent` tokens
     /// before; `None` when they set none.
     pub(crate) fn new(limits: &DelegationLimits, spent: u64) -> Option<Self> {
+        Self::within(limits, spent, None)
+    }
+
+    /// The budget `limits` set for the runs of a sub-agent, which have spent
+    /// `spent` tokens before, inside the budget `outer` of the tree they
+    /// lie in; `outer` itself when `limits` set none.
+    pub(crate) fn within(
+        limits: &DelegationLimits,
+        spent: u64,
+        outer: Option<Arc<TreeBudget>>,
+    ) -> Option<Self> {
         if limits.max_tokens.is_none() && limits.max_seconds.is_none() {
             return None;
         }
@@ -51,16 +69,25 @@ impl TreeBudget {
             max_seconds: limits.max_seconds,
             started: Instant::now(),
             spent: AtomicU64::new(spent),
+            outer,
         })
     }
 
     /// Count `tokens` a model request used.
     pub(crate) fn spend(&self, tokens: u64) {
         self.spent.fetch_add(tokens, Ordering::SeqCst);
+        if let Some(outer) = &self.outer {
+            outer.spend(tokens);
+        }
     }
 
-    /// The bound reached, if any.
+    /// The bound reached, if any: this budget's, or the tree's around it.
     pub(crate) fn reached(&self) -> Option<Spent> {
+        self.reached_here()
+            .or_else(|| self.outer.as_ref().and_then(|outer| outer.reached()))
+    }
+
+    fn reached_here(&self) -> Option<Spent> {
         let spent = self.spent.load(Ordering::SeqCst);
         if let Some(max) = self.max_tokens
             && spent >= max

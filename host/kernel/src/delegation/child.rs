@@ -19,7 +19,8 @@ use crate::event::{Event, LimitKind};
 use crate::files::FileLedger;
 use crate::message::ToolCall;
 use crate::model::ModelProvider;
-use crate::run::{RunError, RunOutcome, Runtime};
+use crate::run::{RunError, RunOutcome, Runtime, Seed};
+use crate::skills::{ActiveSkills, SkillChange};
 use crate::state::{StateOp, StateReader, StateWrite};
 use crate::tool::{ToolCallOutcome, ToolError, ToolErrorKind};
 
@@ -58,6 +59,12 @@ pub(crate) struct Delegation<'a> {
     pub(crate) decisions: BTreeMap<String, Approval>,
     /// The state the call reads: where its sub-agent's counters start.
     pub(crate) state: Arc<dyn StateReader>,
+    /// Whether the call runs again (its step waited, or a crash interrupted
+    /// it), so its sub-agent's run exists and goes on; a call the model
+    /// just made opens a new one.
+    pub(crate) again: bool,
+    /// The skills active in the delegating run: they narrow its sub-agent.
+    pub(crate) skills: Arc<ActiveSkills>,
 }
 
 /// A call refused for passing the delegation bound `setting`.
@@ -98,10 +105,23 @@ impl Runtime {
             call,
             decisions,
             state,
+            again,
+            skills,
         } = delegation;
         let Some(sub) = parent.agents.get(name) else {
             return Ok(failed(format!("no sub-agent `{name}`")));
         };
+        // The sub-agent's run is named by the call's id, and its waiting
+        // calls by paths of ids joined by `/`.
+        if call.id.is_empty() || call.id.contains('/') {
+            return Ok(Delegated::Done(ToolCallOutcome::error(ToolError::new(
+                ToolErrorKind::InvalidInput,
+                format!(
+                    "a call delegating to a sub-agent needs an id without `/`; this one is {:?}",
+                    call.id
+                ),
+            ))));
+        }
         let task = match Task::read(&call.args) {
             Ok(task) => task,
             Err(problem) => {
@@ -158,15 +178,42 @@ impl Runtime {
             depth: depth + 1,
         };
         let files = Arc::new(ChildFiles::new(Arc::clone(self.files())));
-        let seed = counted(parent, state.as_ref());
-        let child = self.for_child(
-            (model, sub.agent.hooks.as_deref()),
-            files.clone(),
-            link.clone(),
-            seed,
-        );
-        let link = child.link();
+        let seed = Seed {
+            state: counted(parent, state.as_ref()),
+            skills: skills
+                .activations()
+                .map(|activation| SkillChange::Activated {
+                    call_id: call.id.clone(),
+                    activation: activation.clone(),
+                })
+                .collect(),
+        };
         let agent = Arc::new(sub.agent.within(parent));
+        // Bounds of the sub-agent's own, or a served call's sub-agent's (no
+        // driven root keeps a budget), hold for its runs.
+        let own = &sub.agent.delegation;
+        let budget =
+            if own.max_tokens.is_some() || own.max_seconds.is_some() || self.budget().is_none() {
+                let spent = match agent.delegation.max_tokens {
+                    Some(_) => self.tree_tokens(&child_id).await?,
+                    None => 0,
+                };
+                let outer = self.shared_budget();
+                TreeBudget::within(&agent.delegation, spent, outer.clone())
+                    .map(Arc::new)
+                    .or(outer)
+            } else {
+                self.shared_budget()
+            };
+        let child = self
+            .for_child(
+                (model, sub.agent.hooks.as_deref()),
+                files.clone(),
+                link.clone(),
+                seed,
+            )
+            .with_budget(budget);
+        let link = child.link();
         let outcome = match self.store().load(&child_id).await {
             Err(CommitError::UnknownRun(_)) => {
                 let started = self
@@ -189,15 +236,22 @@ impl Runtime {
                     .await
             }
             Err(error) => return Err(error.into()),
+            Ok(_) if !again => {
+                return Ok(failed(format!(
+                    "call id `{}` delegated to run {child_id} earlier in this run; a sub-agent's run is named by its call's id, so each delegating call needs an id of its own",
+                    call.id
+                )));
+            }
             Ok(record) => {
                 // The step that runs the call again is a later one: the
                 // link names the step that first ran it.
-                let ours = record.header.parent.as_ref().is_some_and(|up| {
-                    link.is_some_and(|link| {
-                        (&up.run_id, &up.call_id, &up.root)
-                            == (&link.run_id, &link.call_id, &link.root)
-                    })
-                });
+                let ours = record.header.agent == agent.name
+                    && record.header.parent.as_ref().is_some_and(|up| {
+                        link.is_some_and(|link| {
+                            (&up.run_id, &up.call_id, &up.root)
+                                == (&link.run_id, &link.call_id, &link.root)
+                        })
+                    });
                 if !ours {
                     return Ok(failed(format!(
                         "run {child_id} exists and is not this call's sub-agent run"
@@ -213,7 +267,12 @@ impl Runtime {
                             answer,
                         })
                     }
-                    Disposition::Waiting { pending } if decisions.is_empty() => {
+                    // Nothing decided and nothing under way: it waits as it
+                    // did. A crash during calls it went on with is settled
+                    // by its resume, which holds what may have acted.
+                    Disposition::Waiting { pending }
+                        if decisions.is_empty() && record.intent.is_none() =>
+                    {
                         Ok(RunOutcome::Waiting {
                             run_id: child_id.clone(),
                             pending,

@@ -10,17 +10,22 @@
 //! must leave to its parent, and a child file that sets any of them is
 //! refused naming the field.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::agent::{AgentDef, AgentError};
+use crate::agent::{AgentDef, AgentError, ModelSettings};
 use crate::policy::{PermissionPolicy, PolicyTable, Verdict};
 
 /// The most sub-agent files one agent file may include, nested.
 const FILE_NESTING: usize = 16;
+
+/// The most sub-agent files one agent file may read in all, however they
+/// include each other.
+const FILES_IN_ALL: usize = 64;
 
 /// A sub-agent an agent may delegate to, as the model sees it: the tool
 /// `agent.NAME`.
@@ -129,8 +134,13 @@ pub(crate) struct Including<'a> {
     pub(crate) sandbox: Option<&'a str>,
     /// Whether its workspace is trusted.
     pub(crate) trusted: bool,
+    /// How it reaches and samples its model, which its inline sub-agents
+    /// share.
+    pub(crate) settings: &'a ModelSettings,
     /// The files including it, outermost first, itself last.
     pub(crate) chain: &'a [PathBuf],
+    /// How many sub-agent files the agent at the top has read so far.
+    pub(crate) loaded: &'a Cell<usize>,
 }
 
 /// Whether `name` may name a sub-agent: the model calls it as `agent.NAME`.
@@ -190,7 +200,12 @@ pub(crate) fn sub_agents(
                 let child_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
                 (agent, child_dir)
             }
-            None => (inline(&name, table, &invalid, &field)?, dir.clone()),
+            None => {
+                let mut agent = inline(&name, table, &invalid, &field)?;
+                // An inline sub-agent shares its file's model settings.
+                agent.model_settings = including.settings.clone();
+                (agent, dir.clone())
+            }
         };
         agents.insert(
             name,
@@ -226,9 +241,20 @@ fn child_file(including: &Including<'_>, path: &Path, field: &str) -> Result<Age
             "sub-agent files nest more than {FILE_NESTING} deep"
         )));
     }
+    including.loaded.set(including.loaded.get() + 1);
+    if including.loaded.get() > FILES_IN_ALL {
+        return Err(invalid(format!(
+            "an agent's sub-agents may read at most {FILES_IN_ALL} agent files in all"
+        )));
+    }
     let mut chain = including.chain.to_vec();
     chain.push(canonical);
-    let child = AgentDef::load_within(path, &chain, (including.sandbox, including.trusted))?;
+    let child = AgentDef::load_within(
+        path,
+        &chain,
+        (including.sandbox, including.trusted),
+        including.loaded,
+    )?;
     let child_file = path.display().to_string();
     let left_to_parent = |field: &str, what: &str| AgentError::Invalid {
         file: child_file.clone(),

@@ -257,6 +257,16 @@ impl StepState {
         if writes.is_empty() {
             return Ok(());
         }
+        if self.agent.is_delegated()
+            && let Some(write) = writes
+                .iter()
+                .find(|write| self.agent.scope_of(&write.key) == Scope::Thread)
+        {
+            return Err(Refusal::Rejected(format!(
+                "state key `{}` is thread-scoped, and sub-agent `{}` writes no thread state: what a sub-agent changes travels back with its answer, and the thread's state would not; the writes of {writer} were discarded",
+                write.key, self.agent.name
+            )));
+        }
         if let Some(write) = writes.iter().find(|write| !self.agent.declares(&write.key)) {
             return Err(Refusal::Rejected(format!(
                 "state key `{}` is not declared by agent `{}`; the writes of {writer} were discarded",

@@ -3,7 +3,7 @@
 //! conversation the model reads. Each commit moves the cursor; nothing a step
 //! has not committed is in it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -46,6 +46,9 @@ pub(crate) struct Cursor {
     /// the id of the call that delegated to each, and the path below it; the
     /// step that runs those calls again hands them down.
     pub(crate) handed_down: BTreeMap<String, BTreeMap<String, Approval>>,
+    /// The calls the step being built runs again, after a wait or a crash,
+    /// rather than for the first time.
+    pub(crate) again: BTreeSet<String>,
     /// The tokens the model request of the step being built used, which
     /// its commit records.
     pub(crate) usage: Option<Usage>,
@@ -83,6 +86,7 @@ impl Cursor {
             carried: 0,
             continues: None,
             handed_down: BTreeMap::new(),
+            again: BTreeSet::new(),
             usage: None,
         }
     }

@@ -40,11 +40,20 @@ use crate::merge::StateConflict;
 use crate::model::{ModelProvider, ModelResolver};
 use crate::progress::{Observer, StepEvents, Unobserved};
 use crate::reload::Reloadable;
-use crate::skills::{ActiveSkills, SkillCatalog};
+use crate::skills::{ActiveSkills, SkillCatalog, SkillChange};
 use crate::state::StateWrite;
 use crate::tool::{ToolSet, ToolSpec};
 
 pub(crate) use cursor::{Cursor, Transcript};
+
+/// What a sub-agent's run commits with its prompt: its parent's counts
+/// and active skills, so that its counters count on from its parent's and
+/// its parent's skills narrow its calls too.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Seed {
+    pub(crate) state: Vec<StateWrite>,
+    pub(crate) skills: Vec<SkillChange>,
+}
 
 /// Where a run stands when the loop returns.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,6 +114,11 @@ pub enum RunError {
         /// The run at the top of its tree.
         root: String,
     },
+    /// A run id holds `/`, which names sub-agents' runs.
+    #[error(
+        "run id {0:?} holds `/`, which names sub-agents' runs (`RUN/CALL`); choose an id without it"
+    )]
+    InvalidRunId(String),
     /// A pending call has no decision.
     #[error("run {run_id} is waiting on call {call_id}: approve or deny it")]
     MissingDecision {
@@ -169,8 +183,9 @@ pub struct Runtime {
     models: Option<Arc<dyn ModelResolver>>,
     /// For the runtime of a sub-agent's run, the call that delegated it.
     link: Option<ParentLink>,
-    /// The state a sub-agent's run opens with: its parent's counters.
-    seed: Vec<StateWrite>,
+    /// What a sub-agent's run opens with: its parent's counters and active
+    /// skills.
+    seed: Seed,
     /// What the tree of runs being driven may still spend, when bounded.
     budget: Option<Arc<TreeBudget>>,
     /// Whether a call nobody can answer now makes the run wait, or is
@@ -205,7 +220,7 @@ impl Runtime {
             commits: Durability::Disk,
             models: None,
             link: None,
-            seed: Vec::new(),
+            seed: Seed::default(),
             budget: None,
             waits: true,
         }
@@ -230,16 +245,15 @@ impl Runtime {
 
     /// The runtime of the sub-agent's run `link` opens or goes on with: this
     /// one's ports, with `model`, the file ledger `files` and audit events of
-    /// its own. Its progress is not shown as the parent's.
-    /// A run it opens starts with `seed` as its state.
-    /// Its calls pass this runtime's hooks and those the sub-agent chooses
-    /// (`hooks`).
+    /// its own. Its progress is not shown as the parent's. A run it opens
+    /// starts with `seed`. Its calls pass this runtime's hooks and those the
+    /// sub-agent chooses (`hooks`).
     pub(crate) fn for_child(
         &self,
         (model, hooks): (Arc<dyn ModelProvider>, Option<&[String]>),
         files: Arc<dyn FileLedger>,
         link: ParentLink,
-        seed: Vec<StateWrite>,
+        seed: Seed,
     ) -> Self {
         let hooks = hooks
             .and_then(|more| self.hooks.widened(more))
@@ -271,8 +285,19 @@ impl Runtime {
         self.budget.as_deref()
     }
 
-    /// The state writes a run this runtime opens commits with its prompt.
-    pub(crate) fn seed(&self) -> &[StateWrite] {
+    /// This runtime with `budget` for the runs it drives.
+    pub(crate) fn with_budget(mut self, budget: Option<Arc<TreeBudget>>) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// The budget of the tree, shared.
+    pub(crate) fn shared_budget(&self) -> Option<Arc<TreeBudget>> {
+        self.budget.clone()
+    }
+
+    /// What a run this runtime opens commits with its prompt.
+    pub(crate) fn seed(&self) -> &Seed {
         &self.seed
     }
 

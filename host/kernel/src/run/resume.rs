@@ -10,7 +10,7 @@ use super::step::judge::apply_decisions;
 use super::{Cursor, RunError, RunOutcome, Runtime};
 use crate::agent::AgentDef;
 use crate::approval::Approval;
-use crate::commit::{Disposition, Intent, PendingCall, PendingReason, RunRecord};
+use crate::commit::{Disposition, Intent, PendingCall, PendingReason, RunRecord, ToolRecord};
 use crate::event::Event;
 use crate::merge::StepEffects;
 use crate::policy::Verdict;
@@ -41,16 +41,15 @@ impl Runtime {
         self.forget_on_error(outcome)
     }
 
-    /// The model tokens run `run_id` and its sub-agents' runs have spent.
-    async fn tree_tokens(&self, run_id: &str) -> Result<u64, RunError> {
-        let mut spent = self.store.load(run_id).await?.tokens();
+    /// The model tokens run `run_id` and the runs of sub-agents beneath it
+    /// (`RUN/...`) have spent.
+    pub(crate) async fn tree_tokens(&self, run_id: &str) -> Result<u64, RunError> {
+        let beneath = format!("{run_id}/");
+        let mut spent = 0;
         for run in self.store.runs().await? {
-            if run
-                .header
-                .parent
-                .is_some_and(|parent| parent.root == run_id)
-            {
-                spent += self.store.load(&run.header.run_id).await?.tokens();
+            let id = &run.header.run_id;
+            if id == run_id || id.starts_with(&beneath) {
+                spent += self.store.load(id).await?.tokens();
             }
         }
         Ok(spent)
@@ -99,6 +98,7 @@ impl Runtime {
                     .unwrap_or_default();
                 let (records, handed_down) = apply_decisions(run_id, records, &pending, decisions)?;
                 cursor.handed_down = handed_down;
+                cursor.again = unanswered(&records);
                 let step = cursor.step(agent);
                 let waiting = self
                     .execute(&mut cursor, None, records, step, &Requester::default())
@@ -199,6 +199,7 @@ impl Runtime {
                 })
             })
             .collect();
+        cursor.again = unanswered(&intent.calls);
         if pending.is_empty() {
             let step = cursor.step(agent);
             return self
@@ -244,4 +245,14 @@ impl Runtime {
             pending,
         }))
     }
+}
+
+/// The ids of the calls of `records` with no result yet: those a resumed
+/// step runs again.
+fn unanswered(records: &[ToolRecord]) -> std::collections::BTreeSet<String> {
+    records
+        .iter()
+        .filter(|record| record.result.is_none())
+        .map(|record| record.call.id.clone())
+        .collect()
 }

@@ -138,6 +138,9 @@ impl Runtime {
         input: &str,
         carrying: Option<(Continued, Vec<Message>)>,
     ) -> Result<Cursor, RunError> {
+        if self.link().is_none() && run_id.contains('/') {
+            return Err(RunError::InvalidRunId(run_id.to_owned()));
+        }
         let (continues, messages) = carrying.unzip();
         let mut messages = messages.unwrap_or_default();
         let carried = messages.len();
@@ -159,7 +162,8 @@ impl Runtime {
         cursor.carried = carried;
         cursor.continues = continues;
         let effects = StepEffects {
-            state: self.seed().to_vec(),
+            state: self.seed().state.clone(),
+            skills: self.seed().skills.clone(),
             ..StepEffects::default()
         };
         self.commit(

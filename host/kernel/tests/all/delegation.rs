@@ -794,3 +794,305 @@ max-tokens = 10
         "8 tokens before the first wait and 4 after: {outcome:?}"
     );
 }
+
+#[tokio::test]
+async fn a_reused_or_slashed_call_id_never_reaches_an_earlier_sub_agents_run() {
+    let lead = r#"
+name = "lead"
+[permissions]
+default = "allow"
+[agents.helper]
+description = "Answers."
+[agents.other]
+description = "Answers otherwise."
+"#;
+    let (_dir, lead) = agents(&[("lead.toml", lead)]);
+    let rig = rig(
+        vec![
+            calls(&[task("call-1", "helper", "first")]),
+            say("the helper's answer"),
+            calls(&[task("call-1", "other", "second")]),
+            calls(&[task("a/b", "helper", "slashed")]),
+            say("done"),
+        ],
+        Functions::new(),
+    );
+    let outcome = rig.runtime.start(&lead, "r", 1, "go").await.unwrap();
+    assert_eq!(answer(&outcome), "done");
+    let record = rig.store.load("r").await.unwrap();
+    let results: Vec<CallResult> = record
+        .messages()
+        .into_iter()
+        .filter_map(|message| match message {
+            Message::Tool { result, .. } => Some(result),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results[0], CallResult::Output(json!("the helper's answer")));
+    let CallResult::Error(reused) = &results[1] else {
+        panic!("a reused id must not get the earlier answer: {results:?}");
+    };
+    assert!(reused.message.contains("earlier in this run"), "{reused}");
+    let CallResult::Error(slashed) = &results[2] else {
+        panic!("{results:?}");
+    };
+    assert_eq!(slashed.kind, ToolErrorKind::InvalidInput);
+    assert!(slashed.message.contains("holds `/`"), "{slashed}");
+    let runs = rig.store.runs().await.unwrap();
+    assert_eq!(runs.len(), 2, "one sub-agent run only: {runs:?}");
+
+    let refused = rig.runtime.start(&lead, "x/y", 1, "go").await.unwrap_err();
+    assert!(matches!(refused, RunError::InvalidRunId(_)), "{refused}");
+}
+
+#[tokio::test]
+async fn a_crash_after_an_approval_inside_a_child_leaves_the_call_indeterminate() {
+    let lead = r#"
+name = "lead"
+[permissions]
+default = "allow"
+[agents.helper]
+description = "Counts when allowed."
+[agents.helper.permissions]
+ask = ["count"]
+"#;
+    let (_dir, lead) = agents(&[("lead.toml", lead)]);
+    let mut tools = Functions::new().with("count", EFFECTFUL, counter());
+    tools.rendezvous = Some(Arc::new(tokio::sync::Barrier::new(2)));
+    let first = rig(
+        vec![
+            calls(&[task("call-1-1", "helper", "count")]),
+            call(&[("h-1", "count", json!({}))]),
+        ],
+        tools,
+    );
+    let outcome = first.runtime.start(&lead, "r", 1, "go").await.unwrap();
+    assert!(matches!(outcome, RunOutcome::Waiting { .. }), "{outcome:?}");
+    let approving = tokio::spawn({
+        let (runtime, lead) = (first.runtime.clone(), lead.clone());
+        async move {
+            let decisions = BTreeMap::from([("call-1-1/h-1".to_owned(), Approval::Approve)]);
+            runtime.resume(&lead, "r", &decisions).await
+        }
+    });
+    while first.tools.calls() == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    approving.abort();
+    let _ = approving.await;
+
+    let again = rig_on(
+        vec![say("counted"), say("done")],
+        Functions::new().with("count", EFFECTFUL, counter()),
+        first.store.clone(),
+    );
+    let outcome = again
+        .runtime
+        .resume(&lead, "r", &BTreeMap::new())
+        .await
+        .unwrap();
+    let RunOutcome::Waiting { pending, .. } = &outcome else {
+        panic!("expected waiting, got {outcome:?}");
+    };
+    let leaves = pending[0].leaves();
+    assert_eq!(leaves[0].call.id, "call-1-1/h-1");
+    assert_eq!(
+        leaves[0].reason,
+        PendingReason::Indeterminate,
+        "the approved call may have acted before the crash"
+    );
+    assert_eq!(again.tools.calls(), 0);
+}
+
+#[tokio::test]
+async fn a_child_cannot_escape_its_parents_counter_or_write_thread_state() {
+    let lead = r#"
+name = "lead"
+[permissions]
+default = "allow"
+[state.count]
+merge = "commutative"
+[state.shared]
+scope = "thread"
+[agents.helper]
+description = "Counts."
+file = "helper.toml"
+"#;
+    let helper = r#"
+name = "helper"
+[permissions]
+default = "allow"
+[state.count]
+scope = "thread"
+[state.shared]
+scope = "thread"
+"#;
+    let (_dir, lead) = agents(&[("lead.toml", lead), ("helper.toml", helper)]);
+    let share = Box::new(
+        |_: &serde_json::Value, _: &dyn cordon_kernel::StateReader| {
+            cordon_kernel::ToolCallOutcome::output(json!("shared")).with_writes(vec![
+                cordon_kernel::StateWrite {
+                    key: "shared".into(),
+                    op: cordon_kernel::StateOp::Set { value: json!(1) },
+                },
+            ])
+        },
+    );
+    let rig = rig(
+        vec![
+            calls(&[task("call-1-1", "helper", "count")]),
+            call(&[("h-1", "count", json!({})), ("h-2", "share", json!({}))]),
+            say("counted"),
+            say("done"),
+        ],
+        Functions::new()
+            .with("count", EFFECTFUL, counter())
+            .with("share", EFFECTFUL, share),
+    );
+    let outcome = rig.runtime.start(&lead, "r", 1, "go").await.unwrap();
+    assert_eq!(answer(&outcome), "done");
+    let state = rig.store.load("r").await.unwrap().state().unwrap();
+    assert_eq!(state["count"], json!(1), "the child's count travels back");
+    let CallResult::Error(refused) = result_of(&rig.store, "r/call-1-1", "h-2").await else {
+        panic!("a thread write of a sub-agent is refused");
+    };
+    assert!(
+        refused.message.contains("writes no thread state"),
+        "{refused}"
+    );
+    assert!(rig.store.thread_state("default").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_sub_agents_own_token_budget_stops_it_inside_its_parents() {
+    let lead = r#"
+name = "lead"
+[permissions]
+default = "allow"
+[agents.helper]
+description = "Counts."
+file = "helper.toml"
+"#;
+    let helper = r#"
+name = "helper"
+[permissions]
+default = "allow"
+[delegation]
+max-tokens = 5
+"#;
+    let (_dir, lead) = agents(&[("lead.toml", lead), ("helper.toml", helper)]);
+    let rig = rig(
+        vec![
+            costing(calls(&[task("call-1-1", "helper", "count")]), 100),
+            costing(call(&[("h-1", "count", json!({}))]), 6),
+            costing(say("done"), 1),
+        ],
+        Functions::new().with("count", EFFECTFUL, counter()),
+    );
+    let outcome = rig.runtime.start(&lead, "r", 1, "go").await.unwrap();
+    assert_eq!(
+        answer(&outcome),
+        "done",
+        "the lead has no budget of its own"
+    );
+    let CallResult::Error(error) = result_of(&rig.store, "r", "call-1-1").await else {
+        panic!("the helper must stop at its own budget");
+    };
+    assert_eq!(error.kind, ToolErrorKind::Limit);
+    assert!(error.message.contains("past its budget of 5"), "{error}");
+}
+
+#[test]
+fn inline_sub_agents_share_their_files_model_settings_and_files_read_are_bounded() {
+    let (_dir, lead) = agents(&[(
+        "lead.toml",
+        "name = \"lead\"\nbase-url = \"http://gateway.test/v1\"\ntemperature = 0.3\n\
+         [agents.helper]\ndescription = \"Helps.\"\nmodel = \"openai:small\"\n",
+    )]);
+    let helper = &lead.agents["helper"].agent;
+    assert_eq!(helper.model_settings, lead.model_settings);
+    assert_eq!(helper.model.as_deref(), Some("openai:small"));
+
+    let wide = |next: &str| {
+        let mut text = "name = \"w\"\n".to_owned();
+        for branch in 0..5 {
+            text.push_str(&format!(
+                "[agents.b{branch}]\ndescription = \"B.\"\nfile = \"{next}\"\n"
+            ));
+        }
+        text
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (name, next) in [
+        ("a.toml", "b.toml"),
+        ("b.toml", "c.toml"),
+        ("c.toml", "d.toml"),
+    ] {
+        std::fs::write(dir.path().join(name), wide(next)).unwrap();
+    }
+    std::fs::write(dir.path().join("d.toml"), "name = \"d\"\n").unwrap();
+    let error = AgentDef::load(&dir.path().join("a.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("at most 64 agent files"), "{error}");
+}
+
+#[tokio::test]
+async fn a_parents_active_skills_narrow_its_sub_agents_calls() {
+    let lead = r#"
+name = "lead"
+[permissions]
+default = "allow"
+[agents.helper]
+description = "Writes notes."
+"#;
+    let (_dir, lead) = agents(&[("lead.toml", lead)]);
+    let activate = Box::new(
+        |args: &serde_json::Value, _: &dyn cordon_kernel::StateReader| {
+            cordon_kernel::ToolCallOutcome::output(json!("instructions")).with_skills(vec![
+                cordon_kernel::SkillActivation {
+                    skill: args["name"].as_str().unwrap_or_default().to_owned(),
+                    fingerprint: "v1".into(),
+                    allowed: Some(vec!["read".into(), "agent.*".into()]),
+                },
+            ])
+        },
+    );
+    let rig = rig(
+        vec![
+            call(&[(
+                "call-1-1",
+                cordon_kernel::SKILL_TOOL,
+                json!({"name": "careful"}),
+            )]),
+            calls(&[task("call-2-1", "helper", "add a note")]),
+            call(&[("h-1", "notes.add", json!({})), ("h-2", "read", json!({}))]),
+            say("added"),
+            say("done"),
+        ],
+        Functions::new()
+            .with(cordon_kernel::SKILL_TOOL, READ_ONLY, activate)
+            .with("read", READ_ONLY, echo())
+            .with("notes.add", EFFECTFUL, echo()),
+    );
+    let outcome = rig.runtime.start(&lead, "r", 1, "go").await.unwrap();
+    assert_eq!(answer(&outcome), "done");
+    let child = rig.store.load("r/call-2-1").await.unwrap();
+    assert_eq!(
+        child
+            .skills()
+            .activations()
+            .next()
+            .map(|active| active.skill.as_str()),
+        Some("careful"),
+        "the child opens with its parent's active skills"
+    );
+    let records = &child.commits[1].tools;
+    assert_eq!(records[0].decision.verdict, Verdict::Deny, "{records:?}");
+    assert_eq!(records[1].decision.verdict, Verdict::Allow, "{records:?}");
+    assert_eq!(
+        rig.tools.calls(),
+        2,
+        "the skill call and the read, not the note"
+    );
+}

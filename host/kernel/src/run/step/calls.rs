@@ -134,6 +134,8 @@ impl Runtime {
             .collect();
         let underlay = self.files.underlay();
         let mut handed_down = std::mem::take(&mut cursor.handed_down);
+        let rerun = std::mem::take(&mut cursor.again);
+        let skills = Arc::clone(step.skills());
         let (run_id, seq) = (cursor.run_id.clone(), cursor.seq + 1);
         let mut children = 0;
         let calls: Vec<RunningCall<'_>> = runnable
@@ -167,6 +169,8 @@ impl Runtime {
                     call,
                     decisions: handed_down.remove(&call.id).unwrap_or_default(),
                     state: Arc::clone(&view),
+                    again: rerun.contains(&call.id),
+                    skills: Arc::clone(&skills),
                 });
                 Box::pin(async move {
                     Ok(match delegated.await? {

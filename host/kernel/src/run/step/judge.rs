@@ -275,10 +275,36 @@ pub(crate) fn judged(call: ToolCall, decision: Decision) -> ToolRecord {
     }
 }
 
+/// The record of `call`, not run for `why` and answered `invalid-input`
+/// with `message`.
+fn not_run(call: &ToolCall, why: &str, message: String) -> ToolRecord {
+    ToolRecord {
+        call: call.clone(),
+        decision: Decision::by(Decider::Host, Verdict::Allow, format!("not run: {why}")),
+        result: Some(CallResult::Error(ToolError::new(
+            ToolErrorKind::InvalidInput,
+            message,
+        ))),
+        children: Vec::new(),
+        blocks: Vec::new(),
+    }
+}
+
 /// A call whose arguments are not a JSON object (a model that streamed broken
-/// JSON) is answered with an `invalid-input` error the model sees, and never
-/// reaches the gate or a tool.
+/// JSON), or whose id is empty or holds `/` (which joins the ids of a
+/// sub-agent's waiting call's path), is answered with an `invalid-input`
+/// error the model sees, and never reaches the gate or a tool.
 pub(crate) fn malformed(call: &ToolCall) -> Option<ToolRecord> {
+    if call.id.is_empty() || call.id.contains('/') {
+        return Some(not_run(
+            call,
+            "the call's id is empty or holds `/`",
+            format!(
+                "the call's id {:?} is empty or holds `/`, which joins the ids of a sub-agent's calls; the call did not run",
+                call.id
+            ),
+        ));
+    }
     if call.args.is_object() {
         return None;
     }
@@ -287,23 +313,14 @@ pub(crate) fn malformed(call: &ToolCall) -> Option<ToolRecord> {
         other => other.to_string(),
     };
     let shown: String = raw.chars().take(200).collect();
-    Some(ToolRecord {
-        call: call.clone(),
-        decision: Decision::by(
-            Decider::Host,
-            Verdict::Allow,
-            "not run: the arguments are not a JSON object".into(),
+    Some(not_run(
+        call,
+        "the arguments are not a JSON object",
+        format!(
+            "the arguments for `{}` are not a JSON object: {shown}; call the tool again with a JSON object",
+            call.name
         ),
-        result: Some(CallResult::Error(ToolError::new(
-            ToolErrorKind::InvalidInput,
-            format!(
-                "the arguments for `{}` are not a JSON object: {shown}; call the tool again with a JSON object",
-                call.name
-            ),
-        ))),
-        children: Vec::new(),
-        blocks: Vec::new(),
-    })
+    ))
 }
 
 /// A call naming a tool the run does not offer: answered at once.
