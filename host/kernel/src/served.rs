@@ -130,7 +130,8 @@ impl ServedRun {
             })
             .await?;
         let state = runtime.store().thread_state(thread).await?;
-        let cursor = Cursor::new(run_id, state, Transcript::Stored);
+        let mut cursor = Cursor::new(run_id, state, Transcript::Stored);
+        thread.clone_into(&mut cursor.thread);
         Ok(Self {
             runtime,
             agent: Arc::new(agent.clone()),

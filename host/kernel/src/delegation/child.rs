@@ -65,6 +65,8 @@ pub(crate) struct Delegation<'a> {
     pub(crate) again: bool,
     /// The skills active in the delegating run: they narrow its sub-agent.
     pub(crate) skills: Arc<ActiveSkills>,
+    /// The delegating run's thread, which its sub-agent's run joins.
+    pub(crate) thread: &'a str,
 }
 
 /// A call refused for passing the delegation bound `setting`.
@@ -107,6 +109,7 @@ impl Runtime {
             state,
             again,
             skills,
+            thread,
         } = delegation;
         let Some(sub) = parent.agents.get(name) else {
             return Ok(failed(format!("no sub-agent `{name}`")));
@@ -216,23 +219,15 @@ impl Runtime {
         let link = child.link();
         let outcome = match self.store().load(&child_id).await {
             Err(CommitError::UnknownRun(_)) => {
-                let started = self
-                    .store()
-                    .runs()
-                    .await?
-                    .iter()
-                    .filter(|run| run.header.parent.as_ref().is_some_and(|up| up.root == root))
-                    .count();
-                if started >= limits.max_child_runs as usize {
+                if let Err(started) = self.open_child_run(root, limits.max_child_runs).await? {
                     return Ok(Delegated::Done(over_limit(
                         call,
                         "max-child-runs",
                         format!("root run {root} has started {started} sub-agent runs, its limit"),
                     )));
                 }
-                let thread = self.store().load(run_id).await?.header.thread;
                 child
-                    .start_in(&agent, &thread, &child_id, now(), &task.prompt())
+                    .start_in(&agent, thread, &child_id, now(), &task.prompt())
                     .await
             }
             Err(error) => return Err(error.into()),

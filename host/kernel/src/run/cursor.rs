@@ -19,6 +19,8 @@ use crate::skills::{ActiveSkills, SkillChange};
 /// The state of a run the loop carries between commits.
 pub(crate) struct Cursor {
     pub(crate) run_id: String,
+    /// The thread the run belongs to.
+    pub(crate) thread: String,
     pub(crate) seq: u64,
     /// The conversation so far, when the transcript is [`Transcript::Kept`].
     pub(crate) messages: Vec<Message>,
@@ -74,6 +76,7 @@ impl Cursor {
     ) -> Self {
         Self {
             run_id: run_id.to_owned(),
+            thread: crate::commit::DEFAULT_THREAD.to_owned(),
             seq: 0,
             messages: Vec::new(),
             transcript,
@@ -99,6 +102,7 @@ impl Cursor {
         let mut state = store.thread_state(&record.header.thread).await?;
         state.extend(record.state()?);
         let mut cursor = Self::new(&record.header.run_id, state, Transcript::Kept);
+        cursor.thread.clone_from(&record.header.thread);
         cursor.seq = record.last_seq();
         cursor.skills = Arc::new(record.skills());
         cursor.ended = matches!(record.disposition(), Disposition::Ended { .. });

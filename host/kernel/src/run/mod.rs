@@ -188,6 +188,9 @@ pub struct Runtime {
     seed: Seed,
     /// What the tree of runs being driven may still spend, when bounded.
     budget: Option<Arc<TreeBudget>>,
+    /// How many sub-agents' runs the tree of each root has opened, counted
+    /// from the store once and then as they open.
+    opened: Arc<std::sync::Mutex<BTreeMap<String, u32>>>,
     /// Whether a call nobody can answer now makes the run wait, or is
     /// denied: the sub-agents of a served call, which nobody resumes, deny.
     waits: bool,
@@ -222,6 +225,7 @@ impl Runtime {
             link: None,
             seed: Seed::default(),
             budget: None,
+            opened: Arc::default(),
             waits: true,
         }
     }
@@ -283,6 +287,43 @@ impl Runtime {
     /// The budget of the tree of runs being driven, when bounded.
     pub(crate) fn budget(&self) -> Option<&TreeBudget> {
         self.budget.as_deref()
+    }
+
+    /// Count a sub-agent's run about to open in the tree of `root`: `Err`
+    /// with how many it has opened when that is `max` already.
+    pub(crate) async fn open_child_run(
+        &self,
+        root: &str,
+        max: u32,
+    ) -> Result<Result<(), u32>, RunError> {
+        let known = self.lock_opened().get(root).copied();
+        let opened = match known {
+            Some(opened) => opened,
+            None => {
+                let beneath = format!("{root}/");
+                let counted = self
+                    .store
+                    .runs()
+                    .await?
+                    .iter()
+                    .filter(|run| run.header.run_id.starts_with(&beneath))
+                    .count();
+                u32::try_from(counted).unwrap_or(u32::MAX)
+            }
+        };
+        let mut all = self.lock_opened();
+        let count = all.entry(root.to_owned()).or_insert(opened);
+        if *count >= max {
+            return Ok(Err(*count));
+        }
+        *count += 1;
+        Ok(Ok(()))
+    }
+
+    fn lock_opened(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, u32>> {
+        self.opened
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// This runtime with `budget` for the runs it drives.

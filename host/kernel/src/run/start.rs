@@ -159,6 +159,7 @@ impl Runtime {
             .await?;
         let state = self.store.thread_state(thread).await?;
         let mut cursor = Cursor::new(run_id, state, Transcript::Kept);
+        thread.clone_into(&mut cursor.thread);
         cursor.carried = carried;
         cursor.continues = continues;
         let effects = StepEffects {

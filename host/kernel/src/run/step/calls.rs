@@ -137,6 +137,7 @@ impl Runtime {
         let rerun = std::mem::take(&mut cursor.again);
         let skills = Arc::clone(step.skills());
         let (run_id, seq) = (cursor.run_id.clone(), cursor.seq + 1);
+        let thread = cursor.thread.clone();
         let mut children = 0;
         let calls: Vec<RunningCall<'_>> = runnable
             .iter()
@@ -171,6 +172,7 @@ impl Runtime {
                     state: Arc::clone(&view),
                     again: rerun.contains(&call.id),
                     skills: Arc::clone(&skills),
+                    thread: &thread,
                 });
                 Box::pin(async move {
                     Ok(match delegated.await? {
