@@ -15,6 +15,7 @@ pub(crate) mod budget;
 pub(crate) mod child;
 pub(crate) mod decl;
 pub(crate) mod ledger;
+pub(crate) mod shown;
 pub(crate) mod spec;
 
 pub use decl::{DelegationLimits, SubAgent};

@@ -33,6 +33,7 @@ use crate::agent::AgentDef;
 use crate::approval::{Approver, DeferApprovals};
 use crate::commit::{CommitError, CommitStore, Durability, EndCause, ParentLink, PendingCall};
 use crate::delegation::budget::TreeBudget;
+use crate::delegation::shown::Shown;
 use crate::event::EventSink;
 use crate::files::{FileConflict, FileLedger, NoFiles, PublishError};
 use crate::hooks::{HookSet, NoHooks};
@@ -249,7 +250,8 @@ impl Runtime {
 
     /// The runtime of the sub-agent's run `link` opens or goes on with: this
     /// one's ports, with `model`, the file ledger `files` and audit events of
-    /// its own. Its progress is not shown as the parent's. A run it opens
+    /// its own. Its calls and their results are shown through this
+    /// runtime's observer, named by their path. A run it opens
     /// starts with `seed`. Its calls pass this runtime's hooks and those the
     /// sub-agent chooses (`hooks`).
     pub(crate) fn for_child(
@@ -267,7 +269,7 @@ impl Runtime {
             hooks,
             files,
             events: Arc::new(StepEvents::new(Arc::clone(self.events.live()))),
-            observer: Arc::new(Unobserved),
+            observer: Arc::new(Shown::new(Arc::clone(&self.observer), &link.call_id)),
             reloads: None,
             link: Some(link),
             seed,

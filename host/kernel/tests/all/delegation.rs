@@ -60,6 +60,18 @@ async fn result_of(store: &MemoryCommitStore, run_id: &str, call_id: &str) -> Ca
         .unwrap_or_else(|| panic!("{run_id} has no result for {call_id}"))
 }
 
+/// The ids of the calls an observer is shown.
+#[derive(Default)]
+struct Shown(std::sync::Mutex<Vec<String>>);
+
+impl cordon_kernel::Observer for Shown {
+    fn observe(&self, progress: cordon_kernel::Progress) {
+        if let cordon_kernel::Progress::ToolCall { call, .. } = progress {
+            self.0.lock().unwrap().push(call.id);
+        }
+    }
+}
+
 fn answer(outcome: &RunOutcome) -> &str {
     match outcome {
         RunOutcome::Ended {
@@ -233,11 +245,18 @@ async fn a_grandchilds_ask_waits_at_the_root_by_path_and_its_approval_goes_on_th
         ],
         tools,
     );
+    let shown = Arc::new(Shown::default());
     let runtime = rig
         .runtime
         .clone()
-        .with_files(Arc::clone(&folder) as Arc<dyn FileLedger>);
+        .with_files(Arc::clone(&folder) as Arc<dyn FileLedger>)
+        .with_observer(shown.clone());
     let outcome = runtime.start(&root, "r", 1, "go").await.unwrap();
+    assert_eq!(
+        *shown.0.lock().unwrap(),
+        ["call-1-1", "call-1-1/m-1", "call-1-1/m-1/l-1"],
+        "a sub-agent's calls show through the root's observer by their path"
+    );
     let RunOutcome::Waiting { pending, .. } = &outcome else {
         panic!("expected waiting, got {outcome:?}");
     };
