@@ -9,6 +9,7 @@
 pub mod conformance;
 mod files;
 mod flusher;
+mod header;
 mod immediate;
 mod leased;
 mod owner;

@@ -64,6 +64,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{IsolationLevel, NoTls, Transaction};
 
 use crate::files;
+use crate::header::HeaderColumns;
 use crate::owner::Owner;
 use crate::queue::Lease;
 
@@ -618,14 +619,7 @@ impl PostgresCommitStore {
         header: &RunHeader,
     ) -> Result<(), CommitError> {
         let created = signed(header.created, "creation time")?;
-        let metadata = serde_json::to_string(&header.metadata)
-            .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
-        let parent = header
-            .parent
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(|error| CommitError::Storage(format!("encoding a run's parent: {error}")))?;
+        let HeaderColumns { metadata, parent } = HeaderColumns::of(header)?;
         let inserted = client
             .execute(
                 "INSERT INTO cordon_runs (run_id, agent, created, metadata, thread, parent)

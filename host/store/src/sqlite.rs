@@ -78,6 +78,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::files;
+use crate::header::HeaderColumns;
 use crate::flusher::Flusher;
 use crate::immediate::Immediate;
 use crate::owner::Owner;
@@ -665,14 +666,7 @@ impl SqliteCommitStore {
 impl CommitStore for SqliteCommitStore {
     async fn create_run(&self, header: &RunHeader) -> Result<(), CommitError> {
         let created = signed(header.created, "creation time")?;
-        let metadata = serde_json::to_string(&header.metadata)
-            .map_err(|error| CommitError::Storage(format!("encoding run metadata: {error}")))?;
-        let parent = header
-            .parent
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(|error| CommitError::Storage(format!("encoding a run's parent: {error}")))?;
+        let HeaderColumns { metadata, parent } = HeaderColumns::of(header)?;
         let inserted = self
             .writer(Durability::Disk)?
             .execute(
