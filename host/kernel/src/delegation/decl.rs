@@ -18,6 +18,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::agent::{AgentDef, AgentError, ModelSettings};
+use crate::tool::ToolSpec;
 use crate::policy::{PermissionPolicy, PolicyTable, Verdict};
 
 /// The most sub-agent files one agent file may include, nested.
@@ -31,8 +32,8 @@ const FILES_IN_ALL: usize = 64;
 /// `agent.NAME`.
 #[derive(Debug, Clone)]
 pub struct SubAgent {
-    /// What the sub-agent does, for the model.
-    pub description: String,
+    /// The tool it is to the model (`agent.NAME`), with what it does.
+    pub spec: ToolSpec,
     /// The sub-agent, narrowed by its table but not yet by the agent
     /// calling it ([`AgentDef::within`] does that at each call).
     pub agent: AgentDef,
@@ -207,10 +208,11 @@ pub(crate) fn sub_agents(
                 (agent, dir.clone())
             }
         };
+        let spec = super::spec::spec_of(&name, &description);
         agents.insert(
             name,
             Arc::new(SubAgent {
-                description,
+                spec,
                 agent,
                 dir: child_dir,
             }),

@@ -21,35 +21,36 @@ pub(crate) fn sub_agent<'a>(agent: &'a AgentDef, tool: &str) -> Option<&'a str> 
         .map(|(name, _)| name.as_str())
 }
 
-/// The tools `agent`'s sub-agents are, in name order. A delegation acts
-/// only through the calls of its run, each judged in turn, so it declares
-/// no effect of its own.
-pub(crate) fn specs(agent: &AgentDef) -> Vec<ToolSpec> {
-    agent
-        .agents
-        .iter()
-        .map(|(name, sub)| ToolSpec {
-            name: format!("{PREFIX}{name}"),
-            description: sub.description.clone(),
-            input_schema: Arc::new(json!({
-                "type": "object",
-                "properties": {
-                    "task": {
-                        "type": "string",
-                        "description": "What the sub-agent is to do, as you would ask a colleague."
-                    },
-                    "context": {
-                        "type": "string",
-                        "description": "What it needs to know that the task does not say."
-                    }
+/// The tools `agent`'s sub-agents are, in name order.
+pub(crate) fn specs(agent: &AgentDef) -> impl Iterator<Item = ToolSpec> + '_ {
+    agent.agents.values().map(|sub| sub.spec.clone())
+}
+
+/// The tool the sub-agent `name`, which does what `description` says, is
+/// to the model. A delegation acts only through the calls of its run, each
+/// judged in turn, so it declares no effect of its own.
+pub(crate) fn spec_of(name: &str, description: &str) -> ToolSpec {
+    ToolSpec {
+        name: format!("{PREFIX}{name}"),
+        description: description.to_owned(),
+        input_schema: Arc::new(json!({
+            "type": "object",
+            "properties": {
+                "task": {
+                    "type": "string",
+                    "description": "What the sub-agent is to do, as you would ask a colleague."
                 },
-                "required": ["task"],
-                "additionalProperties": false
-            })),
-            output_schema: None,
-            annotations: ToolAnnotations::default(),
-        })
-        .collect()
+                "context": {
+                    "type": "string",
+                    "description": "What it needs to know that the task does not say."
+                }
+            },
+            "required": ["task"],
+            "additionalProperties": false
+        })),
+        output_schema: None,
+        annotations: ToolAnnotations::default(),
+    }
 }
 
 /// A delegation's arguments.

@@ -480,10 +480,8 @@ impl Runtime {
     ) -> Option<ToolSpec> {
         if !agent.uses_tool(name) || !skills.offers(name) {
             None
-        } else if crate::delegation::spec::sub_agent(agent, name).is_some() {
-            crate::delegation::spec::specs(agent)
-                .into_iter()
-                .find(|spec| spec.name == name)
+        } else if let Some(sub) = crate::delegation::spec::sub_agent(agent, name) {
+            agent.agents.get(sub).map(|sub| sub.spec.clone())
         } else {
             self.tools.spec(name)
         }
