@@ -77,6 +77,18 @@ pub struct FileChange {
     pub after: FileState,
 }
 
+impl FileChange {
+    /// The change of `path` from `before` to `after`; `None` when it holds
+    /// what it held.
+    pub fn between(path: &str, before: FileState, after: &FileState) -> Option<Self> {
+        (before != *after).then(|| Self {
+            path: path.to_owned(),
+            before,
+            after: after.clone(),
+        })
+    }
+}
+
 /// The file changes one step committed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepFiles {

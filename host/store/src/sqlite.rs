@@ -78,8 +78,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::files;
-use crate::header::HeaderColumns;
 use crate::flusher::Flusher;
+use crate::header::HeaderColumns;
 use crate::immediate::Immediate;
 use crate::owner::Owner;
 

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::agent::{AgentDef, AgentError, ModelSettings};
-use crate::tool::ToolSpec;
 use crate::policy::{PermissionPolicy, PolicyTable, Verdict};
+use crate::tool::ToolSpec;
 
 /// The most sub-agent files one agent file may include, nested.
 const FILE_NESTING: usize = 16;

@@ -61,7 +61,7 @@ impl FileLedger for ChildFiles {
     }
 
     fn changes(&self, files: &FileWrites) -> Vec<FileChange> {
-        let committed = self.lock().clone();
+        let committed = self.lock();
         files
             .iter()
             .filter_map(|(path, after)| {
@@ -69,11 +69,7 @@ impl FileLedger for ChildFiles {
                     .get(path)
                     .cloned()
                     .unwrap_or_else(|| self.beneath(path, after));
-                (before != *after).then(|| FileChange {
-                    path: path.clone(),
-                    before,
-                    after: after.clone(),
-                })
+                FileChange::between(path, before, after)
             })
             .collect()
     }

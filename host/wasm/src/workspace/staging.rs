@@ -259,11 +259,7 @@ impl FileLedger for Staging {
                     (None, Some(folder)) => folder.state(path),
                     (None, None) => FileState::Absent,
                 };
-                (before != *after).then(|| FileChange {
-                    path: path.clone(),
-                    before,
-                    after: after.clone(),
-                })
+                FileChange::between(path, before, after)
             })
             .collect()
     }
