@@ -16,6 +16,7 @@ use crate::capabilities;
 use crate::footprint::{CORE_INSTANCES_PER_SLOT, MEMORIES_PER_SLOT, TABLES_PER_SLOT};
 use crate::limits::MAX_MEMORY_MIB;
 use crate::sandbox::CallState;
+use crate::teardown::Teardown;
 
 /// How often the epoch advances. A call's guest code yields to the scheduler at
 /// each tick, which is what lets the wall-clock timeout interrupt a busy loop.
@@ -63,6 +64,8 @@ pub(crate) struct Engine {
     pub(crate) interpreter_linker: Linker<CallState>,
     pub(crate) cache: ComponentCache,
     pub(crate) admission: Admission,
+    /// Where finished calls' instances are taken down.
+    pub(crate) teardown: Teardown,
 }
 
 impl Engine {
@@ -81,6 +84,7 @@ impl Engine {
             interpreter_linker,
             cache,
             admission: Admission::new(config.max_instances),
+            teardown: Teardown::default(),
         }))
     }
 }

@@ -19,7 +19,6 @@ use crate::capabilities::state::StateUnavailable;
 use crate::engine::Engine;
 use crate::sandbox::builder::CallBuilder;
 use crate::sandbox::{CallState, Effects};
-use crate::teardown;
 
 /// The body of one call: given the store and a fresh instance, call the
 /// export. Owns what it needs so that it borrows only the store.
@@ -69,7 +68,7 @@ impl<T> Finished<T> {
 /// Run `body` in a fresh instance of the bundle `call` is built for, once
 /// the instance pool has a slot for it: enough for a chain of nested calls
 /// when `nests`. The instance is taken down once the call's outcome is out
-/// of it ([`teardown`]).
+/// of it ([`crate::teardown`]).
 pub(crate) async fn call<T>(
     engine: &Engine,
     call: CallBuilder<'_>,
@@ -92,6 +91,7 @@ pub(crate) async fn call<T>(
             return Finished::failed(audit.exceeded(label, LimitKind::Instances, full.to_string()));
         }
     };
+    engine.teardown.sweep();
     let mut store = match call.build().and_then(|state| limited(engine, state)) {
         Ok(store) => store,
         Err(error) => {
@@ -106,15 +106,16 @@ pub(crate) async fn call<T>(
         body(&mut store, instance).await
     }));
     // Dropping the running call drops its instance: a cancelled call
-    // stops where it is, and nothing it staged survives.
-    let returned = tokio::select! {
-        returned = running => returned,
-        () = cancel.cancelled() => {
-            return Finished::failed(ToolError::new(
-                ToolErrorKind::Cancelled,
-                format!("{label} was cancelled by whoever asked for it; its instance was stopped"),
-            ));
-        }
+    // stops where it is, and nothing it staged survives. The call is polled
+    // first, so a call that ends at once never waits on its cancellation.
+    let returned = match cancel {
+        None => running.await,
+        Some(cancel) if cancel.is_cancelled() => return Finished::failed(cancelled(label)),
+        Some(cancel) => tokio::select! {
+            biased;
+            returned = running => returned,
+            () = cancel.cancelled() => return Finished::failed(cancelled(label)),
+        },
     };
     let state = store.data_mut();
     let output = state
@@ -133,8 +134,16 @@ pub(crate) async fn call<T>(
             ..Finished::failed(error)
         },
     };
-    teardown::take_down(store, held);
+    engine.teardown.take_down(store, held);
     finished
+}
+
+/// Why a call that whoever asked for it cancelled has no value.
+fn cancelled(label: &str) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::Cancelled,
+        format!("{label} was cancelled by whoever asked for it; its instance was stopped"),
+    )
 }
 
 /// A store holding `state`, with its bundle's limits applied.
