@@ -27,10 +27,10 @@ struct Trail {
 
 impl Audit {
     /// The trail of a call into `bundle`, shown live on `live`.
-    pub(crate) fn new(bundle: &str, live: Arc<dyn EventSink>) -> Self {
+    pub(crate) fn new(bundle: impl Into<String>, live: Arc<dyn EventSink>) -> Self {
         Self {
             trail: Arc::new(Trail {
-                bundle: bundle.to_owned(),
+                bundle: bundle.into(),
                 live,
                 kept: Mutex::new(Vec::new()),
             }),

@@ -48,7 +48,7 @@ pub(crate) fn invoke<'a>(
         let tool = entry.spec.name.as_str();
         let limits = bundle.manifest.limits;
         let granted = &bundle.manifest.grants.tools;
-        let audit = Audit::new(&bundle.id(), Arc::clone(&plugins.events));
+        let audit = Audit::new(bundle.id(), Arc::clone(&plugins.events));
         let handle = handle(granted, plugins, &context);
         let guard = match &context.rules {
             None => plugins.guard(bundle),
@@ -57,7 +57,9 @@ pub(crate) fn invoke<'a>(
         let call = CallBuilder::new(bundle, tool, audit.clone(), guard)
             .within(context, handle)
             .attaching();
-        let (indices, called, args) = (indices.clone(), entry.local.clone(), args.to_string());
+        // Written straight to a buffer: `Display` would go through a formatter.
+        let args = serde_json::to_string(&args).expect("a JSON value always serializes");
+        let (indices, called) = (indices.clone(), entry.local.clone());
         let body: Body<Result<wit::ToolOutput, wit::ToolError>> =
             Box::new(move |store, instance| {
                 Box::pin(async move {

@@ -322,6 +322,10 @@ pub fn unknown_tool<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) ->
 /// Why `args` break the schema `validator` checks, each problem with where it
 /// is; `None` when they fit.
 pub fn schema_problems(validator: &jsonschema::Validator, args: &Value) -> Option<String> {
+    // Judged without collecting first: valid arguments are the usual case.
+    if validator.is_valid(args) {
+        return None;
+    }
     let problems: Vec<String> = validator
         .iter_errors(args)
         .map(|error| {

@@ -86,8 +86,8 @@ impl LogOutput {
         CommandOutput {
             stdout: self.stdout.contents().to_vec(),
             stderr: self.stderr.contents().to_vec(),
-            stdout_truncated: self.stdout.truncated.load(Ordering::Relaxed),
-            stderr_truncated: self.stderr.truncated.load(Ordering::Relaxed),
+            stdout_truncated: self.stdout.shared.truncated.load(Ordering::Relaxed),
+            stderr_truncated: self.stderr.shared.truncated.load(Ordering::Relaxed),
         }
     }
 
@@ -151,25 +151,30 @@ impl LogOutput {
 #[derive(Clone)]
 struct Captured {
     limit: usize,
-    buffer: Arc<Mutex<BytesMut>>,
-    /// Whether a write did not fit.
-    truncated: Arc<AtomicBool>,
+    /// What was written, shared with the stream WASI writes to.
+    shared: Arc<Written>,
     /// Whether this is a command's output rather than a log.
     command: bool,
+}
+
+/// A stream's bytes, and whether a write did not fit.
+#[derive(Default)]
+struct Written {
+    buffer: Mutex<BytesMut>,
+    truncated: AtomicBool,
 }
 
 impl Captured {
     fn new(limit: usize, command: bool) -> Self {
         Self {
             limit,
-            buffer: Arc::default(),
-            truncated: Arc::default(),
+            shared: Arc::default(),
             command,
         }
     }
 
     fn overflow(&self) -> LogLimitExceeded {
-        self.truncated.store(true, Ordering::Relaxed);
+        self.shared.truncated.store(true, Ordering::Relaxed);
         LogLimitExceeded {
             limit: self.limit,
             command: self.command,
@@ -177,7 +182,8 @@ impl Captured {
     }
 
     fn contents(&self) -> Bytes {
-        self.buffer
+        self.shared
+            .buffer
             .lock()
             .map(|buffer| buffer.clone().freeze())
             .unwrap_or_default()
@@ -185,7 +191,7 @@ impl Captured {
 
     /// Keep as much of `bytes` as fits; `false` when some did not.
     fn keep(&self, bytes: &[u8]) -> bool {
-        let Ok(mut buffer) = self.buffer.lock() else {
+        let Ok(mut buffer) = self.shared.buffer.lock() else {
             return false;
         };
         let room = self.limit.saturating_sub(buffer.len());

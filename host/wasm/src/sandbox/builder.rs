@@ -27,7 +27,8 @@ pub(crate) struct CallBuilder<'a> {
     audit: Audit,
     guard: Arc<FileGuard>,
     dirs: &'a [ResolvedDir],
-    state: Arc<dyn StateReader>,
+    /// The state the call reads; none committed when unset.
+    state: Option<Arc<dyn StateReader>>,
     tools: Option<ToolAccess>,
     staging: Option<CallFiles>,
     own_thread: bool,
@@ -36,8 +37,8 @@ pub(crate) struct CallBuilder<'a> {
     command: Option<(CommandIo, Vfs)>,
     interpreters: Option<InterpreterAccess>,
     timeout: Duration,
-    /// Set when whoever asked for the call cancels it.
-    cancel: Cancellation,
+    /// Set when whoever asked for the call cancels it; nobody can when unset.
+    cancel: Option<Cancellation>,
     /// Whom the call's questions reach.
     asker: Option<Arc<dyn Asker>>,
     /// Whether the call's result may carry content blocks: a tool's.
@@ -66,14 +67,14 @@ impl<'a> CallBuilder<'a> {
             audit,
             guard,
             dirs: &bundle.dirs,
-            state: Arc::new(StateSnapshot::default()),
+            state: None,
             tools,
             staging: None,
             own_thread: false,
             command: None,
             interpreters: None,
             timeout: bundle.manifest.limits.timeout,
-            cancel: Cancellation::default(),
+            cancel: None,
             asker: None,
             attaching: false,
             reserved: 0,
@@ -107,8 +108,8 @@ impl<'a> CallBuilder<'a> {
         self
     }
 
-    /// What stops the call before it ends.
-    pub(crate) fn cancel(&self) -> Cancellation {
+    /// What stops the call before it ends, if anybody can.
+    pub(crate) fn cancel(&self) -> Option<Cancellation> {
         self.cancel.clone()
     }
 
@@ -139,7 +140,7 @@ impl<'a> CallBuilder<'a> {
 
     /// The call reads `state`.
     pub(crate) fn reading(mut self, state: Arc<dyn StateReader>) -> Self {
-        self.state = state;
+        self.state = Some(state);
         self
     }
 
@@ -153,7 +154,7 @@ impl<'a> CallBuilder<'a> {
         if self.tools.is_some() {
             self.tools = Some(ToolAccess::new(handle, context.depth, context.files));
         }
-        self.cancel = context.cancel;
+        self.cancel = Some(context.cancel);
         self.asker = context.asker;
         self.reading(context.state)
     }
@@ -195,7 +196,9 @@ impl<'a> CallBuilder<'a> {
                 dirs: self.dirs,
                 allowlist: &bundle.network,
                 network: &bundle.network_policy,
-                state: self.state,
+                state: self
+                    .state
+                    .unwrap_or_else(|| Arc::new(StateSnapshot::default())),
                 tools: self.tools,
                 staging: self.staging,
                 command: self.command,

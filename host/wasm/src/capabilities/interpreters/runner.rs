@@ -123,7 +123,7 @@ async fn run(
     let Exports::Interpreter(indices) = &bundle.exports else {
         return (not_an_interpreter(&invocation.command), Vec::new());
     };
-    let audit = Audit::new(&bundle.id(), Arc::clone(&runs.live));
+    let audit = Audit::new(bundle.id(), Arc::clone(&runs.live));
     let asked = Duration::from_millis(u64::from(invocation.timeout_ms.max(1)));
     let mut args = vec![invocation.command.clone()];
     args.extend(invocation.args.iter().cloned());

@@ -38,7 +38,8 @@ pub(crate) struct HttpAccess {
     audit: Audit,
     label: String,
     made: u32,
-    slots: Arc<Semaphore>,
+    /// Room for its concurrent requests, made at the first one.
+    slots: Option<Arc<Semaphore>>,
 }
 
 /// A request that passed, ready to send.
@@ -66,7 +67,7 @@ impl HttpAccess {
             audit,
             label: label.to_owned(),
             made: 0,
-            slots: Arc::new(Semaphore::new(limits.concurrent.max(1) as usize)),
+            slots: None,
         }
     }
 
@@ -288,7 +289,11 @@ impl WasiHttpHooks for HttpAccess {
         let judged = self.judge(&mut request, options);
         let policy = Arc::clone(&self.policy);
         let secrets = Arc::clone(&self.secrets);
-        let slots = Arc::clone(&self.slots);
+        let concurrent = self.limits.concurrent.max(1) as usize;
+        let slots = Arc::clone(
+            self.slots
+                .get_or_insert_with(|| Arc::new(Semaphore::new(concurrent))),
+        );
         Box::new(async move {
             let judged = judged?;
             let slot = slots
