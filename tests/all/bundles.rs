@@ -373,7 +373,7 @@ async fn a_second_load_uses_the_compiled_cache_and_a_tampered_entry_never_runs()
             sealed[..sealed.len() - 4096].to_vec(),
             Discarded::Unverified,
         ),
-        ("corrupted", b"corrupted".to_vec(), Discarded::Malformed),
+        ("corrupted", b"corrupted".to_vec(), Discarded::Unverified),
     ] {
         std::fs::write(&entry, tampered).unwrap();
         let reloading = host();
@@ -405,6 +405,67 @@ async fn a_second_load_uses_the_compiled_cache_and_a_tampered_entry_never_runs()
         .unwrap_or_else(|error| panic!("{what}: {error}"));
         assert_eq!(echoed.content["said"], what, "the component is its own");
     }
+    let seal = entry.with_extension("seal");
+    std::fs::write(&seal, b"not a seal").unwrap();
+    assert_eq!(
+        fixture.report(&host()).await.bundles[0].cache,
+        CacheOutcome::Replaced(Discarded::Malformed),
+        "a seal that is none is discarded with its code"
+    );
+}
+
+#[tokio::test]
+async fn a_component_swapped_after_its_digest_was_remembered_is_read_and_hashed_again() {
+    let cache = tempfile::tempdir().unwrap();
+    let host = || {
+        PluginHost::new(HostConfig {
+            cache: Some(cordon_tests::cache_in(cache.path())),
+            max_instances: 4,
+        })
+        .unwrap()
+    };
+    let fixture = Fixture::new();
+    let folder = fixture.bundle(
+        "hostile",
+        &manifest("hostile", ""),
+        Path::new(artifacts::HOSTILE),
+    );
+    let hostile = fixture.report(&host()).await.bundles[0]
+        .bundle
+        .digest
+        .clone();
+    // A file is vouched for by its fingerprint only once it has gone
+    // unchanged for longer than any clock tick.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    for _ in 0..3 {
+        let loaded = fixture.report(&host()).await;
+        assert_eq!(loaded.bundles[0].bundle.digest, hostile);
+    }
+    let remembered = std::fs::read_dir(cache.path().join("digests"))
+        .map(|records| records.count())
+        .unwrap_or(0);
+    assert_eq!(
+        remembered, 1,
+        "the settled component's digest is remembered"
+    );
+
+    // Another component renamed over it: another inode, so it is read and
+    // hashed, and what loads is judged as the file it is now (here `files`,
+    // whose tools lie outside the bundle's namespace).
+    let component = folder.join("tool.wasm");
+    let swapped = component.with_extension("new");
+    std::fs::copy(artifacts::FILES, &swapped).unwrap();
+    std::fs::rename(&swapped, &component).unwrap();
+    let loaded = fixture.report(&host()).await;
+    assert!(
+        loaded.bundles.is_empty(),
+        "the old digest is never taken for the new file"
+    );
+    let refused = loaded.errors[0].to_string();
+    assert!(
+        refused.contains("outside the bundle's namespace"),
+        "{refused}"
+    );
 }
 
 #[tokio::test]

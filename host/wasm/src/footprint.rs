@@ -36,17 +36,18 @@ pub struct Footprint {
 }
 
 impl Footprint {
-    /// The footprint of `component`, whose binary is `bytes`, or why it
-    /// cannot be known.
+    /// The footprint of `component`, whose binary creates `core_instances`
+    /// core instances per instance ([`core_instances`]), or why it cannot be
+    /// known.
     pub(crate) fn of(
         component: &wasmtime::component::Component,
-        bytes: &[u8],
+        core_instances: u32,
     ) -> Result<Self, Unsized> {
         let needed = component
             .resources_required()
             .ok_or(Unsized("it instantiates core modules it imports"))?;
         Ok(Self {
-            core_instances: core_instances(bytes)?,
+            core_instances,
             memories: needed.num_memories,
             tables: needed.num_tables,
         })
@@ -74,7 +75,7 @@ pub struct Unsized(&'static str);
 /// The core instances one instance of the component `bytes` creates: its own
 /// module instantiations plus, for each nested component it instantiates,
 /// that component's count (a component instantiated twice counts twice).
-fn core_instances(bytes: &[u8]) -> Result<u32, Unsized> {
+pub(crate) fn core_instances(bytes: &[u8]) -> Result<u32, Unsized> {
     // One entry per unit being read: `Some` for a component (its own
     // instantiations so far and the count of each entry of its component
     // index space), `None` for a core module.
@@ -288,7 +289,7 @@ mod tests {
         )
         .unwrap();
         let component = wasmtime::component::Component::new(&engine, &bytes).unwrap();
-        let sized = Footprint::of(&component, &bytes);
+        let sized = core_instances(&bytes).and_then(|count| Footprint::of(&component, count));
         assert_eq!(
             sized,
             Err(Unsized("it instantiates core modules it imports"))

@@ -261,7 +261,7 @@ impl PluginHost {
             .map(|folder| {
                 let started = Instant::now();
                 let request = if folder.join(MANIFEST_FILE).is_file() {
-                    Request::read(&folder, skill, &self.profile)
+                    Request::read_with(&folder, skill, &self.profile, self.engine.cache.digests())
                 } else {
                     Err(BundleError::Folder {
                         message: format!("no {MANIFEST_FILE} in this bundle folder"),

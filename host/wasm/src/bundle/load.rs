@@ -14,6 +14,7 @@ use cordon_paths::RESERVED;
 use serde_json::Value;
 use wasmtime::component::InstancePre;
 
+use super::described;
 use super::{
     Bundle, BundleError, Exports, HookExports, LoadedBundle, Origin, Request, kind_export,
 };
@@ -22,10 +23,11 @@ use crate::bindings::{
     self, after_tool_call, before_inference, before_tool_call, interpreter, step_end, tool,
     workspace,
 };
+use crate::cache::{CacheOutcome, Compiled, Lookup};
 use crate::capabilities::dirs::{DirGrant, ResolvedDir};
 use crate::capabilities::network::grant::Allowlist;
 use crate::engine::Engine;
-use crate::footprint::Footprint;
+use crate::footprint::{self, Footprint};
 use crate::guarded::{self, Body};
 use crate::manifest::{BundleKind, Manifest, is_tool_name};
 use crate::safeguards::Safeguards;
@@ -69,25 +71,42 @@ pub(crate) async fn load_read(
         narrowed,
         digest,
         file,
-        bytes,
+        component: source,
         ..
     } = request;
     let path = dir.join(&manifest.component);
     let (root, dirs) = resolve_dirs(&file, &manifest.grants.dirs, workspace_root)?;
-    if wasmparser::Parser::is_core_wasm(&bytes) {
-        return Err(BundleError::CoreModule { path });
-    }
-    let (component, cache) = engine
-        .cache
-        .load(&engine.engine, (&bytes, &digest), &manifest.name)
-        .map_err(|error| BundleError::NotAComponent {
+    let (component, core_instances, cache) =
+        match engine.cache.lookup(&engine.engine, &digest, &manifest.name) {
+            Lookup::Hit(Compiled {
+                component,
+                core_instances,
+            }) => (component, core_instances, CacheOutcome::Hit),
+            Lookup::Miss(discarded) => {
+                let bytes = source.into_bytes(&digest)?;
+                if wasmparser::Parser::is_core_wasm(&bytes) {
+                    return Err(BundleError::CoreModule { path });
+                }
+                let counted = footprint::core_instances(&bytes);
+                let (component, outcome) = engine
+                    .cache
+                    .compile(&engine.engine, (&bytes, &digest), counted.ok(), discarded)
+                    .map_err(|error| BundleError::NotAComponent {
+                        path: path.clone(),
+                        message: format!("{error:#}"),
+                    })?;
+                let core_instances = counted.map_err(|reason| BundleError::Unsized {
+                    path: path.clone(),
+                    reason,
+                })?;
+                (component, core_instances, outcome)
+            }
+        };
+    let footprint =
+        Footprint::of(&component, core_instances).map_err(|reason| BundleError::Unsized {
             path: path.clone(),
-            message: format!("{error:#}"),
+            reason,
         })?;
-    let footprint = Footprint::of(&component, &bytes).map_err(|reason| BundleError::Unsized {
-        path: path.clone(),
-        reason,
-    })?;
     if footprint.slots() > engine.admission.size() {
         return Err(BundleError::TooBigForPool {
             path,
@@ -246,34 +265,29 @@ fn check_world(kind: BundleKind, exports: &[String], path: &Path) -> Result<(), 
 #[derive(Default)]
 struct Described(Vec<ToolSpec>, BTreeMap<String, Arc<jsonschema::Validator>>);
 
-/// Ask the component for its tools, as a guarded call with the bundle's
-/// grants, no state and no tool to call, and validate what it says.
+/// The component's tools, as a note in the cache recalls them or as it
+/// answers when asked, validated either way.
 async fn describe(
     engine: &Arc<Engine>,
     bundle: &Arc<Bundle>,
     indices: &tool::GuestIndices,
     path: &Path,
 ) -> Result<Described, BundleError> {
-    let fail = |message: String| BundleError::Describe {
-        path: path.to_owned(),
-        message,
+    let cache = &engine.cache;
+    let described = match described::recalled(cache, &bundle.digest, &bundle.manifest) {
+        Some(described) => described,
+        None => {
+            let described =
+                ask(engine, bundle, indices)
+                    .await
+                    .map_err(|message| BundleError::Describe {
+                        path: path.to_owned(),
+                        message,
+                    })?;
+            described::keep(cache, &bundle.digest, &bundle.manifest, &described);
+            described
+        }
     };
-    // Nobody watches a bundle load: its trail is dropped, and a failure is
-    // the load error.
-    let audit = Audit::new(&bundle.manifest.name, Arc::new(EventLog::new()));
-    let guard = Arc::new(Safeguards::default().guard(&bundle.root));
-    let call = CallBuilder::new(bundle, "describe", audit, guard);
-    let indices = indices.clone();
-    let body: Body<Vec<bindings::ToolSpec>> = Box::new(move |store, instance| {
-        Box::pin(async move {
-            let guest = indices.load(&mut *store, &instance)?;
-            guest.call_describe(&mut *store).await
-        })
-    });
-    let described = guarded::call(engine, call, false, body)
-        .await
-        .result
-        .map_err(|error| fail(error.to_string()))?;
     let mut specs = Vec::with_capacity(described.len());
     let mut validators = BTreeMap::new();
     for spec in described {
@@ -293,6 +307,31 @@ async fn describe(
         specs.push(spec);
     }
     Ok(Described(specs, validators))
+}
+
+/// Instantiate the component and ask it for its tools, as a guarded call
+/// with the bundle's grants, no state and no tool to call.
+async fn ask(
+    engine: &Arc<Engine>,
+    bundle: &Arc<Bundle>,
+    indices: &tool::GuestIndices,
+) -> Result<Vec<bindings::ToolSpec>, String> {
+    // Nobody watches a bundle load: its trail is dropped, and a failure is
+    // the load error.
+    let audit = Audit::new(&bundle.manifest.name, Arc::new(EventLog::new()));
+    let guard = Arc::new(Safeguards::default().guard(&bundle.root));
+    let call = CallBuilder::new(bundle, "describe", audit, guard);
+    let indices = indices.clone();
+    let body: Body<Vec<bindings::ToolSpec>> = Box::new(move |store, instance| {
+        Box::pin(async move {
+            let guest = indices.load(&mut *store, &instance)?;
+            guest.call_describe(&mut *store).await
+        })
+    });
+    guarded::call(engine, call, false, body)
+        .await
+        .result
+        .map_err(|error| error.to_string())
 }
 
 /// A described tool of bundle `bundle`, checked: its name lies in the

@@ -6,6 +6,7 @@
 //! phase its manifest lists, or the workspace) and that Cordon can satisfy its imports, pre-link
 //! it, and ask a tool component to describe its tools.
 
+mod described;
 pub(crate) mod load;
 
 use std::collections::BTreeMap;
@@ -23,7 +24,7 @@ use crate::bindings::{
     before_inference, before_tool_call, interpreter, step_end, tool, workspace,
 };
 use crate::bundled::{BundledPlugins, Provenance};
-use crate::cache::{CacheOutcome, sha256_hex};
+use crate::cache::{CacheOutcome, ComponentRead, Digests, sha256_hex};
 use crate::capabilities::dirs::{DirMode, ResolvedDir};
 use crate::capabilities::network::grant::Allowlist;
 use crate::capabilities::network::policy::NetworkPolicy;
@@ -199,6 +200,14 @@ pub enum BundleError {
         /// The bundle folder, when the component is missing and the
         /// manifest's `[build]` command makes it.
         unbuilt: Option<PathBuf>,
+    },
+    /// The component file changed between reading its bundle and compiling it.
+    #[error("{}: changed while its bundle was loaded: {change}; load it again", path.display())]
+    ComponentChanged {
+        /// The component file.
+        path: PathBuf,
+        /// What changed, or why it could not be read again.
+        change: String,
     },
     /// The component's digest differs from the manifest's.
     #[error("{}: field `plugin.sha256` = \"{expected}\": {} has sha256 {actual}", file.display(), path.display())]
@@ -382,13 +391,46 @@ pub struct Request {
     pub digest: String,
     /// The manifest file.
     pub file: PathBuf,
-    bytes: Vec<u8>,
+    /// The component file, as it was found.
+    pub(crate) component: ComponentFile,
 }
 
 impl Request {
     /// How long the component is.
     pub(crate) fn size(&self) -> usize {
-        self.bytes.len()
+        self.component.size
+    }
+}
+
+/// A bundle's component file as its bundle was read: its length, and its
+/// bytes when they were read to learn its digest.
+pub(crate) struct ComponentFile {
+    path: PathBuf,
+    size: usize,
+    bytes: Option<Vec<u8>>,
+}
+
+impl ComponentFile {
+    /// Its bytes, read now if its digest was remembered rather than read,
+    /// which they must still have.
+    pub(crate) fn into_bytes(self, digest: &str) -> Result<Vec<u8>, BundleError> {
+        if let Some(bytes) = self.bytes {
+            return Ok(bytes);
+        }
+        let bytes = std::fs::read(&self.path).map_err(|source| BundleError::ComponentChanged {
+            path: self.path.clone(),
+            change: source.to_string(),
+        })?;
+        let now = sha256_hex(&bytes);
+        if now != digest {
+            return Err(BundleError::ComponentChanged {
+                path: self.path,
+                change: format!(
+                    "it had sha256 {digest} when its bundle was read and has {now} now"
+                ),
+            });
+        }
+        Ok(bytes)
     }
 }
 
@@ -399,6 +441,17 @@ impl Request {
         dir: &Path,
         skill: Option<&str>,
         profile: &UntrustedProfile,
+    ) -> Result<Self, BundleError> {
+        Self::read_with(dir, skill, profile, None)
+    }
+
+    /// [`Request::read`], taking the component's digest from `digests`
+    /// when they remember the file as it is.
+    pub(crate) fn read_with(
+        dir: &Path,
+        skill: Option<&str>,
+        profile: &UntrustedProfile,
+        digests: Option<Digests<'_>>,
     ) -> Result<Self, BundleError> {
         let file = dir.join(MANIFEST_FILE);
         let text = std::fs::read_to_string(&file).map_err(|source| ManifestError::Read {
@@ -418,7 +471,19 @@ impl Request {
             None => Vec::new(),
         };
         let path = dir.join(&manifest.component);
-        let bytes = std::fs::read(&path).map_err(|source| BundleError::ComponentUnreadable {
+        let found = match digests {
+            Some(digests) => digests.read(&path),
+            None => std::fs::read(&path).map(|bytes| ComponentRead {
+                digest: sha256_hex(&bytes),
+                size: bytes.len(),
+                bytes: Some(bytes),
+            }),
+        };
+        let ComponentRead {
+            digest,
+            size,
+            bytes,
+        } = found.map_err(|source| BundleError::ComponentUnreadable {
             file: file.clone(),
             component: manifest.component.clone(),
             path: path.clone(),
@@ -426,7 +491,6 @@ impl Request {
                 .then(|| as_typed(dir)),
             source,
         })?;
-        let digest = sha256_hex(&bytes);
         if let Some(expected) = &manifest.sha256
             && *expected != digest
         {
@@ -449,7 +513,7 @@ impl Request {
             narrowed,
             digest,
             file,
-            bytes,
+            component: ComponentFile { path, size, bytes },
         })
     }
 
