@@ -274,8 +274,8 @@ async fn describe(
     path: &Path,
 ) -> Result<Described, BundleError> {
     let cache = &engine.cache;
-    let described = match described::recalled(cache, &bundle.digest, &bundle.manifest) {
-        Some(described) => described,
+    let (described, recalled) = match described::recalled(cache, &bundle.digest, &bundle.manifest) {
+        Some(described) => (described, true),
         None => {
             let described =
                 ask(engine, bundle, indices)
@@ -284,10 +284,11 @@ async fn describe(
                         path: path.to_owned(),
                         message,
                     })?;
-            described::keep(cache, &bundle.digest, &bundle.manifest, &described);
-            described
+            (described, false)
         }
     };
+    // Kept only once it passed the checks below.
+    let keeping = (!recalled).then(|| described.clone());
     let mut specs = Vec::with_capacity(described.len());
     let mut validators = BTreeMap::new();
     for spec in described {
@@ -305,6 +306,9 @@ async fn describe(
             return Err(invalid("is described twice".into()));
         }
         specs.push(spec);
+    }
+    if let Some(described) = keeping {
+        described::keep(cache, &bundle.digest, &bundle.manifest, &described);
     }
     Ok(Described(specs, validators))
 }

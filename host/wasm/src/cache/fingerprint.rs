@@ -11,6 +11,14 @@
 //! [`Fingerprint::settled`], unchanged for longer than any tick, and
 //! unchanged between the look before its bytes were read and the look
 //! after; a file too fresh is read and verified again at the next start.
+//!
+//! Only a regular file on a local file system whose times the kernel keeps
+//! has a fingerprint at all: a network or FUSE file system reports what its
+//! server says, and a FAT one keeps coarse times and no status time. A file
+//! whose fingerprint is to vouch for code the host maps must also be the
+//! user's alone ([`Fingerprint::of_own`]): owned by this user, writable by
+//! nobody else, and linked once, so that nobody else can rewrite it without
+//! its times showing it.
 
 use std::fs::{File, Metadata};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -35,12 +43,21 @@ pub(crate) struct Fingerprint {
 }
 
 impl Fingerprint {
-    /// The fingerprint of the open `file`, or none where the platform keeps
-    /// no inode and status time.
+    /// The fingerprint of the open `file`, or none where it cannot vouch for
+    /// the file: not a regular file, or not on a local file system whose
+    /// times the kernel keeps.
     pub(crate) fn of(file: &File) -> Option<Self> {
-        file.metadata()
-            .ok()
-            .and_then(|metadata| Self::of_metadata(&metadata))
+        let metadata = file.metadata().ok()?;
+        (metadata.is_file() && keeps_times(file))
+            .then(|| Self::of_metadata(&metadata))
+            .flatten()
+    }
+
+    /// [`Fingerprint::of`] a file that is also the user's alone: owned by
+    /// the effective user, writable by nobody else, and linked once.
+    pub(crate) fn of_own(file: &File) -> Option<Self> {
+        let metadata = file.metadata().ok()?;
+        owned_alone(&metadata).then(|| Self::of(file)).flatten()
     }
 
     #[cfg(unix)]
@@ -112,6 +129,48 @@ impl Fingerprint {
     }
 }
 
+/// Whether the file is owned by the effective user, writable by no group or
+/// other user, and linked once.
+#[cfg(unix)]
+fn owned_alone(metadata: &Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    metadata.uid() == rustix::process::geteuid().as_raw()
+        && metadata.mode() & 0o022 == 0
+        && metadata.nlink() == 1
+}
+
+#[cfg(not(unix))]
+fn owned_alone(_: &Metadata) -> bool {
+    false
+}
+
+/// Whether `file` lies on a local file system whose inode numbers and
+/// change times the kernel keeps itself.
+#[cfg(target_os = "linux")]
+fn keeps_times(file: &File) -> bool {
+    /// ext2/3/4, XFS, Btrfs, F2FS, tmpfs, overlayfs and ZFS.
+    const LOCAL: [i64; 7] = [
+        0xEF53,
+        0x5846_5342,
+        0x9123_683E,
+        0xF2F5_2010,
+        0x0102_1994,
+        0x794C_7630,
+        0x2FC1_2FC1,
+    ];
+    rustix::fs::fstatfs(file).is_ok_and(|stat| {
+        // The field's width differs between targets.
+        #[allow(clippy::unnecessary_cast)]
+        let kind = stat.f_type as i64;
+        LOCAL.contains(&kind)
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn keeps_times(_: &File) -> bool {
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +181,11 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, b"one").unwrap();
         let first = Fingerprint::of(&File::open(&path).unwrap()).unwrap();
+        assert_eq!(
+            Fingerprint::of_own(&File::open(&path).unwrap()),
+            Some(first),
+            "a file just made by this user is its own"
+        );
         assert_eq!(Fingerprint::decode(&first.encode()), first);
         assert!(!first.settled(SystemTime::now()), "just written");
         assert!(first.settled(SystemTime::now() + SETTLE * 2));
@@ -136,5 +200,31 @@ mod tests {
         std::fs::rename(&other, &path).unwrap();
         let replaced = Fingerprint::of(&File::open(&path).unwrap()).unwrap();
         assert_ne!(replaced, rewritten, "renamed over it");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_others_may_write_or_that_is_linked_twice_is_not_the_users_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"code").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o620)).unwrap();
+        let shared = File::open(&path).unwrap();
+        assert!(Fingerprint::of(&shared).is_some());
+        assert_eq!(Fingerprint::of_own(&shared), None, "group-writable");
+
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::hard_link(&path, dir.path().join("g")).unwrap();
+        assert_eq!(
+            Fingerprint::of_own(&File::open(&path).unwrap()),
+            None,
+            "linked twice"
+        );
+        assert_eq!(
+            Fingerprint::of(&File::open(dir.path()).unwrap()),
+            None,
+            "a folder"
+        );
     }
 }

@@ -18,9 +18,15 @@
 //! seals the file's [`Fingerprint`]; from then on a start whose code file
 //! still has that fingerprint maps the file instead of reading and hashing
 //! it, through the descriptor it checked, so a file renamed over it in
-//! between is not the one mapped. Writing the file in place changes its
-//! fingerprint, and only its owner can (entries are the user's alone);
-//! a replaced or removed entry leaves the mapped inode as it was.
+//! between is not the one mapped. Only a file that is the user's alone
+//! (owned by the user, writable by nobody else, linked once, on a local file
+//! system) is mapped, so nobody else can write it, and any write changes its
+//! fingerprint; a replaced or removed entry leaves the mapped inode as it
+//! was. What mapping gives up: the user's own tools writing an entry in
+//! place (`cp` over it, `rsync --inplace`) while a Cordon runs it change or
+//! crash that Cordon, and a disk corrupting the file without a write is not
+//! caught once its fingerprint is sealed; a cache the user keeps elsewhere
+//! than their own local disk is read and verified at every start.
 //!
 //! Entries are written to a temporary file and renamed into place, so a crash
 //! never leaves a half-written entry under a real name. The digests of
@@ -140,10 +146,13 @@ impl ComponentCache {
             Ok(seal) => seal,
             Err(why) => return entry.discard(bundle, why),
         };
-        let Ok(mut file) = File::open(&entry.code) else {
-            return entry.discard(bundle, Discarded::Malformed);
+        // A file that cannot be opened now (a symbolic link, which is never
+        // followed, or one being replaced) is compiled again, and written
+        // over.
+        let Ok(mut file) = open_code(&entry.code) else {
+            return Lookup::Miss(None);
         };
-        let seen = Fingerprint::of(&file);
+        let seen = Fingerprint::of_own(&file);
         if seal.file.is_some()
             && seal.file == seen
             && let Some(component) = mapped(engine, &file)
@@ -155,7 +164,7 @@ impl ComponentCache {
         }
         let mut code = Vec::new();
         if file.read_to_end(&mut code).is_err() {
-            return entry.discard(bundle, Discarded::Malformed);
+            return Lookup::Miss(None);
         }
         // `blake3::Hash` compares in constant time.
         if Seal::code_mac(&config.key, &context, &code) != seal.code {
@@ -171,7 +180,7 @@ impl ComponentCache {
         };
         if let Some(seen) = seen
             && seal.file != Some(seen)
-            && Fingerprint::of(&file) == Some(seen)
+            && Fingerprint::of_own(&file) == Some(seen)
             && seen.settled((self.clock)())
         {
             let settled = Seal {
@@ -296,6 +305,19 @@ impl Entry {
         let _ = std::fs::remove_file(&self.code);
         Lookup::Miss(Some(why))
     }
+}
+
+/// The code file at `path`, opened for reading without following a
+/// symbolic link.
+fn open_code(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits().cast_signed());
+    }
+    options.open(path)
 }
 
 /// The component whose code `file` holds, mapped through the descriptor
@@ -554,6 +576,62 @@ mod tests {
         assert_eq!(
             looked_up(&cache, &engine, &digest),
             Some(Discarded::Unverified)
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_entry_another_user_owns_or_may_write_is_read_and_verified_at_every_start() {
+        use std::os::unix::fs::PermissionsExt;
+        let engine = engine();
+        let bytes = wat::parse_str(TOOL).unwrap();
+        let digest = sha256_hex(&bytes);
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = cache(&engine, dir.path(), &CacheKey::ephemeral());
+        cache.clock = later;
+        compile(&cache, &engine, &bytes, None);
+        let (_, entry) = cache.entry(&digest).unwrap();
+        let unsettled = std::fs::read(&entry.seal).unwrap();
+        let others_may_write = std::fs::Permissions::from_mode(0o666);
+        std::fs::set_permissions(&entry.code, others_may_write).unwrap();
+        assert_eq!(
+            looked_up(&cache, &engine, &digest),
+            None,
+            "verified, so loaded"
+        );
+        assert_eq!(
+            std::fs::read(&entry.seal).unwrap(),
+            unsettled,
+            "but never vouched for"
+        );
+
+        std::fs::set_permissions(&entry.code, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if rustix::process::geteuid().is_root() {
+            // The same bytes, in a file another user owns (who could write
+            // them once they were mapped).
+            std::os::unix::fs::chown(&entry.code, Some(65534), Some(65534)).unwrap();
+            assert_eq!(looked_up(&cache, &engine, &digest), None);
+            assert_eq!(
+                std::fs::read(&entry.seal).unwrap(),
+                unsettled,
+                "another user's file"
+            );
+            std::os::unix::fs::chown(&entry.code, Some(0), Some(0)).unwrap();
+        }
+        let link = dir.path().join("elsewhere");
+        std::fs::rename(&entry.code, &link).unwrap();
+        std::os::unix::fs::symlink(&link, &entry.code).unwrap();
+        assert!(
+            matches!(cache.lookup(&engine, &digest, "t"), Lookup::Miss(None)),
+            "a symbolic link is never followed"
+        );
+        std::fs::remove_file(&entry.code).unwrap();
+        std::fs::rename(&link, &entry.code).unwrap();
+        assert_eq!(looked_up(&cache, &engine, &digest), None);
+        assert_ne!(
+            std::fs::read(&entry.seal).unwrap(),
+            unsettled,
+            "the user's alone: vouched for"
         );
     }
 
