@@ -316,16 +316,19 @@ async fn a_missing_granted_directory_is_refused() {
     );
 }
 
+/// A host of four instances whose compile cache is `cache`.
+fn cached_host(cache: &Path) -> PluginHost {
+    PluginHost::new(HostConfig {
+        cache: Some(cordon_tests::cache_in(cache)),
+        max_instances: 4,
+    })
+    .unwrap()
+}
+
 #[tokio::test]
 async fn a_second_load_uses_the_compiled_cache_and_a_tampered_entry_never_runs() {
     let cache = tempfile::tempdir().unwrap();
-    let host = || {
-        PluginHost::new(HostConfig {
-            cache: Some(cordon_tests::cache_in(cache.path())),
-            max_instances: 4,
-        })
-        .unwrap()
-    };
+    let host = || cached_host(cache.path());
     let fixture = Fixture::new();
     fixture.bundle(
         "hostile",
@@ -347,11 +350,7 @@ async fn a_second_load_uses_the_compiled_cache_and_a_tampered_entry_never_runs()
     let other = Fixture::new();
     other.bundled_plugin("jq", Path::new(artifacts::JQ));
     let jq_cache = tempfile::tempdir().unwrap();
-    let jq_host = PluginHost::new(HostConfig {
-        cache: Some(cordon_tests::cache_in(jq_cache.path())),
-        max_instances: 4,
-    })
-    .unwrap();
+    let jq_host = cached_host(jq_cache.path());
     assert!(other.report(&jq_host).await.errors.is_empty());
     let jq_entry = std::fs::read_dir(jq_cache.path())
         .unwrap()
@@ -417,13 +416,7 @@ async fn a_second_load_uses_the_compiled_cache_and_a_tampered_entry_never_runs()
 #[tokio::test]
 async fn a_component_swapped_after_its_digest_was_remembered_is_read_and_hashed_again() {
     let cache = tempfile::tempdir().unwrap();
-    let host = || {
-        PluginHost::new(HostConfig {
-            cache: Some(cordon_tests::cache_in(cache.path())),
-            max_instances: 4,
-        })
-        .unwrap()
-    };
+    let host = || cached_host(cache.path());
     let fixture = Fixture::new();
     let folder = fixture.bundle(
         "hostile",

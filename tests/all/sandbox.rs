@@ -667,3 +667,41 @@ async fn a_pool_of_one_slot_serves_calls_one_after_another() {
         assert_eq!(answer.content, json!({ "n": n }));
     }
 }
+
+#[tokio::test]
+async fn a_call_cancelled_before_it_starts_never_runs_and_one_cancelled_while_it_runs_stops() {
+    use cordon_kernel::{CallContext, StateSnapshot, ToolSet};
+    let (_fixture, loaded) = hostile("").await;
+    let context = || CallContext::outside_run(Arc::new(StateSnapshot::default()));
+    let kind =
+        |outcome: cordon_kernel::ToolCallOutcome| outcome.result.err().map(|error| error.kind);
+
+    // An echo ends at once: cancelled first, it is refused all the same.
+    let cancelled = context();
+    cancelled.cancel.cancel();
+    let outcome = loaded
+        .plugins
+        .call("hostile.echo", json!({"said": "never"}), cancelled)
+        .await;
+    assert!(outcome.writes.is_empty() && outcome.files.is_empty());
+    assert_eq!(kind(outcome), Some(ToolErrorKind::Cancelled));
+
+    let running = context();
+    let cancel = running.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let outcome = loaded
+        .plugins
+        .call("hostile.sleep", json!({"ms": 4000}), running)
+        .await;
+    assert_eq!(kind(outcome), Some(ToolErrorKind::Cancelled));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "stopped at once, not when it ended: {:?}",
+        started.elapsed()
+    );
+    assert_still_serves(&loaded).await;
+}

@@ -62,19 +62,10 @@ impl Teardown {
             drop(reaper);
         });
     }
-}
 
-impl Teardown {
     /// Drop what finished calls parked, before a new call takes a slot.
     pub(crate) fn sweep(&self) {
-        let stores = {
-            let mut parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
-            if parked.stores.is_empty() {
-                return;
-            }
-            std::mem::take(&mut parked.stores)
-        };
-        drop(stores);
+        drain(&self.parked, false);
     }
 }
 
@@ -84,13 +75,21 @@ struct Reaper(Arc<Mutex<Parked>>);
 
 impl Drop for Reaper {
     fn drop(&mut self) {
-        let stores = {
-            let mut parked = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-            parked.reaper = false;
-            std::mem::take(&mut parked.stores)
-        };
-        drop(stores);
+        drain(&self.0, true);
     }
+}
+
+/// Drop every store `parked` holds, outside its lock; `reaped` when the
+/// reaper does, so that the next parked store sends another.
+fn drain(parked: &Mutex<Parked>, reaped: bool) {
+    let stores = {
+        let mut parked = parked.lock().unwrap_or_else(PoisonError::into_inner);
+        if reaped {
+            parked.reaper = false;
+        }
+        std::mem::take(&mut parked.stores)
+    };
+    drop(stores);
 }
 
 /// Whether this call runs on a current-thread runtime.

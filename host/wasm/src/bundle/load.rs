@@ -274,8 +274,9 @@ async fn describe(
     path: &Path,
 ) -> Result<Described, BundleError> {
     let cache = &engine.cache;
-    let (described, recalled) = match described::recalled(cache, &bundle.digest, &bundle.manifest) {
-        Some(described) => (described, true),
+    // A fresh answer is kept only once it has passed the checks below.
+    let (described, keeping) = match described::recalled(cache, &bundle.digest, &bundle.manifest) {
+        Some(described) => (described, None),
         None => {
             let described =
                 ask(engine, bundle, indices)
@@ -284,11 +285,9 @@ async fn describe(
                         path: path.to_owned(),
                         message,
                     })?;
-            (described, false)
+            (described.clone(), Some(described))
         }
     };
-    // Kept only once it passed the checks below.
-    let keeping = (!recalled).then(|| described.clone());
     let mut specs = Vec::with_capacity(described.len());
     let mut validators = BTreeMap::new();
     for spec in described {

@@ -473,11 +473,7 @@ impl Request {
         let path = dir.join(&manifest.component);
         let found = match digests {
             Some(digests) => digests.read(&path),
-            None => std::fs::read(&path).map(|bytes| ComponentRead {
-                digest: sha256_hex(&bytes),
-                size: bytes.len(),
-                bytes: Some(bytes),
-            }),
+            None => std::fs::read(&path).map(ComponentRead::of),
         };
         let ComponentRead {
             digest,

@@ -42,6 +42,17 @@ pub(crate) struct ComponentRead {
     pub(crate) bytes: Option<Vec<u8>>,
 }
 
+impl ComponentRead {
+    /// A component read whole, with its digest.
+    pub(crate) fn of(bytes: Vec<u8>) -> Self {
+        Self {
+            digest: sha256_hex(&bytes),
+            size: bytes.len(),
+            bytes: Some(bytes),
+        }
+    }
+}
+
 impl Digests<'_> {
     /// The component at `path`: its remembered digest when its record
     /// matches the file, or its bytes read and hashed, remembered for next
@@ -60,18 +71,14 @@ impl Digests<'_> {
         }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let digest = sha256_hex(&bytes);
+        let read = ComponentRead::of(bytes);
         if let Some(seen) = before
             && Fingerprint::of(&file) == Some(seen)
             && seen.settled((self.clock)())
         {
-            self.remember(path, &seen, &digest);
+            self.remember(path, &seen, &read.digest);
         }
-        Ok(ComponentRead {
-            size: bytes.len(),
-            digest,
-            bytes: Some(bytes),
-        })
+        Ok(read)
     }
 
     fn record_path(&self, path: &Path) -> PathBuf {

@@ -405,6 +405,31 @@ mod tests {
         ComponentCache::new(engine, Some(config))
     }
 
+    /// The test component, its digest, and a cache of its own.
+    struct Setup {
+        engine: wasmtime::Engine,
+        bytes: Vec<u8>,
+        digest: String,
+        dir: tempfile::TempDir,
+        cache: ComponentCache,
+    }
+
+    impl Setup {
+        fn new() -> Self {
+            let engine = engine();
+            let bytes = wat::parse_str(TOOL).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let cache = cache(&engine, dir.path(), &CacheKey::ephemeral());
+            Self {
+                digest: sha256_hex(&bytes),
+                engine,
+                bytes,
+                dir,
+                cache,
+            }
+        }
+    }
+
     /// A clock far enough ahead that every file has settled.
     fn later() -> SystemTime {
         SystemTime::now() + Duration::from_secs(60)
@@ -440,11 +465,13 @@ mod tests {
 
     #[test]
     fn an_entry_that_does_not_verify_is_discarded_and_compiled_again() {
-        let engine = engine();
-        let bytes = wat::parse_str(TOOL).unwrap();
-        let digest = sha256_hex(&bytes);
-        let dir = tempfile::tempdir().unwrap();
-        let cache = cache(&engine, dir.path(), &CacheKey::ephemeral());
+        let Setup {
+            engine,
+            bytes,
+            digest,
+            dir,
+            cache,
+        } = Setup::new();
         assert!(matches!(
             cache.lookup(&engine, &digest, "t"),
             Lookup::Miss(None)
@@ -529,11 +556,13 @@ mod tests {
 
     #[test]
     fn a_settled_entry_is_mapped_by_its_fingerprint_and_a_swapped_file_is_still_caught() {
-        let engine = engine();
-        let bytes = wat::parse_str(TOOL).unwrap();
-        let digest = sha256_hex(&bytes);
-        let dir = tempfile::tempdir().unwrap();
-        let mut cache = cache(&engine, dir.path(), &CacheKey::ephemeral());
+        let Setup {
+            engine,
+            bytes,
+            digest,
+            dir,
+            mut cache,
+        } = Setup::new();
         compile(&cache, &engine, &bytes, None);
         let (_, entry) = cache.entry(&digest).unwrap();
         let unsettled = std::fs::read(&entry.seal).unwrap();
@@ -583,11 +612,13 @@ mod tests {
     #[test]
     fn an_entry_another_user_owns_or_may_write_is_read_and_verified_at_every_start() {
         use std::os::unix::fs::PermissionsExt;
-        let engine = engine();
-        let bytes = wat::parse_str(TOOL).unwrap();
-        let digest = sha256_hex(&bytes);
-        let dir = tempfile::tempdir().unwrap();
-        let mut cache = cache(&engine, dir.path(), &CacheKey::ephemeral());
+        let Setup {
+            engine,
+            bytes,
+            digest,
+            dir,
+            mut cache,
+        } = Setup::new();
         cache.clock = later;
         compile(&cache, &engine, &bytes, None);
         let (_, entry) = cache.entry(&digest).unwrap();
