@@ -1,21 +1,37 @@
-//! Takes a SQLite store's writes that were asked to reach only out of the
-//! process ([`Durability::Process`](cordon_kernel::Durability::Process)) to
-//! disk soon after.
+//! Takes a SQLite store's writes to disk after their transaction ended,
+//! off the thread that made them.
 //!
 //! Such a write's transaction ends once its pages are in the WAL file, in the
 //! operating system's cache, without waiting for the disk. The flusher's
-//! thread syncs the WAL file at most [`FLUSH_WITHIN`] after the first write it
-//! was told of, one sync serving every write made meanwhile, so a power loss
-//! loses at most that window of writes and SQLite's own checks make it lose
-//! whole transactions only. Dropping the flusher syncs what is still due
-//! before it returns. A sync that fails is kept and handed to the store's
-//! next write, which reports it: the writes before it may not be on disk.
+//! thread syncs the WAL file; one sync serves every write made before it
+//! began, so writes made together share it.
+//!
+//! - A write asked to reach only out of the process
+//!   ([`Durability::Process`](cordon_kernel::Durability::Process)) is synced
+//!   at most [`FLUSH_WITHIN`] after the first write the flusher was told of:
+//!   a power loss loses at most that window of writes, and SQLite's own
+//!   checks make it lose whole transactions only. A sync that fails is kept
+//!   and handed to the store's next write, which reports it: the writes
+//!   before it may not be on disk.
+//! - A write that must be on disk before it is answered
+//!   ([`Durability::Disk`](cordon_kernel::Durability::Disk)) asks for a sync
+//!   at once and waits for one that began after it ended ([`Flusher::on_disk`]).
+//!   While one sync runs, the writes that end meanwhile wait for the next,
+//!   so many writers share one sync (group commit) and none waits on another's
+//!   thread. A sync that fails is that waiting write's error.
+//!
+//! The WAL file is opened once and kept open, so a failure of the kernel's
+//! own writeback is reported to the sync that follows it. Dropping the
+//! flusher syncs what is still due before it returns.
 
+use std::fs::File;
 use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+use tokio::sync::oneshot;
 
 /// How long after a write that reached only the process it is on disk.
 pub const FLUSH_WITHIN: Duration = Duration::from_millis(10);
@@ -34,10 +50,18 @@ struct Shared {
     wake: Condvar,
 }
 
+/// A write waiting for the sync that takes it to disk: the number of writes
+/// that had ended when it did, and where the sync's outcome goes.
+type Waiter = (u64, oneshot::Sender<Result<(), String>>);
+
 #[derive(Debug, Default)]
 struct Pending {
-    /// A write waits for a sync.
+    /// How many writes have ended, counted as they tell the flusher.
+    written: u64,
+    /// A write waits for a sync within the window.
     due: bool,
+    /// Writes wait for a sync now.
+    waiting: Vec<Waiter>,
     /// The flusher is being dropped.
     closing: bool,
     /// How many syncs have ended, for the tests.
@@ -45,6 +69,9 @@ struct Pending {
     /// The last sync's failure, until the store reports it.
     failure: Option<io::Error>,
 }
+
+/// The outcome of the sync a write waits for: `Ok` once it is on disk.
+pub(crate) type OnDisk = oneshot::Receiver<Result<(), String>>;
 
 impl Flusher {
     /// A flusher for the WAL file at `wal`, its thread started.
@@ -69,10 +96,24 @@ impl Flusher {
     /// A write that reached only the process has ended: sync it soon.
     pub(crate) fn written(&self) {
         let mut pending = self.shared.lock();
+        pending.written += 1;
         if !pending.due {
             pending.due = true;
             self.shared.wake.notify_all();
         }
+    }
+
+    /// A write that must reach the disk has ended: sync it now, with every
+    /// write that ends before the sync begins. The receiver answers once
+    /// a sync that began after this write ended is over.
+    pub(crate) fn on_disk(&self) -> OnDisk {
+        let (sender, receiver) = oneshot::channel();
+        let mut pending = self.shared.lock();
+        pending.written += 1;
+        let mark = pending.written;
+        pending.waiting.push((mark, sender));
+        self.shared.wake.notify_all();
+        receiver
     }
 
     /// The failure of a sync since the last call, if one failed.
@@ -105,46 +146,65 @@ impl Shared {
     }
 
     fn run(&self) {
+        let mut wal = None;
         loop {
             let mut pending = self.lock();
-            while !pending.due && !pending.closing {
+            while !pending.due && pending.waiting.is_empty() && !pending.closing {
                 pending = self
                     .wake
                     .wait(pending)
                     .unwrap_or_else(PoisonError::into_inner);
             }
-            if !pending.due {
+            if !pending.due && pending.waiting.is_empty() {
                 return;
             }
-            if !pending.closing {
-                // Gather the writes of the window into one sync; a close cuts
-                // the wait short.
+            if pending.waiting.is_empty() && !pending.closing {
+                // Gather the writes of the window into one sync; a write
+                // waiting for the disk or a close cuts the wait short.
                 pending = self
                     .wake
-                    .wait_timeout_while(pending, FLUSH_WITHIN, |pending| !pending.closing)
+                    .wait_timeout_while(pending, FLUSH_WITHIN, |pending| {
+                        !pending.closing && pending.waiting.is_empty()
+                    })
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
             }
+            // Every write that ended so far is in the file's cache, so
+            // this sync takes each of them to disk.
             pending.due = false;
+            let through = pending.written;
             drop(pending);
-            let synced = self.sync();
+            let synced = self.sync(&mut wal);
             let mut pending = self.lock();
             pending.synced += 1;
+            let (served, later) = std::mem::take(&mut pending.waiting)
+                .into_iter()
+                .partition(|(mark, _)| *mark <= through);
+            pending.waiting = later;
+            let told = synced.as_ref().map(drop).map_err(ToString::to_string);
             if let Err(error) = synced {
                 pending.failure = Some(error);
+            }
+            drop(pending);
+            for (_, sender) in served {
+                // A writer that stopped waiting has nobody to tell.
+                let _ = sender.send(told.clone());
             }
         }
     }
 
-    /// Sync the WAL file. A missing one holds nothing: SQLite removes it
-    /// only after copying every write into the database file and syncing
-    /// that.
-    fn sync(&self) -> io::Result<()> {
-        match std::fs::File::open(&self.wal) {
-            Ok(file) => file.sync_data(),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(error) => Err(error),
+    /// Sync the WAL file, opened at the first sync and kept open. A missing
+    /// one holds nothing: SQLite removes it only after copying every write
+    /// into the database file and syncing that.
+    fn sync(&self, wal: &mut Option<File>) -> io::Result<()> {
+        if wal.is_none() {
+            match File::open(&self.wal) {
+                Ok(file) => *wal = Some(file),
+                Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(error) => return Err(error),
+            }
         }
+        wal.as_ref().map_or(Ok(()), File::sync_data)
     }
 }
 

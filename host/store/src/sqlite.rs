@@ -1,15 +1,23 @@
 //! Run commits in one SQLite file: the durable [`CommitStore`].
 //!
 //! [`SqliteCommitStore`] owns the file and everything in it. The file runs in
-//! WAL mode with `synchronous=FULL`, so a write that returned is on disk and
-//! readers never block the writer. A commit or an intent recorded with
-//! [`Durability::Process`] alone is written without waiting for the disk: it
-//! is in the file for any process that opens it, and the store's flusher
-//! ([`crate::flusher`]) takes it to disk within [`crate::FLUSH_WITHIN`], unless a
-//! later write on disk took it there first. Any number of stores, in one process or
-//! several, may open the same file; a writer waits up to five seconds for
-//! another to finish before giving up. Its [`CommitStore`] futures do their
-//! work on the polling thread and are ready when first polled: a local file's
+//! WAL mode, so readers never block the writer. A run's creation and the
+//! operator's writes use `synchronous=FULL`: SQLite syncs them before their
+//! transaction ends. A step commit or an intent ends its transaction in the
+//! file's cache, and the store's flusher ([`crate::flusher`]) syncs the WAL
+//! file from a thread of its own:
+//! - with [`Durability::Disk`], at once, and the write is answered only
+//!   after that sync: the commits of many runs that end while one sync runs
+//!   share the next (group commit), and the thread polling the commit is
+//!   free meanwhile;
+//! - with [`Durability::Process`], within [`crate::FLUSH_WITHIN`], unless a
+//!   write on disk took it there first; the write is answered at once, and
+//!   is in the file for any process that opens it.
+//!
+//! Any number of stores, in one process or several, may open the same file;
+//! a writer waits up to five seconds for another to finish before giving
+//! up. Its [`CommitStore`] futures do their work on the polling thread and,
+//! but for the wait for a sync, are ready when first polled: a local file's
 //! commit is shorter than a hop to another thread.
 //!
 //! # Schema (version 5)
@@ -78,7 +86,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::files;
-use crate::flusher::Flusher;
+use crate::flusher::{Flusher, OnDisk};
 use crate::header::HeaderColumns;
 use crate::immediate::Immediate;
 use crate::owner::Owner;
@@ -239,6 +247,30 @@ pub struct SqliteCommitStore {
     flusher: OnceLock<Flusher>,
 }
 
+/// How far a write reaches before the store answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// SQLite syncs it before its transaction ends (`synchronous=FULL`):
+    /// the writes made once per run or by an operator.
+    Synced,
+    /// Its transaction ends in the file's cache and the flusher syncs it at
+    /// once, sharing the sync with every write that ended meanwhile; the
+    /// write is answered after that sync.
+    Grouped,
+    /// Its transaction ends in the file's cache and the flusher syncs it
+    /// within [`crate::FLUSH_WITHIN`].
+    Soon,
+}
+
+impl From<Durability> for Reach {
+    fn from(durability: Durability) -> Self {
+        match durability {
+            Durability::Disk => Self::Grouped,
+            Durability::Process => Self::Soon,
+        }
+    }
+}
+
 /// What an opened file holds, as far as this store is concerned.
 enum Format {
     /// Nothing yet: the schema is to be created.
@@ -391,7 +423,7 @@ impl SqliteCommitStore {
         thread: &str,
         writes: &[cordon_kernel::StateWrite],
     ) -> Result<(), CommitError> {
-        let mut connection = self.writer(Durability::Disk)?;
+        let mut connection = self.writer(Reach::Synced)?;
         let transaction = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .context(&self.path, "starting a state write")?;
@@ -410,10 +442,10 @@ impl SqliteCommitStore {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The connection, for a write that must reach as far as `durability`
-    /// says. A sync of earlier writes that failed is reported here, and this
-    /// write is not made.
-    fn writer(&self, durability: Durability) -> Result<MutexGuard<'_, Connection>, CommitError> {
+    /// The connection, for a write that must reach as far as `reach` says.
+    /// A sync of earlier writes that failed is reported here, and this write
+    /// is not made.
+    fn writer(&self, reach: Reach) -> Result<MutexGuard<'_, Connection>, CommitError> {
         let connection = self.lock();
         if let Some(error) = self.flusher.get().and_then(Flusher::take_failure) {
             return Err(CommitError::Storage(format!(
@@ -422,7 +454,7 @@ impl SqliteCommitStore {
                 self.path.display()
             )));
         }
-        let wait = durability == Durability::Disk;
+        let wait = reach == Reach::Synced;
         if !wait && self.flusher.get().is_none() {
             let flusher = Flusher::start(wal_of(&self.path)).map_err(|error| {
                 CommitError::Storage(format!(
@@ -442,14 +474,87 @@ impl SqliteCommitStore {
         Ok(connection)
     }
 
-    /// A write made with `durability` has ended: one that reached only the
-    /// process is synced soon.
-    fn written(&self, durability: Durability) {
-        if durability == Durability::Process
-            && let Some(flusher) = self.flusher.get()
-        {
-            flusher.written();
+    /// A write made to reach as far as `reach` says has ended: one that
+    /// reached only the process is synced soon, and one grouped with others
+    /// is synced now, what it waits for returned.
+    fn written(&self, reach: Reach) -> Option<OnDisk> {
+        let flusher = self.flusher.get()?;
+        match reach {
+            Reach::Synced => None,
+            Reach::Grouped => Some(flusher.on_disk()),
+            Reach::Soon => {
+                flusher.written();
+                None
+            }
         }
+    }
+
+    /// Write `commit` in one transaction that ends as far as `reach` says;
+    /// what it still waits for is returned.
+    fn write_step(&self, commit: &StepCommit, reach: Reach) -> Result<Option<OnDisk>, CommitError> {
+        let run_id = commit.run_id.as_str();
+        let body = serde_json::to_string(commit).map_err(|error| {
+            CommitError::Storage(format!(
+                "encoding run {run_id} step {}: {error}",
+                commit.seq
+            ))
+        })?;
+        let connection = self.writer(reach)?;
+        let transaction = Immediate::begin(&connection).context(&self.path, "starting a commit")?;
+        let (thread, last_seq) = self.thread_and_last_seq(&transaction, run_id)?;
+        check_sequence(commit, last_seq)?;
+        let seq = signed(commit.seq, "step number")?;
+        let what = || format!("run {run_id} step {}", commit.seq);
+        self.apply_to(&transaction, Owner::Run(run_id), &commit.state, what)?;
+        self.apply_to(
+            &transaction,
+            Owner::Thread(&thread),
+            &commit.thread_state,
+            what,
+        )?;
+        self.insert_step(&transaction, commit, seq, &body)?;
+        files::insert(&transaction, run_id, seq, &commit.files)
+            .context(&self.path, "recording file changes")?;
+        transaction
+            .prepare_cached("DELETE FROM intents WHERE run_id = ?1")
+            .and_then(|mut statement| statement.execute([run_id]))
+            .context(&self.path, "clearing the intent")?;
+        transaction
+            .commit()
+            .context(&self.path, "committing a step")?;
+        drop(connection);
+        Ok(self.written(reach))
+    }
+
+    /// Record `intent` in one transaction that ends as far as `reach` says;
+    /// what it still waits for is returned.
+    fn write_intent(&self, intent: &Intent, reach: Reach) -> Result<Option<OnDisk>, CommitError> {
+        let run_id = intent.run_id.as_str();
+        let seq = signed(intent.seq, "step number")?;
+        let body = serde_json::to_string(intent).map_err(|error| {
+            CommitError::Storage(format!("encoding the intent of run {run_id}: {error}"))
+        })?;
+        let connection = self.writer(reach)?;
+        self.insert_intent(&connection, run_id, seq, &body)?;
+        drop(connection);
+        Ok(self.written(reach))
+    }
+
+    /// Wait until the sync `on_disk` waits for took `what` to disk.
+    async fn on_disk(&self, on_disk: Option<OnDisk>, what: &str) -> Result<(), CommitError> {
+        let Some(on_disk) = on_disk else {
+            return Ok(());
+        };
+        let failed = match on_disk.await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(error)) => error,
+            Err(_) => "the thread that syncs writes stopped".to_owned(),
+        };
+        Err(CommitError::Storage(format!(
+            "{}: {what} is written, but syncing it to disk failed, so it may not survive a \
+             power loss: {failed}",
+            self.path.display()
+        )))
     }
 
     fn corrupt(&self, what: &str, message: impl std::fmt::Display) -> CommitError {
@@ -668,7 +773,7 @@ impl CommitStore for SqliteCommitStore {
         let created = signed(header.created, "creation time")?;
         let HeaderColumns { metadata, parent } = HeaderColumns::of(header)?;
         let inserted = self
-            .writer(Durability::Disk)?
+            .writer(Reach::Synced)?
             .execute(
                 "INSERT INTO runs (run_id, agent, created, metadata, thread, parent)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -694,37 +799,9 @@ impl CommitStore for SqliteCommitStore {
         commit: &StepCommit,
         durability: Durability,
     ) -> Result<Receipt, CommitError> {
-        let run_id = commit.run_id.as_str();
-        let body = serde_json::to_string(commit).map_err(|error| {
-            CommitError::Storage(format!(
-                "encoding run {run_id} step {}: {error}",
-                commit.seq
-            ))
-        })?;
-        let connection = self.writer(durability)?;
-        let transaction = Immediate::begin(&connection).context(&self.path, "starting a commit")?;
-        let (thread, last_seq) = self.thread_and_last_seq(&transaction, run_id)?;
-        check_sequence(commit, last_seq)?;
-        let seq = signed(commit.seq, "step number")?;
-        let what = || format!("run {run_id} step {}", commit.seq);
-        self.apply_to(&transaction, Owner::Run(run_id), &commit.state, what)?;
-        self.apply_to(
-            &transaction,
-            Owner::Thread(&thread),
-            &commit.thread_state,
-            what,
-        )?;
-        self.insert_step(&transaction, commit, seq, &body)?;
-        files::insert(&transaction, run_id, seq, &commit.files)
-            .context(&self.path, "recording file changes")?;
-        transaction
-            .prepare_cached("DELETE FROM intents WHERE run_id = ?1")
-            .and_then(|mut statement| statement.execute([run_id]))
-            .context(&self.path, "clearing the intent")?;
-        transaction
-            .commit()
-            .context(&self.path, "committing a step")?;
-        self.written(durability);
+        let on_disk = self.write_step(commit, Reach::from(durability))?;
+        let what = format!("run {} step {}", commit.run_id, commit.seq);
+        self.on_disk(on_disk, &what).await?;
         Ok(Receipt { seq: commit.seq })
     }
 
@@ -733,15 +810,9 @@ impl CommitStore for SqliteCommitStore {
         intent: &Intent,
         durability: Durability,
     ) -> Result<(), CommitError> {
-        let run_id = intent.run_id.as_str();
-        let seq = signed(intent.seq, "step number")?;
-        let body = serde_json::to_string(intent).map_err(|error| {
-            CommitError::Storage(format!("encoding the intent of run {run_id}: {error}"))
-        })?;
-        let connection = self.writer(durability)?;
-        self.insert_intent(&connection, run_id, seq, &body)?;
-        self.written(durability);
-        Ok(())
+        let on_disk = self.write_intent(intent, Reach::from(durability))?;
+        let what = format!("the intent of run {}", intent.run_id);
+        self.on_disk(on_disk, &what).await
     }
 
     async fn load(&self, run_id: &str) -> Result<RunRecord, CommitError> {
@@ -819,7 +890,7 @@ impl CommitStore for SqliteCommitStore {
 
     async fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError> {
         let seq = signed(seq, "step number")?;
-        let connection = self.writer(Durability::Disk)?;
+        let connection = self.writer(Reach::Synced)?;
         let changed = connection
             .execute(
                 "UPDATE runs SET published = max(published, ?2) WHERE run_id = ?1",
@@ -833,7 +904,7 @@ impl CommitStore for SqliteCommitStore {
     }
 
     async fn delete_run(&self, run_id: &str) -> Result<(), CommitError> {
-        let mut connection = self.writer(Durability::Disk)?;
+        let mut connection = self.writer(Reach::Synced)?;
         let transaction = connection
             .transaction()
             .context(&self.path, "starting to delete a run")?;
@@ -1163,15 +1234,16 @@ mod tests {
         assert_eq!(record.last_seq(), 1);
     }
 
-    /// The output of `future`, which a SQLite store answers without waiting:
-    /// its work is done on the calling thread.
+    /// The output of `future`, run to its end on the calling thread.
     fn ready<T>(future: impl std::future::Future<Output = T>) -> T {
-        futures_util::FutureExt::now_or_never(Box::pin(future))
-            .expect("a SQLite store answers at once")
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime for one thread")
+            .block_on(future)
     }
 
     #[tokio::test]
-    async fn writes_that_reach_only_the_process_are_seen_at_once_synced_soon_and_disk_writes_wait_again()
+    async fn writes_that_reach_only_the_process_are_seen_at_once_synced_soon_and_disk_writes_wait_for_a_sync()
      {
         let (_dir, path, store) = fresh();
         let synchronous = || -> i64 {
@@ -1181,7 +1253,10 @@ mod tests {
                 .unwrap()
         };
         store.create_run(&header("r", 1)).await.unwrap();
-        assert!(store.flusher.get().is_none(), "no flusher for disk writes");
+        assert!(
+            store.flusher.get().is_none(),
+            "no flusher for a write SQLite syncs"
+        );
         store
             .record_intent(&intent("r", 1), Durability::Process)
             .await
@@ -1214,13 +1289,81 @@ mod tests {
         assert_eq!(
             synchronous(),
             2,
-            "FULL again for a write that waits for the disk"
+            "FULL again for a write SQLite syncs itself"
         );
+        let before = flusher.synced();
         store
             .commit(&step("r", 2, "y", Vec::new()), Durability::Disk)
             .await
             .unwrap();
-        assert_eq!(synchronous(), 2);
+        assert!(
+            flusher.synced() > before,
+            "a commit on disk is answered after the flusher's sync"
+        );
+        assert_eq!(synchronous(), 1, "its transaction ends in the cache");
+    }
+
+    #[tokio::test]
+    async fn commits_on_disk_made_together_share_syncs_and_each_is_answered_after_one() {
+        let (_dir, path, store) = fresh();
+        let runs: Vec<String> = (0..32).map(|run| format!("r{run}")).collect();
+        for run in &runs {
+            store.create_run(&header(run, 1)).await.unwrap();
+        }
+        store
+            .commit(&step("r0", 1, "first", Vec::new()), Durability::Disk)
+            .await
+            .unwrap();
+        let flusher = store.flusher.get().expect("started by the first commit");
+        let before = flusher.synced();
+        let commits = runs[1..].iter().map(|run| {
+            let store = &store;
+            async move {
+                store
+                    .commit(&step(run, 1, "together", Vec::new()), Durability::Disk)
+                    .await
+                    .map(|_| flusher.synced())
+            }
+        });
+        let answered = futures_util::future::join_all(commits).await;
+        let syncs = flusher.synced() - before;
+        for synced in &answered {
+            let synced = synced.as_ref().expect("each commit is answered");
+            assert!(*synced > before, "answered before any sync of its own");
+        }
+        assert!(
+            (1..31).contains(&syncs),
+            "31 commits made together took {syncs} syncs"
+        );
+        let other = SqliteCommitStore::open(&path).unwrap();
+        for run in &runs {
+            assert_eq!(other.load(run).await.unwrap().last_seq(), 1, "{run}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_commit_whose_sync_fails_is_answered_with_the_failure_naming_the_step() {
+        let (dir, _path, store) = fresh();
+        store.create_run(&header("r", 1)).await.unwrap();
+        // A WAL path through a regular file, so that every sync fails.
+        let blocker = dir.path().join("not-a-dir");
+        std::fs::write(&blocker, b"").unwrap();
+        store
+            .flusher
+            .set(Flusher::start(blocker.join("store.db-wal")).unwrap())
+            .unwrap();
+        let failed = store
+            .commit(&step("r", 1, "x", Vec::new()), Durability::Disk)
+            .await;
+        let Err(CommitError::Storage(message)) = failed else {
+            panic!("a commit whose sync failed was answered: {failed:?}");
+        };
+        assert!(
+            message.contains(&store.path().display().to_string())
+                && message.contains("run r step 1")
+                && message.contains("may not survive a power loss"),
+            "{message}"
+        );
     }
 
     #[tokio::test]
@@ -1256,8 +1399,10 @@ mod tests {
             "{message}"
         );
         assert_eq!(store.load("r").await.unwrap().commits.len(), 1);
+        // Reported once: the next write is made (one that does not wait for
+        // the sync, which fails again).
         store
-            .commit(&step("r", 2, "y", Vec::new()), Durability::Disk)
+            .commit(&step("r", 2, "y", Vec::new()), Durability::Process)
             .await
             .unwrap();
     }
