@@ -33,6 +33,7 @@ pub mod skills;
 pub mod state;
 pub mod tool;
 pub mod typed_state;
+pub mod watching;
 
 pub use agent::{AgentDef, AgentError, McpServerDecl, ModelSettings, StateDisagreement};
 pub use approval::{Approval, ApprovalFuture, Approver, DeferApprovals};

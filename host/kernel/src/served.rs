@@ -26,6 +26,7 @@ use crate::merge::StepEffects;
 use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest};
 use crate::requester::Requester;
+use crate::skills::ActiveSkills;
 use crate::run::step::judge::{Deny, Judge, Offer, Withdraw, judge_and_ask};
 use crate::run::{Cursor, Intents, RunError, Runtime, Transcript};
 use crate::tool::{ToolError, ToolErrorKind};
@@ -104,7 +105,11 @@ pub enum Served {
 pub struct ServedRun {
     runtime: Runtime,
     agent: Arc<AgentDef>,
+    run_id: String,
     cursor: Mutex<Cursor>,
+    /// The skills active as of the last commit, beside the cursor so that
+    /// what the run offers is known while a step holds the cursor.
+    skills: std::sync::Mutex<Arc<ActiveSkills>>,
 }
 
 impl ServedRun {
@@ -135,19 +140,49 @@ impl ServedRun {
         Ok(Self {
             runtime,
             agent: Arc::new(agent.clone()),
+            run_id: run_id.to_owned(),
+            skills: std::sync::Mutex::new(Arc::clone(&cursor.skills)),
             cursor: Mutex::new(cursor),
         })
     }
 
-    /// The tools a request may call now: those the agent uses.
-    pub async fn offered(&self) -> Vec<ToolSpec> {
-        let cursor = self.cursor.lock().await;
-        self.runtime.pinned().offered(&self.agent, &cursor)
+    /// The tools a request may call now: those the agent uses and the
+    /// skills active as of the last commit offer.
+    pub fn offered(&self) -> Vec<ToolSpec> {
+        self.runtime
+            .pinned()
+            .offered_under(&self.agent, &self.active_skills())
+    }
+
+    /// Whether a request may call `name` now.
+    pub fn offers(&self, name: &str) -> bool {
+        self.runtime
+            .pinned()
+            .offered_spec(&self.agent, &self.active_skills(), name)
+            .is_some()
+    }
+
+    /// Whether a request may call `name` in a run just opened, with no
+    /// skill active.
+    pub fn offers_at_open(&self, name: &str) -> bool {
+        self.runtime
+            .pinned()
+            .offered_spec(&self.agent, &ActiveSkills::none(), name)
+            .is_some()
+    }
+
+    fn active_skills(&self) -> Arc<ActiveSkills> {
+        Arc::clone(
+            &self
+                .skills
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// The run's id.
-    pub async fn run_id(&self) -> String {
-        self.cursor.lock().await.run_id.clone()
+    pub fn run_id(&self) -> &str {
+        &self.run_id
     }
 
     /// Judge, run and commit `calls` as one step. A call the policy sends to
@@ -251,6 +286,10 @@ impl ServedRun {
         // the tools are listed, under the skills before and after, only then.
         let offers_changed = !skills.activations().eq(cursor.skills.activations())
             && runtime.offered(&self.agent, &cursor) != runtime.offered_under(&self.agent, &skills);
+        *self
+            .skills
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::clone(&cursor.skills);
         Ok(Served::Committed {
             records,
             offers_changed,

@@ -1,21 +1,23 @@
 //! Cordon as an MCP server. The tools of an assembled run (its plugins and,
 //! with a sandbox, the workspace tools) are offered to MCP clients; every
-//! call is a step of one served run ([`cordon_kernel::ServedRun`]), so it
+//! call is a step of a served run ([`cordon_kernel::ServedRun`]), so it
 //! passes the operator's policy and hooks, runs in a fresh sandboxed instance
 //! with its bundle's grants and limits, and is committed with its verdict and
-//! audit events, visible in `cordon runs show` like any run.
+//! audit events, visible in `cordon runs show` like any run. Requests run at
+//! once, each on a run of its own while it runs ([`lanes`]).
 //!
 //! [`names`] maps tool names to the set clients accept, [`catalog`] is what
 //! `tools/list` shows and how `tools/call` finds its tool, [`approvals`]
 //! turns `ask` verdicts into elicitation and [`questions`] tools' own
 //! questions, [`sealed`] keeps 2026-07-28 rounds' request state, [`relay`] forwards components'
-//! progress and logs, [`server`] is the handler, [`watch`] follows the
+//! progress and logs to the request whose call made them, [`server`] is the handler, [`watch`] follows the
 //! plugins folder, and [`serve_stdio`] (on [`stdio`]'s streams) and
 //! [`http`] the transports.
 
 pub mod approvals;
 pub mod catalog;
 pub mod http;
+pub mod lanes;
 pub mod names;
 pub mod questions;
 pub mod relay;
@@ -25,6 +27,7 @@ pub mod stdio;
 pub mod watch;
 
 pub use catalog::{Catalog, CatalogError};
+pub use lanes::{Lanes, Opener};
 pub use relay::Relay;
 pub use server::CordonMcp;
 

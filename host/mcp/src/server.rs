@@ -1,6 +1,7 @@
-//! The MCP handler: `tools/list` from the run's catalog, `tools/call` as one
-//! step of the served run, so a client's call passes the same policy, hooks,
-//! sandbox and step commit as a model's. A tool's own failure is a result
+//! The MCP handler: `tools/list` from the runs' catalog, `tools/call` as one
+//! step of a served run ([`crate::lanes`]), so a client's call passes the
+//! same policy, hooks, sandbox and step commit as a model's, and runs while
+//! other clients' calls run. A tool's own failure is a result
 //! with `isError: true` and its typed kind in the text; an unknown tool or
 //! arguments breaking the schema are protocol errors. A call the policy asks
 //! about becomes elicitation ([`crate::approvals`]); a client that cannot
@@ -16,7 +17,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use cordon_kernel::{
     Asker, CallResult, Cancellation, DeferApprovals, Deferred, PendingCall, Requester, Served,
-    ServedRun, ToolCall, ToolRecord, Unanswered,
+    ToolCall, ToolRecord, Unanswered,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -33,13 +34,14 @@ use serde_json::Value;
 use crate::approvals::{self, Answered, Elicit};
 use crate::catalog::{Catalog, CatalogError};
 use crate::questions::{self, AskBetween, AskDuring, NobodyToAsk};
-use crate::relay::{Audience, Relay};
+use crate::lanes::Lanes;
+use crate::relay::{self, Audience};
 use crate::sealed::{APPROVAL, Round, Sealed};
 
 /// What the server tells clients about itself.
 const INSTRUCTIONS: &str = "Every tool runs in Cordon's WebAssembly sandbox with only the grants its bundle declares and the operator approved; each call passes the operator's permission policy and hooks and is committed to Cordon's run store.";
 
-/// Cordon's tools served to MCP clients. Each session gets a clone: the run
+/// Cordon's tools served to MCP clients. Each session gets a clone: the runs
 /// and the catalog are shared, the session's logging level is its own.
 pub struct CordonMcp {
     shared: Arc<Shared>,
@@ -57,15 +59,12 @@ impl Clone for CordonMcp {
 }
 
 struct Shared {
-    run: ServedRun,
+    lanes: Lanes,
     catalog: RwLock<Arc<Catalog>>,
-    relay: Arc<Relay>,
     sealed: Sealed,
     /// What a person approving a call of a tool that runs outside any
     /// sandbox is told, by tool name.
     unsandboxed: Arc<BTreeMap<String, String>>,
-    /// One request runs at a time, so the relay knows whose events it sees.
-    turn: tokio::sync::Mutex<()>,
     calls: AtomicU64,
     /// The clients told when the tools change: sessions that initialized
     /// (stdio, 2025 HTTP sessions) and 2026 `subscriptions/listen` streams.
@@ -79,26 +78,20 @@ struct Listeners {
 }
 
 impl CordonMcp {
-    /// A server for `run`, whose components' events reach `relay`; the
-    /// tools `unsandboxed` names run outside any sandbox, as it says.
-    pub async fn new(
-        run: ServedRun,
-        relay: Arc<Relay>,
-        unsandboxed: BTreeMap<String, String>,
-    ) -> Result<Self, CatalogError> {
-        let catalog = Catalog::new(run.offered().await)?;
+    /// A server for the runs of `lanes`; the tools `unsandboxed` names run
+    /// outside any sandbox, as it says.
+    pub fn new(lanes: Lanes, unsandboxed: BTreeMap<String, String>) -> Result<Self, CatalogError> {
+        let catalog = Catalog::new(lanes.offered())?;
         let sealed = Sealed::new().map_err(|error| CatalogError::Schema {
             tool: String::new(),
             reason: error.message.to_string(),
         })?;
         Ok(Self {
             shared: Arc::new(Shared {
-                run,
+                lanes,
                 catalog: RwLock::new(Arc::new(catalog)),
-                relay,
                 sealed,
                 unsandboxed: Arc::new(unsandboxed),
-                turn: tokio::sync::Mutex::new(()),
                 calls: AtomicU64::new(0),
                 listeners: Mutex::new(Listeners::default()),
             }),
@@ -106,16 +99,16 @@ impl CordonMcp {
         })
     }
 
-    /// End the served run, once no client is left.
+    /// End the served runs, once no client is left.
     pub async fn close(&self) -> Result<(), cordon_kernel::RunError> {
-        self.shared.run.close().await
+        self.shared.lanes.close().await
     }
 
-    /// Offer the run's tools as they are now, and tell every listening
+    /// Offer the runs' tools as they are now, and tell every listening
     /// client when that changed what `tools/list` shows. A set of tools whose
     /// names collide keeps the listing in force and says why.
     pub async fn tools_changed(&self) -> Result<bool, CatalogError> {
-        let next = Catalog::new(self.shared.run.offered().await)?;
+        let next = Catalog::new(self.shared.lanes.offered())?;
         let changed = next.tools() != self.catalog().tools();
         if !changed {
             return Ok(false);
@@ -159,9 +152,20 @@ impl CordonMcp {
         self.catalog().tools().len()
     }
 
-    /// The served run's id.
-    pub async fn run_id(&self) -> String {
-        self.shared.run.run_id().await
+    /// The id of the first served run, which serves every request that
+    /// arrives while no other runs.
+    pub fn run_id(&self) -> String {
+        self.shared.lanes.first_run_id()
+    }
+
+    /// The ids of every run opened so far, first to last.
+    pub fn run_ids(&self) -> Vec<String> {
+        self.shared
+            .lanes
+            .runs()
+            .iter()
+            .map(|run| run.run_id().to_owned())
+            .collect()
     }
 
     fn catalog(&self) -> Arc<Catalog> {
@@ -234,28 +238,31 @@ impl CordonMcp {
             (true, true) => Arc::new(AskBetween(round.answers.clone())),
         };
         let cancel = Cancellation::new();
-        let turn = self.shared.turn.lock().await;
-        let relaying = self.shared.relay.open(audience);
         let requester = Requester {
             cancel: cancel.clone(),
             asker: Some(asker),
         };
-        let served = self
+        let lane = self
             .shared
-            .run
-            .call(vec![call], approver, unanswered, &requester);
-        tokio::pin!(served);
+            .lanes
+            .take(&resolved.tool)
+            .await
+            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        let served = lane.run().call(vec![call], approver, unanswered, &requester);
         // A client's `notifications/cancelled` stops the call's instance; the
         // step commits what happened all the same.
-        let served = tokio::select! {
-            served = &mut served => served,
-            () = context.ct.cancelled() => {
-                cancel.cancel();
-                served.await
+        let served = relay::relayed(audience, async {
+            tokio::pin!(served);
+            tokio::select! {
+                served = &mut served => served,
+                () = context.ct.cancelled() => {
+                    cancel.cancel();
+                    served.await
+                }
             }
-        };
-        relaying.finish().await;
-        drop(turn);
+        })
+        .await;
+        drop(lane);
         match served {
             Ok(Served::Committed {
                 records,

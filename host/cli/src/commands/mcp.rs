@@ -13,8 +13,10 @@ use clap::Args;
 use cordon_kernel::{DEFAULT_THREAD, ServedRun};
 use cordon_mcp::http::{Listener, PATH};
 use cordon_mcp::watch::FolderWatch;
-use cordon_mcp::{CordonMcp, Relay};
+use cordon_mcp::lanes::Kept;
+use cordon_mcp::{CordonMcp, Lanes, Opener, Relay};
 use cordon_session::Assembly;
+use cordon_session::store::StoreLocation;
 
 use crate::args::{GlobalArgs, PluginsArg, SandboxArgs, SkillsArg, StoreArg, StrictArg};
 use crate::operator::Operator;
@@ -49,6 +51,11 @@ pub(crate) struct McpArgs {
     /// the port can then call the tools.
     #[arg(long, requires = "http")]
     pub allow_non_loopback: bool,
+    /// How many calls run at once. Each call running is a step of its own
+    /// served run: a call made while every run is busy opens another, up to
+    /// this many; past it, calls wait for one to be free.
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: u16,
     /// How far each call's step commit reaches before the client gets its
     /// answer.
     #[arg(long, env = "CORDON_DURABILITY", value_enum, default_value_t = CommitDurability::Disk)]
@@ -87,14 +94,13 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         &args.plugins,
     )?;
     let agent = launch.agent(&Operator::load(&global.settings())?.defaults)?;
-    let relay = Arc::new(Relay::default());
     let assembly = Assembly::open(
         &global.settings(),
         launch,
         agent,
         &args.store.location(global),
         args.strict.strict,
-        relay.clone(),
+        Arc::new(Relay),
     )
     .await?;
     for notice in &assembly.notices {
@@ -104,21 +110,18 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let run_id = format!("mcp-{}-{:06}", now.as_secs(), now.subsec_micros());
-    let _driving = super::run::drive(&args.store.location(global), &run_id)?;
-    // A served run asks no model itself; the sub-agents it serves name theirs.
-    let runtime = assembly
-        .runtime_for_requests(relay.clone())
-        .with_models(Arc::new(cordon_providers::SpecResolver))
-        .with_commits(args.durability.into());
-    let run = ServedRun::open(
-        runtime,
-        &assembly.agent,
-        DEFAULT_THREAD,
-        &run_id,
-        now.as_secs(),
+    let assembly = Arc::new(assembly);
+    let lanes = Lanes::new(
+        opener(
+            Arc::clone(&assembly),
+            args.store.location(global),
+            run_id.clone(),
+            args.durability,
+        ),
+        usize::from(args.concurrency),
     )
     .await?;
-    let server = CordonMcp::new(run, relay, assembly.unsandboxed.clone()).await?;
+    let server = CordonMcp::new(lanes, assembly.unsandboxed.clone())?;
     let folders: Vec<PathBuf> = assembly
         .launch
         .plugins
@@ -127,22 +130,24 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         .map(|folder| folder.path.clone())
         .collect();
     let watch = FolderWatch::new(&folders).context("watching the plugins folders for changes")?;
-    tokio::spawn(follow(watch, Arc::new(assembly), server.clone()));
+    tokio::spawn(follow(watch, Arc::clone(&assembly), server.clone()));
     let store = args.store.location(global);
     let served = match args.http {
         None => {
             eprintln!(
-                "cordon mcp: {} tool(s) over stdio; each call is a step of run {run_id} in {store}",
-                server.tool_count()
+                "cordon mcp: {} tool(s) over stdio; each call is a step of run {run_id} in {store}{}",
+                server.tool_count(),
+                AT_ONCE
             );
             cordon_mcp::serve_stdio(server.clone()).await
         }
         Some(address) => {
             let listener = Listener::bind(address, args.allow_non_loopback).await?;
             eprintln!(
-                "cordon mcp: {} tool(s) at http://{}{PATH}; each call is a step of run {run_id} in {store}",
+                "cordon mcp: {} tool(s) at http://{}{PATH}; each call is a step of run {run_id} in {store}{}",
                 server.tool_count(),
-                listener.local_addr()?
+                listener.local_addr()?,
+                AT_ONCE
             );
             tokio::select! {
                 served = listener.serve(server.clone()) => served.map_err(anyhow::Error::from),
@@ -153,6 +158,42 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
     server.close().await?;
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the start line says of calls that arrive together.
+const AT_ONCE: &str = " (calls made while it runs one are steps of runs named after it: -2, -3, ...)";
+
+/// How the server opens run `number` of its runs: the first is `run_id`,
+/// the others `run_id-2`, `run_id-3`, ..., each of the same agent and
+/// thread, committing as `durability` says, driven by this process alone.
+fn opener(
+    assembly: Arc<Assembly>,
+    store: StoreLocation,
+    run_id: String,
+    durability: CommitDurability,
+) -> Opener {
+    Box::new(move |number| {
+        let run_id = match number {
+            0 => run_id.clone(),
+            later => format!("{run_id}-{}", later + 1),
+        };
+        let (assembly, store) = (Arc::clone(&assembly), store.clone());
+        Box::pin(async move {
+            let driving = super::run::drive(&store, &run_id)?;
+            // A served run asks no model itself; the sub-agents it serves name theirs.
+            let runtime = assembly
+                .runtime_for_requests(Arc::new(Relay))
+                .with_models(Arc::new(cordon_providers::SpecResolver))
+                .with_commits(durability.into());
+            let created = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs();
+            let run =
+                ServedRun::open(runtime, &assembly.agent, DEFAULT_THREAD, &run_id, created).await?;
+            Ok((run, Box::new(driving) as Kept))
+        })
+    })
 }
 
 /// Offer what the plugins folder holds after each change, and tell the

@@ -27,15 +27,19 @@ fn project() -> Project {
     project
 }
 
-/// What `cordon runs show` prints of the run the MCP server served.
+/// What `cordon runs show` prints of the runs the MCP server served: the
+/// first, and those calls made while it ran one opened.
 fn shown_served_run(project: &Project) -> String {
     let listed = text(&project.cordon(&["runs", "list"]).stdout);
-    let run_id = listed
+    let runs: Vec<&str> = listed
         .split_whitespace()
-        .find(|word| word.starts_with("mcp-"))
-        .unwrap_or_else(|| panic!("no served run in:\n{listed}"))
-        .to_owned();
-    text(&project.cordon(&["runs", "show", &run_id]).stdout)
+        .filter(|word| word.starts_with("mcp-"))
+        .collect();
+    assert!(!runs.is_empty(), "no served run in:\n{listed}");
+    runs.iter()
+        .map(|run_id| text(&project.cordon(&["runs", "show", run_id]).stdout))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The names in `listed`, a JSON array of strings.

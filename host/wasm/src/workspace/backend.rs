@@ -122,12 +122,17 @@ impl Backend {
         let runtime = tokio::runtime::Handle::current();
         // A workspace tool a tool calls runs on the calling chain's slots.
         let inside = admission::inside_chain();
+        // Its events reach whoever watches the calling chain.
+        let watcher = cordon_kernel::watching::watcher();
         let worker = {
             let (audit, label) = (audit.clone(), label.clone());
             tokio::task::spawn_blocking(move || {
-                runtime.block_on(admission::within(
-                    inside,
-                    backend.perform(audit, view, &mounts, &label, invoke),
+                runtime.block_on(cordon_kernel::watching::watched_by(
+                    watcher,
+                    admission::within(
+                        inside,
+                        backend.perform(audit, view, &mounts, &label, invoke),
+                    ),
                 ))
             })
         };
