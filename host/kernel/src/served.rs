@@ -26,9 +26,9 @@ use crate::merge::StepEffects;
 use crate::message::{CallResult, Message, ToolCall};
 use crate::model::{ModelDelta, ModelError, ModelFuture, ModelProvider, ModelRequest};
 use crate::requester::Requester;
-use crate::skills::ActiveSkills;
 use crate::run::step::judge::{Deny, Judge, Offer, Withdraw, judge_and_ask};
 use crate::run::{Cursor, Intents, RunError, Runtime, Transcript};
+use crate::skills::ActiveSkills;
 use crate::tool::{ToolError, ToolErrorKind};
 use crate::tool::{ToolSet, ToolSpec};
 

@@ -168,7 +168,11 @@ impl Lanes {
     }
 
     fn choose(&self, runs: &Runs, tool: &str) -> Next {
-        let offers: Vec<bool> = runs.opened.iter().map(|(run, _)| run.offers(tool)).collect();
+        let offers: Vec<bool> = runs
+            .opened
+            .iter()
+            .map(|(run, _)| run.offers(tool))
+            .collect();
         let free = |wanted: bool| {
             (0..offers.len()).find(|&index| !runs.busy[index] && (offers[index] || !wanted))
         };

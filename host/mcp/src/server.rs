@@ -33,8 +33,8 @@ use serde_json::Value;
 
 use crate::approvals::{self, Answered, Elicit};
 use crate::catalog::{Catalog, CatalogError};
-use crate::questions::{self, AskBetween, AskDuring, NobodyToAsk};
 use crate::lanes::Lanes;
+use crate::questions::{self, AskBetween, AskDuring, NobodyToAsk};
 use crate::relay::{self, Audience};
 use crate::sealed::{APPROVAL, Round, Sealed};
 
@@ -248,7 +248,9 @@ impl CordonMcp {
             .take(&resolved.tool)
             .await
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
-        let served = lane.run().call(vec![call], approver, unanswered, &requester);
+        let served = lane
+            .run()
+            .call(vec![call], approver, unanswered, &requester);
         // A client's `notifications/cancelled` stops the call's instance; the
         // step commits what happened all the same.
         let served = relay::relayed(audience, async {

@@ -12,8 +12,8 @@ use anyhow::Context;
 use clap::Args;
 use cordon_kernel::{DEFAULT_THREAD, ServedRun};
 use cordon_mcp::http::{Listener, PATH};
-use cordon_mcp::watch::FolderWatch;
 use cordon_mcp::lanes::Kept;
+use cordon_mcp::watch::FolderWatch;
 use cordon_mcp::{CordonMcp, Lanes, Opener, Relay};
 use cordon_session::Assembly;
 use cordon_session::store::StoreLocation;
@@ -161,7 +161,8 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
 }
 
 /// What the start line says of calls that arrive together.
-const AT_ONCE: &str = " (calls made while it runs one are steps of runs named after it: -2, -3, ...)";
+const AT_ONCE: &str =
+    " (calls made while it runs one are steps of runs named after it: -2, -3, ...)";
 
 /// How the server opens run `number` of its runs: the first is `run_id`,
 /// the others `run_id-2`, `run_id-3`, ..., each of the same agent and

@@ -15,6 +15,7 @@ mod delegation;
 mod docs;
 mod first_run;
 mod mcp;
+mod mcp_at_once;
 mod mcp_client;
 mod network;
 mod packages;

@@ -6,7 +6,7 @@ use super::Project;
 
 /// A `cordon mcp --http` of `project` on a port of its own, and its address.
 pub(crate) struct HttpServer {
-    child: std::process::Child,
+    child: std::sync::Mutex<std::process::Child>,
     /// The `host:port` it listens on.
     pub(crate) address: String,
 }
@@ -43,7 +43,10 @@ impl HttpServer {
         };
         // Keep draining the server's stderr so it never blocks on it.
         std::thread::spawn(move || for _ in lines {});
-        Self { child, address }
+        Self {
+            child: std::sync::Mutex::new(child),
+            address,
+        }
     }
 
     /// POST `body` to `path` with `headers`: the status and the response,
@@ -61,8 +64,20 @@ impl HttpServer {
         headers: &[(&str, &str)],
         body: &str,
     ) -> (u16, String) {
+        self.try_send(method, path, headers, body)
+            .unwrap_or_else(|error| panic!("no answer from {}: {error}", self.address))
+    }
+
+    /// [`HttpServer::send`], or why no answer came (the server is gone).
+    fn try_send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> std::io::Result<(u16, String)> {
         use std::io::{Read, Write};
-        let mut stream = std::net::TcpStream::connect(&self.address).unwrap();
+        let mut stream = std::net::TcpStream::connect(&self.address)?;
         let mut request = format!(
             "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
@@ -78,7 +93,7 @@ impl HttpServer {
             request.push_str(&format!("{name}: {value}\r\n"));
         }
         request.push_str("\r\n");
-        stream.write_all(request.as_bytes()).unwrap();
+        stream.write_all(request.as_bytes())?;
         // A refused body may be cut off; what was sent is enough.
         let _ = stream.write_all(body.as_bytes());
         let mut response = Vec::new();
@@ -88,18 +103,37 @@ impl HttpServer {
             .split_whitespace()
             .nth(1)
             .and_then(|code| code.parse().ok())
-            .unwrap_or_else(|| panic!("no status in {response:?}"));
-        (status, response)
+            .ok_or_else(|| std::io::Error::other(format!("no status in {response:?}")))?;
+        Ok((status, response))
     }
 
     /// A 2026-07-28 request of `method` with `params` (and the per-request
     /// `_meta` that era requires): the JSON-RPC message answering it.
-    pub(crate) fn stateless(&self, method: &str, mut params: Value, capabilities: Value) -> Value {
-        params["_meta"] = serde_json::json!({
+    pub(crate) fn stateless(&self, method: &str, params: Value, capabilities: Value) -> Value {
+        let (status, response) = self
+            .try_stateless(method, params, capabilities)
+            .unwrap_or_else(|error| panic!("no answer to {method}: {error}"));
+        answer(&response).unwrap_or_else(|| panic!("no answer to {method} ({status}): {response}"))
+    }
+
+    /// A 2026-07-28 request of `method` with `params`, whose `_meta` keeps
+    /// what it holds beside what that era requires: the status and the whole
+    /// response (notifications, then the answer), or why none came.
+    pub(crate) fn try_stateless(
+        &self,
+        method: &str,
+        mut params: Value,
+        capabilities: Value,
+    ) -> std::io::Result<(u16, String)> {
+        let meta = serde_json::json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": capabilities,
             "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
         });
+        match params.get_mut("_meta").and_then(Value::as_object_mut) {
+            Some(given) => given.extend(meta.as_object().unwrap().clone()),
+            None => params["_meta"] = meta,
+        }
         let name = params["name"].as_str().unwrap_or_default().to_owned();
         let body =
             serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
@@ -110,19 +144,41 @@ impl HttpServer {
         if !name.is_empty() {
             headers.push(("Mcp-Name", &name));
         }
-        let (status, response) = self.post("/mcp", &headers, &body.to_string());
-        response
-            .lines()
-            .filter_map(|line| line.strip_prefix("data: ").or(Some(line)))
-            .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
-            .rfind(|message| message.get("id") == Some(&serde_json::json!(7)))
-            .unwrap_or_else(|| panic!("no answer to {method} ({status}): {response}"))
+        self.try_send("POST", "/mcp", &headers, &body.to_string())
     }
+
+    /// Kill the server at once, as a crash would.
+    pub(crate) fn kill(&self) {
+        let mut child = self.child.lock().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
+/// The JSON-RPC messages of an HTTP `response`, plain or as server-sent
+/// events, in order.
+pub(crate) fn messages(response: &str) -> Vec<Value> {
+    response
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: ").or(Some(line)))
+        .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
+        .collect()
+}
+
+/// The answer in `response` to a request [`HttpServer::stateless`] sent.
+pub(crate) fn answer(response: &str) -> Option<Value> {
+    messages(response)
+        .into_iter()
+        .rfind(|message| message.get("id") == Some(&serde_json::json!(7)))
 }
 
 impl Drop for HttpServer {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let child = self
+            .child
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
