@@ -111,16 +111,20 @@ fn said(error: &anyhow::Error) -> String {
     text
 }
 
-/// The async runtime `command` runs on. The MCP server takes one request
-/// at a time and answers it from one thread: on a single-threaded runtime a
+/// The async runtime `command` runs on. The MCP server over stdio serves
+/// one client and answers it from one thread: on a single-threaded runtime a
 /// request and its call never wake another worker or move between cores,
 /// which is most of what a trivial call costs above the protocol's own round
 /// trip. A component still yields at every epoch tick, so a client's
-/// cancellation reaches a call while it runs, and a sandbox backend works on
-/// a thread of its own. Everything else runs on all cores.
+/// cancellation reaches a call while it runs and calls made together take
+/// turns, and a sandbox backend works on a thread of its own. Everything
+/// else, the MCP server over HTTP with its many clients among it, runs on
+/// all cores.
 fn runtime_for(command: &Command) -> tokio::runtime::Builder {
     match command {
-        Command::Mcp(_) => tokio::runtime::Builder::new_current_thread(),
+        // One client over stdio is answered soonest from one thread; HTTP
+        // serves many at once, on every core.
+        Command::Mcp(args) if args.http.is_none() => tokio::runtime::Builder::new_current_thread(),
         _ => tokio::runtime::Builder::new_multi_thread(),
     }
 }

@@ -90,6 +90,11 @@ impl Listener {
         );
         loop {
             let (stream, _) = self.listener.accept().await?;
+            // An answer streamed in pieces leaves at once, not after the
+            // client's delayed acknowledgement of the piece before.
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "an MCP connection keeps Nagle's delay");
+            }
             let service = service.clone();
             tokio::spawn(async move {
                 let handler =
