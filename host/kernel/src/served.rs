@@ -157,18 +157,14 @@ impl ServedRun {
     /// Whether a request may call `name` now.
     pub fn offers(&self, name: &str) -> bool {
         self.runtime
-            .pinned()
-            .offered_spec(&self.agent, &self.active_skills(), name)
-            .is_some()
+            .offers_now(&self.agent, &self.active_skills(), name)
     }
 
     /// Whether a request may call `name` in a run just opened, with no
     /// skill active.
     pub fn offers_at_open(&self, name: &str) -> bool {
         self.runtime
-            .pinned()
-            .offered_spec(&self.agent, &ActiveSkills::none(), name)
-            .is_some()
+            .offers_now(&self.agent, &ActiveSkills::none(), name)
     }
 
     fn active_skills(&self) -> Arc<ActiveSkills> {

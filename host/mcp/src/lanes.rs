@@ -168,24 +168,27 @@ impl Lanes {
     }
 
     fn choose(&self, runs: &Runs, tool: &str) -> Next {
-        let offers: Vec<bool> = runs
-            .opened
-            .iter()
-            .map(|(run, _)| run.offers(tool))
-            .collect();
-        let free = |wanted: bool| {
-            (0..offers.len()).find(|&index| !runs.busy[index] && (offers[index] || !wanted))
-        };
+        let mut free = (0..runs.opened.len()).filter(|&index| !runs.busy[index]);
+        if let Some(index) = free
+            .clone()
+            .find(|&index| runs.opened[index].0.offers(tool))
+        {
+            return Next::Take(index);
+        }
         let room = runs.opened.len() + runs.opening < self.limit;
-        let at_open = runs.opened[0].0.offers_at_open(tool);
-        if let Some(index) = free(true) {
-            Next::Take(index)
-        } else if room && (at_open || !offers.contains(&true)) {
-            Next::Open
-        } else if offers.contains(&true) || at_open {
-            Next::Wait
-        } else {
-            free(false).map_or(Next::Wait, Next::Take)
+        if room && runs.opened[0].0.offers_at_open(tool) {
+            // A run opened now offers it.
+            return Next::Open;
+        }
+        if runs.opened.iter().any(|(run, _)| run.offers(tool)) {
+            // A busy run offers it; wait for one.
+            return Next::Wait;
+        }
+        // No run offers it: any run answers so.
+        match free.next() {
+            Some(index) => Next::Take(index),
+            None if room => Next::Open,
+            None => Next::Wait,
         }
     }
 
@@ -224,5 +227,161 @@ impl Lanes {
             }
         }
         ended
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cordon_kernel::{
+        AgentDef, CallContext, DeferApprovals, EventLog, MemoryCommitStore, PermissionPolicy,
+        Requester, Runtime, Served, ToolAnnotations, ToolCall, ToolCallOutcome, ToolFuture,
+        ToolSet, Unanswered, Verdict,
+    };
+    use serde_json::{Value, json};
+    use tokio::sync::Semaphore;
+
+    /// `hold`, which answers once the test lets it, and `quick`.
+    struct Tools(Arc<Semaphore>);
+
+    impl ToolSet for Tools {
+        fn specs(&self) -> Vec<ToolSpec> {
+            ["hold", "quick"]
+                .into_iter()
+                .map(|name| ToolSpec {
+                    name: name.into(),
+                    description: String::new(),
+                    input_schema: Arc::new(json!({"type": "object"})),
+                    output_schema: None,
+                    annotations: ToolAnnotations::default(),
+                })
+                .collect()
+        }
+
+        fn call<'a>(&'a self, name: &'a str, _: Value, _: CallContext) -> ToolFuture<'a> {
+            Box::pin(async move {
+                if name == "hold" {
+                    self.0.acquire().await.unwrap().forget();
+                }
+                ToolCallOutcome::output(json!(name))
+            })
+        }
+    }
+
+    /// Lanes of at most `limit` runs over one memory store, and the gate
+    /// `hold` waits at.
+    async fn lanes(limit: usize) -> (Lanes, Arc<Semaphore>) {
+        let store = Arc::new(MemoryCommitStore::new());
+        let gate = Arc::new(Semaphore::new(0));
+        let tools: Arc<dyn ToolSet> = Arc::new(Tools(Arc::clone(&gate)));
+        let agent =
+            AgentDef::new("a", "", &["*"], 4, PermissionPolicy::new(Verdict::Allow)).unwrap();
+        let open: Opener = Box::new(move |number| {
+            let runtime =
+                Runtime::for_requests(Arc::clone(&tools), store.clone(), Arc::new(EventLog::new()));
+            let agent = agent.clone();
+            Box::pin(async move {
+                let run =
+                    ServedRun::open(runtime, &agent, "t", &format!("run-{number}"), 1).await?;
+                Ok((run, Box::new(()) as Kept))
+            })
+        });
+        (Lanes::new(open, limit).await.unwrap(), gate)
+    }
+
+    async fn call(lane: &Lane<'_>, tool: &str) -> Served {
+        let call = ToolCall {
+            id: tool.into(),
+            name: tool.into(),
+            args: json!({}),
+        };
+        lane.run()
+            .call(
+                vec![call],
+                &DeferApprovals,
+                Unanswered::Deny,
+                &Requester::default(),
+            )
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn calls_one_after_another_stay_on_the_first_run_and_a_busy_one_opens_another() {
+        let (lanes, gate) = lanes(4).await;
+        for _ in 0..3 {
+            let lane = lanes.take("quick").await.unwrap();
+            assert_eq!(lane.run().run_id(), "run-0");
+            call(&lane, "quick").await;
+        }
+        {
+            let first = lanes.take("hold").await.unwrap();
+            let holding = call(&first, "hold");
+            tokio::pin!(holding);
+            assert!(pending(holding.as_mut()).await, "hold waits at the gate");
+            let second = lanes.take("quick").await.unwrap();
+            assert_eq!(second.run().run_id(), "run-1", "the first run is busy");
+            call(&second, "quick").await;
+            drop(second);
+            gate.add_permits(1);
+            holding.await;
+        }
+        let again = lanes.take("quick").await.unwrap();
+        assert_eq!(again.run().run_id(), "run-0", "the first free run");
+        drop(again);
+        assert_eq!(lanes.runs().len(), 2);
+        lanes.close().await.unwrap();
+        let ended = lanes.take("quick").await.unwrap();
+        assert!(call_after_close(&ended).await);
+    }
+
+    /// Whether `future` is still pending after a moment.
+    async fn pending<F: Future>(future: Pin<&mut F>) -> bool {
+        tokio::time::timeout(std::time::Duration::from_millis(20), future)
+            .await
+            .is_err()
+    }
+
+    async fn call_after_close(lane: &Lane<'_>) -> bool {
+        let call = ToolCall {
+            id: "late".into(),
+            name: "quick".into(),
+            args: json!({}),
+        };
+        lane.run()
+            .call(
+                vec![call],
+                &DeferApprovals,
+                Unanswered::Deny,
+                &Requester::default(),
+            )
+            .await
+            .is_err()
+    }
+
+    #[tokio::test]
+    async fn past_the_limit_a_call_waits_for_a_run_to_be_free() {
+        let (lanes, gate) = lanes(1).await;
+        let first = lanes.take("hold").await.unwrap();
+        let waiting = lanes.take("quick");
+        tokio::pin!(waiting);
+        assert!(pending(waiting.as_mut()).await, "no room for a second run");
+        gate.add_permits(1);
+        call(&first, "hold").await;
+        drop(first);
+        let lane = waiting.await.unwrap();
+        assert_eq!(lane.run().run_id(), "run-0");
+        assert_eq!(lanes.runs().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_tool_no_run_offers_takes_a_free_run_which_answers_not_found() {
+        let (lanes, _gate) = lanes(2).await;
+        let lane = lanes.take("nowhere").await.unwrap();
+        let Served::Committed { records, .. } = call(&lane, "nowhere").await else {
+            panic!("not committed");
+        };
+        let answered = format!("{:?}", records[0].result);
+        assert!(answered.contains("NotFound"), "{answered}");
     }
 }

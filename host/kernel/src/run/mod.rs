@@ -487,6 +487,21 @@ impl Runtime {
         }
     }
 
+    /// Whether a step of `agent` may call `name` while `skills` are active,
+    /// under the tools in force now, without pinning them.
+    pub(crate) fn offers_now(&self, agent: &AgentDef, skills: &ActiveSkills, name: &str) -> bool {
+        if !agent.uses_tool(name) || !skills.offers(name) {
+            false
+        } else if let Some(sub) = crate::delegation::spec::sub_agent(agent, name) {
+            agent.agents.contains_key(sub)
+        } else {
+            match &self.reloads {
+                Some(reloads) => reloads.in_force().0.spec(name).is_some(),
+                None => self.tools.spec(name).is_some(),
+            }
+        }
+    }
+
     pub(crate) fn store(&self) -> &dyn CommitStore {
         self.store.as_ref()
     }
