@@ -4,7 +4,9 @@
 //! the trivial `test_echo` one after another. Figures, each beside its
 //! baseline from the same run, each on a server of its own with a fresh
 //! store:
-//! - throughput of 16 clients at once against one client alone;
+//! - throughput of 16 clients at once against one client alone, and the
+//!   same 16 clients with `--durability process` (no commit waits for the
+//!   disk): the ceiling the machine's cores set;
 //! - p50 and p99 of one client's quick call while another client's 2 s call
 //!   (`test_wait`) runs, against the same client alone.
 //!
@@ -48,15 +50,20 @@ fn main() {
     )
     .expect("permissions");
     println!(
-        "cordon mcp --http, each commit on disk; load {}",
+        "cordon mcp --http, each commit on disk unless said; load {}",
         load_average()
     );
-    let one = throughput(&project, 1);
-    let many = throughput(&project, CLIENTS);
+    let one = throughput(&project, 1, "disk");
+    let many = throughput(&project, CLIENTS, "disk");
+    let ceiling = throughput(&project, CLIENTS, "process");
     println!("  1 client            {one:8.0} calls/s");
     println!(
         "  {CLIENTS} clients at once   {many:8.0} calls/s  ({:.1}x one client)",
         many / one
+    );
+    println!(
+        "  {CLIENTS} clients, --durability process {ceiling:8.0} calls/s  (on disk: {:.0}% of it)",
+        100.0 * many / ceiling
     );
     let alone = quick_calls(&project, false);
     let beside = quick_calls(&project, true);
@@ -74,9 +81,9 @@ fn main() {
 }
 
 /// Calls a second `clients` clients make together, each calling as soon
-/// as its last call was answered.
-fn throughput(project: &Path, clients: usize) -> f64 {
-    let server = Server::start(project);
+/// as its last call was answered, each commit reaching `durability`.
+fn throughput(project: &Path, clients: usize, durability: &str) -> f64 {
+    let server = Server::start(project, durability);
     let start = Barrier::new(clients);
     let calls: usize = std::thread::scope(|scope| {
         let running: Vec<_> = (0..clients)
@@ -109,7 +116,7 @@ fn throughput(project: &Path, clients: usize) -> f64 {
 /// How long each of one client's quick calls took, alone or while another
 /// client's 2 s calls run one after another.
 fn quick_calls(project: &Path, beside_long: bool) -> Vec<Duration> {
-    let server = Server::start(project);
+    let server = Server::start(project, "disk");
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         if beside_long {
@@ -145,7 +152,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(project: &Path) -> Self {
+    fn start(project: &Path, durability: &str) -> Self {
         let _ = std::fs::remove_dir_all(project.join(".cordon"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
             .args([
@@ -154,6 +161,8 @@ impl Server {
                 "permissions.toml",
                 "--http",
                 "127.0.0.1:0",
+                "--durability",
+                durability,
             ])
             .current_dir(project)
             .env_remove("CORDON_PLUGINS")

@@ -138,8 +138,6 @@ impl Lanes {
         loop {
             let freed = self.freed.notified();
             tokio::pin!(freed);
-            // Told of every run freed from here on, before looking.
-            freed.as_mut().enable();
             let number = {
                 let mut runs = self.lock();
                 match self.choose(&runs, tool) {
@@ -157,7 +155,12 @@ impl Lanes {
                         runs.numbered += 1;
                         Some(runs.numbered)
                     }
-                    Next::Wait => None,
+                    Next::Wait => {
+                        // Told of every run freed from here on: a run is
+                        // freed only while this lock is held.
+                        freed.as_mut().enable();
+                        None
+                    }
                 }
             };
             match number {
