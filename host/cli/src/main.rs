@@ -116,8 +116,8 @@ fn said(error: &anyhow::Error) -> String {
 /// request and its call never wake another worker or move between cores,
 /// which is most of what a trivial call costs above the protocol's own round
 /// trip. A component still yields at every epoch tick, so a client's
-/// cancellation reaches a call while it runs and calls made together take
-/// turns, and a sandbox backend works on a thread of its own. Everything
+/// cancellation reaches a call while it runs and calls made together share
+/// the thread, and a sandbox backend works on a thread of its own. Everything
 /// else, the MCP server over HTTP with its many clients among it, runs on
 /// all cores.
 fn runtime_for(command: &Command) -> tokio::runtime::Builder {
