@@ -18,7 +18,9 @@
 //!   at once and waits for one that began after it ended ([`Flusher::on_disk`]).
 //!   While one sync runs, the writes that end meanwhile wait for the next,
 //!   so many writers share one sync (group commit) and none waits on another's
-//!   thread. A sync that fails is that waiting write's error.
+//!   thread. A sync that fails is the error of every write waiting for it,
+//!   and the store takes no more writes: the kernel may have dropped the
+//!   pages it could not write and report the next sync clean.
 //!
 //! The WAL file is opened once and kept open, so a failure of the kernel's
 //! own writeback is reported to the sync that follows it. Dropping the
@@ -48,6 +50,9 @@ struct Shared {
     wal: PathBuf,
     pending: Mutex<Pending>,
     wake: Condvar,
+    /// Held by a test to keep the thread from starting a sync.
+    #[cfg(test)]
+    hold: Mutex<()>,
 }
 
 /// A write waiting for the sync that takes it to disk: the number of writes
@@ -68,6 +73,9 @@ struct Pending {
     synced: u64,
     /// The last sync's failure, until the store reports it.
     failure: Option<io::Error>,
+    /// Why a sync that writes waited for failed: the disk may have dropped
+    /// writes since, so the store takes no more.
+    broken: Option<String>,
 }
 
 /// The outcome of the sync a write waits for: `Ok` once it is on disk.
@@ -80,6 +88,8 @@ impl Flusher {
             wal,
             pending: Mutex::new(Pending::default()),
             wake: Condvar::new(),
+            #[cfg(test)]
+            hold: Mutex::new(()),
         });
         let thread = std::thread::Builder::new()
             .name("cordon-store-flush".into())
@@ -116,15 +126,37 @@ impl Flusher {
         receiver
     }
 
+    /// What a write waits for when no flusher was started: a failure.
+    pub(crate) fn gone() -> OnDisk {
+        let (sender, receiver) = oneshot::channel();
+        let _ = sender.send(Err("no thread was started to sync it".to_owned()));
+        receiver
+    }
+
     /// The failure of a sync since the last call, if one failed.
     pub(crate) fn take_failure(&self) -> Option<io::Error> {
         self.shared.lock().failure.take()
+    }
+
+    /// Why the store takes no more writes, once a sync that writes waited
+    /// for failed.
+    pub(crate) fn broken(&self) -> Option<String> {
+        self.shared.lock().broken.clone()
     }
 
     /// How many syncs have ended.
     #[cfg(test)]
     pub(crate) fn synced(&self) -> u64 {
         self.shared.lock().synced
+    }
+
+    /// Keep the thread from starting a sync until the guard is dropped.
+    #[cfg(test)]
+    pub(crate) fn hold(&self) -> MutexGuard<'_, ()> {
+        self.shared
+            .hold
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -169,6 +201,14 @@ impl Shared {
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
             }
+            #[cfg(test)]
+            let pending = {
+                drop(pending);
+                let _held = self.hold.lock().unwrap_or_else(PoisonError::into_inner);
+                self.lock()
+            };
+            #[cfg(test)]
+            let mut pending = pending;
             // Every write that ended so far is in the file's cache, so
             // this sync takes each of them to disk.
             pending.due = false;
@@ -182,8 +222,13 @@ impl Shared {
                 .partition(|(mark, _)| *mark <= through);
             pending.waiting = later;
             let told = synced.as_ref().map(drop).map_err(ToString::to_string);
-            if let Err(error) = synced {
-                pending.failure = Some(error);
+            match (synced, served.is_empty()) {
+                (Ok(()), _) => {}
+                // Each waiting write is told; after a failed sync the kernel
+                // may have dropped the pages it could not write and report
+                // the next sync clean, so nothing more is written.
+                (Err(error), false) => pending.broken = Some(error.to_string()),
+                (Err(error), true) => pending.failure = Some(error),
             }
             drop(pending);
             for (_, sender) in served {
@@ -193,16 +238,18 @@ impl Shared {
         }
     }
 
-    /// Sync the WAL file, opened at the first sync and kept open. A missing
-    /// one holds nothing: SQLite removes it only after copying every write
-    /// into the database file and syncing that.
+    /// Sync the WAL file, opened at the first sync and kept open. A write
+    /// has ended in it before any sync is asked for, so a missing one is an
+    /// error: the file is not where the store's writes went.
     fn sync(&self, wal: &mut Option<File>) -> io::Result<()> {
         if wal.is_none() {
-            match File::open(&self.wal) {
-                Ok(file) => *wal = Some(file),
-                Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
-                Err(error) => return Err(error),
-            }
+            let opened = File::open(&self.wal).map_err(|error| {
+                io::Error::new(
+                    error.kind(),
+                    format!("opening {}: {error}", self.wal.display()),
+                )
+            })?;
+            *wal = Some(opened);
         }
         wal.as_ref().map_or(Ok(()), File::sync_data)
     }

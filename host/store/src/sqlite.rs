@@ -243,7 +243,7 @@ pub struct SqliteCommitStore {
     /// (`synchronous=FULL`) rather than only at the flusher's syncs
     /// (`NORMAL`); changed only while the connection is held.
     waits_for_disk: AtomicBool,
-    /// Started by the first write that reaches only the process.
+    /// Started by the first write that SQLite does not sync itself.
     flusher: OnceLock<Flusher>,
 }
 
@@ -251,7 +251,8 @@ pub struct SqliteCommitStore {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reach {
     /// SQLite syncs it before its transaction ends (`synchronous=FULL`):
-    /// the writes made once per run or by an operator.
+    /// a run's creation, a thread's state written outside a run, a run's
+    /// deletion.
     Synced,
     /// Its transaction ends in the file's cache and the flusher syncs it at
     /// once, sharing the sync with every write that ended meanwhile; the
@@ -447,6 +448,14 @@ impl SqliteCommitStore {
     /// is not made.
     fn writer(&self, reach: Reach) -> Result<MutexGuard<'_, Connection>, CommitError> {
         let connection = self.lock();
+        if let Some(error) = self.flusher.get().and_then(Flusher::broken) {
+            return Err(CommitError::Storage(format!(
+                "{}: a sync of commits that waited for the disk failed ({error}); the disk may \
+                 have dropped writes, so this store takes no more: stop Cordon, check the disk, \
+                 and start it again",
+                self.path.display()
+            )));
+        }
         if let Some(error) = self.flusher.get().and_then(Flusher::take_failure) {
             return Err(CommitError::Storage(format!(
                 "{}: syncing the writes made without waiting for the disk failed, so the \
@@ -456,7 +465,7 @@ impl SqliteCommitStore {
         }
         let wait = reach == Reach::Synced;
         if !wait && self.flusher.get().is_none() {
-            let flusher = Flusher::start(wal_of(&self.path)).map_err(|error| {
+            let flusher = Flusher::start(wal_of(&connection, &self.path)).map_err(|error| {
                 CommitError::Storage(format!(
                     "{}: starting the thread that syncs writes: {error}",
                     self.path.display()
@@ -478,11 +487,13 @@ impl SqliteCommitStore {
     /// reached only the process is synced soon, and one grouped with others
     /// is synced now, what it waits for returned.
     fn written(&self, reach: Reach) -> Option<OnDisk> {
-        let flusher = self.flusher.get()?;
-        match reach {
-            Reach::Synced => None,
-            Reach::Grouped => Some(flusher.on_disk()),
-            Reach::Soon => {
+        // `writer` started the flusher for every write it does not sync.
+        let flusher = self.flusher.get();
+        match (reach, flusher) {
+            (Reach::Synced, _) | (Reach::Soon, None) => None,
+            (Reach::Grouped, Some(flusher)) => Some(flusher.on_disk()),
+            (Reach::Grouped, None) => Some(Flusher::gone()),
+            (Reach::Soon, Some(flusher)) => {
                 flusher.written();
                 None
             }
@@ -890,16 +901,20 @@ impl CommitStore for SqliteCommitStore {
 
     async fn mark_published(&self, run_id: &str, seq: u64) -> Result<(), CommitError> {
         let seq = signed(seq, "step number")?;
-        let connection = self.writer(Reach::Synced)?;
+        // Losing it to a power loss only publishes the step again on resume,
+        // which writes the same files: it need not wait for the disk.
+        let connection = self.writer(Reach::Soon)?;
         let changed = connection
             .execute(
                 "UPDATE runs SET published = max(published, ?2) WHERE run_id = ?1",
                 params![run_id, seq],
             )
             .context(&self.path, "recording the published step")?;
+        drop(connection);
         if changed == 0 {
             return Err(CommitError::UnknownRun(run_id.to_owned()));
         }
+        self.written(Reach::Soon);
         Ok(())
     }
 
@@ -1019,9 +1034,14 @@ fn format(connection: &Connection, path: &Path) -> Result<Format, CommitError> {
     }
 }
 
-/// The WAL file of the database at `path`: SQLite names it so.
-fn wal_of(path: &Path) -> PathBuf {
-    let mut wal = path.as_os_str().to_owned();
+/// The WAL file of the database `connection` has open, named after the
+/// file as SQLite resolved it (through symbolic links, from the directory it
+/// was opened in), or after `path` when it cannot say.
+fn wal_of(connection: &Connection, path: &Path) -> PathBuf {
+    let mut wal = connection
+        .path()
+        .filter(|resolved| !resolved.is_empty())
+        .map_or_else(|| path.as_os_str().to_owned(), std::ffi::OsString::from);
     wal.push("-wal");
     PathBuf::from(wal)
 }
@@ -1325,16 +1345,22 @@ mod tests {
                     .map(|_| flusher.synced())
             }
         });
-        let answered = futures_util::future::join_all(commits).await;
+        let mut together = Box::pin(futures_util::future::join_all(commits));
+        {
+            // No sync starts while every commit ends its transaction.
+            let _held = flusher.hold();
+            assert!(
+                futures_util::FutureExt::now_or_never(&mut together).is_none(),
+                "a commit on disk was answered before any sync"
+            );
+        }
+        let answered = together.await;
         let syncs = flusher.synced() - before;
         for synced in &answered {
             let synced = synced.as_ref().expect("each commit is answered");
             assert!(*synced > before, "answered before any sync of its own");
         }
-        assert!(
-            (1..31).contains(&syncs),
-            "31 commits made together took {syncs} syncs"
-        );
+        assert_eq!(syncs, 1, "31 commits made together took {syncs} syncs");
         let other = SqliteCommitStore::open(&path).unwrap();
         for run in &runs {
             assert_eq!(other.load(run).await.unwrap().last_seq(), 1, "{run}");
@@ -1342,7 +1368,26 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_commit_whose_sync_fails_is_answered_with_the_failure_naming_the_step() {
+    async fn a_store_opened_through_a_symbolic_link_syncs_the_file_it_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.db");
+        SqliteCommitStore::open(&real).unwrap();
+        let link = dir.path().join("link.db");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let store = SqliteCommitStore::open(&link).unwrap();
+        store.create_run(&header("r", 1)).await.unwrap();
+        // The WAL file is named after the real file; a sync of one named
+        // after the link would find none and fail the commit.
+        store
+            .commit(&step("r", 1, "x", Vec::new()), Durability::Disk)
+            .await
+            .unwrap();
+        assert!(dir.path().join("real.db-wal").exists());
+        assert!(!dir.path().join("link.db-wal").exists());
+    }
+
+    #[tokio::test]
+    async fn a_commit_whose_sync_fails_is_answered_with_the_failure_and_the_store_takes_no_more() {
         let (dir, _path, store) = fresh();
         store.create_run(&header("r", 1)).await.unwrap();
         // A WAL path through a regular file, so that every sync fails.
@@ -1364,6 +1409,15 @@ mod tests {
                 && message.contains("may not survive a power loss"),
             "{message}"
         );
+        // The disk may have dropped what it could not write: nothing more
+        // is written, and each refusal says why.
+        for _ in 0..2 {
+            let refused = store.create_run(&header("s", 2)).await;
+            let Err(CommitError::Storage(message)) = refused else {
+                panic!("a write after a failed sync was made: {refused:?}");
+            };
+            assert!(message.contains("takes no more"), "{message}");
+        }
     }
 
     #[tokio::test]
