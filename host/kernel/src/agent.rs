@@ -570,6 +570,14 @@ impl AgentDef {
             .map_or(MergePolicy::Exclusive, |declared| declared.merge)
     }
 
+    /// Whether any key the agent declares or adopted lives on its thread.
+    pub(crate) fn keeps_thread_state(&self) -> bool {
+        self.state
+            .values()
+            .chain(self.adopted.values())
+            .any(|declared| declared.scope == Scope::Thread)
+    }
+
     /// The declaration of `key`: the agent's, or one it adopted.
     pub fn key(&self, key: &str) -> Option<&StateKey> {
         self.state.get(key).or_else(|| self.adopted.get(key))

@@ -138,6 +138,34 @@ pub trait FileLedger: Send + Sync {
     fn underlay(&self) -> Arc<FileWrites> {
         Arc::default()
     }
+
+    /// The turn a step that changes files takes from reading what its paths
+    /// held until its changes are committed and published, when other runs
+    /// share the ledger (as the runs a server opens to answer calls at once
+    /// do): their steps then commit their changes one after another, each
+    /// reading what the one before committed. `None` for a ledger no other
+    /// run shares.
+    fn commit_turn(&self) -> Option<CommitTurn> {
+        None
+    }
+}
+
+/// The turn steps of runs sharing a ledger take to commit their file
+/// changes ([`FileLedger::commit_turn`]).
+#[derive(Clone, Default)]
+pub struct CommitTurn(Arc<futures_util::lock::Mutex<()>>);
+
+impl std::fmt::Debug for CommitTurn {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("CommitTurn")
+    }
+}
+
+impl CommitTurn {
+    /// Wait for the turn; it passes on when the guard is dropped.
+    pub(crate) async fn take(&self) -> futures_util::lock::MutexGuard<'_, ()> {
+        self.0.lock().await
+    }
 }
 
 /// The ledger of a run without a staged workspace.

@@ -49,7 +49,7 @@ pub use delegation::{DelegationLimits, SubAgent};
 pub use event::{Capability, Denial, Event, EventLog, EventSink, LimitKind, LogLevel};
 pub use file_rules::{FileAccess, FileRefusal, FileRuleKind, FileRules};
 pub use files::{
-    FileChange, FileConflict, FileLedger, FileState, FileWrites, NoFiles, PublishError,
+    CommitTurn, FileChange, FileConflict, FileLedger, FileState, FileWrites, NoFiles, PublishError,
     QuotaExceeded, StepFiles,
 };
 pub use hooks::{

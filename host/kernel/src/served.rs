@@ -8,7 +8,9 @@
 //!
 //! A served run owns its [`Runtime`]: the events a step gathers belong to that
 //! run alone. Requests arriving together take their turn; one step commits
-//! before the next is judged. The tools' questions go to the requester
+//! before the next is judged. A host serving calls at once runs several
+//! served runs of one thread, so each step reads the thread's state as
+//! committed when it starts. The tools' questions go to the requester
 //! ([`crate::ask`]); a question it defers withdraws the step, which commits
 //! nothing and runs again from the start when the request comes back with
 //! the answer.
@@ -31,6 +33,7 @@ use crate::run::{Cursor, Intents, RunError, Runtime, Transcript};
 use crate::skills::ActiveSkills;
 use crate::tool::{ToolError, ToolErrorKind};
 use crate::tool::{ToolSet, ToolSpec};
+use crate::typed_state::Scope;
 
 /// The rule a call needing approval is denied under when the requester could
 /// not be asked.
@@ -200,6 +203,9 @@ impl ServedRun {
         if cursor.ended {
             return Err(RunError::Ended(cursor.run_id.clone()));
         }
+        if self.agent.keeps_thread_state() {
+            self.read_thread_state(&mut cursor).await?;
+        }
         // One version of the tools and hooks serves the whole request.
         let runtime = self.runtime.pinned();
         let runtime = &*runtime;
@@ -290,6 +296,17 @@ impl ServedRun {
             records,
             offers_changed,
         })
+    }
+
+    /// Take the thread's state as committed now into `cursor`: the
+    /// thread's other runs (those a server opens beside this one for calls
+    /// made together among them) change it between this run's steps.
+    async fn read_thread_state(&self, cursor: &mut Cursor) -> Result<(), RunError> {
+        let fresh = self.runtime.store().thread_state(&cursor.thread).await?;
+        let state = Arc::make_mut(&mut cursor.state);
+        state.retain(|key, _| self.agent.scope_of(key) != Scope::Thread);
+        state.extend(fresh);
+        Ok(())
     }
 
     /// End the run; a request after it is refused with [`RunError::Ended`].

@@ -42,19 +42,37 @@ struct Runs {
     opening: usize,
     /// The number of the last run asked to open (the first is 0).
     numbered: usize,
+    /// The server is stopping: no call takes a run.
+    closed: bool,
 }
 
 /// Why a request found no run.
 #[derive(Debug, thiserror::Error)]
 pub enum LaneError {
     /// Opening another run for it failed.
-    #[error("opening another run for a call made while {busy} ran: {source:#}")]
+    #[error(
+        "opening another run for a call made while the {open} open run(s) could not take it: {source:#}"
+    )]
     Open {
-        /// How many runs were busy.
-        busy: usize,
+        /// How many runs were open.
+        open: usize,
         /// Why the run did not open.
         source: anyhow::Error,
     },
+    /// The server is stopping.
+    #[error("the server is stopping and takes no more calls")]
+    Closed,
+}
+
+/// A run being opened, counted among those opening until this is dropped,
+/// so that a call given up while its run opens leaves the room it took.
+struct OpeningRoom<'a>(&'a Lanes);
+
+impl Drop for OpeningRoom<'_> {
+    fn drop(&mut self) {
+        self.0.lock().opening -= 1;
+        self.0.freed.notify_waiters();
+    }
 }
 
 /// A run serving one request; it is free again when this is dropped.
@@ -98,6 +116,7 @@ impl Lanes {
                 busy: vec![false],
                 opening: 0,
                 numbered: 0,
+                closed: false,
             }),
             freed: Notify::new(),
         })
@@ -140,6 +159,9 @@ impl Lanes {
             tokio::pin!(freed);
             let number = {
                 let mut runs = self.lock();
+                if runs.closed {
+                    return Err(LaneError::Closed);
+                }
                 match self.choose(&runs, tool) {
                     Next::Take(index) => {
                         runs.busy[index] = true;
@@ -153,7 +175,7 @@ impl Lanes {
                     Next::Open => {
                         runs.opening += 1;
                         runs.numbered += 1;
-                        Some(runs.numbered)
+                        Some((runs.numbered, runs.opened.len()))
                     }
                     Next::Wait => {
                         // Told of every run freed from here on: a run is
@@ -164,7 +186,7 @@ impl Lanes {
                 }
             };
             match number {
-                Some(number) => return self.open_another(number).await,
+                Some((number, open)) => return self.open_another(number, open).await,
                 None => freed.await,
             }
         }
@@ -195,14 +217,15 @@ impl Lanes {
         }
     }
 
-    /// Open run `number`, counted as opening already, and take it.
-    async fn open_another(&self, number: usize) -> Result<Lane<'_>, LaneError> {
+    /// Open run `number`, counted as opening already, and take it; `open`
+    /// runs were open when it was asked for.
+    async fn open_another(&self, number: usize, open: usize) -> Result<Lane<'_>, LaneError> {
+        let opening = OpeningRoom(self);
         let opened = (self.open)(number).await;
-        let mut runs = self.lock();
-        runs.opening -= 1;
-        match opened {
+        let lane = match opened {
             Ok((run, kept)) => {
                 let run = Arc::new(run);
+                let mut runs = self.lock();
                 runs.opened.push((Arc::clone(&run), kept));
                 runs.busy.push(true);
                 Ok(Lane {
@@ -211,17 +234,28 @@ impl Lanes {
                     run,
                 })
             }
-            Err(source) => {
-                let busy = runs.busy.iter().filter(|busy| **busy).count();
-                drop(runs);
-                self.freed.notify_waiters();
-                Err(LaneError::Open { busy, source })
-            }
-        }
+            Err(source) => Err(LaneError::Open { open, source }),
+        };
+        drop(opening);
+        lane
     }
 
-    /// End every run: a request after it is refused.
+    /// End every run, once the runs being opened are open; a call after it
+    /// is refused.
     pub async fn close(&self) -> Result<(), RunError> {
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            {
+                let mut runs = self.lock();
+                runs.closed = true;
+                if runs.opening == 0 {
+                    break;
+                }
+                freed.as_mut().enable();
+            }
+            freed.await;
+        }
         let mut ended = Ok(());
         for run in self.runs() {
             let closed = run.close().await;
@@ -274,6 +308,11 @@ mod tests {
     /// Lanes of at most `limit` runs over one memory store, and the gate
     /// `hold` waits at.
     async fn lanes(limit: usize) -> (Lanes, Arc<Semaphore>) {
+        lanes_opening(limit, Arc::new(Semaphore::new(Semaphore::MAX_PERMITS))).await
+    }
+
+    /// [`lanes`] whose runs after the first open only as `opens` lets them.
+    async fn lanes_opening(limit: usize, opens: Arc<Semaphore>) -> (Lanes, Arc<Semaphore>) {
         let store = Arc::new(MemoryCommitStore::new());
         let gate = Arc::new(Semaphore::new(0));
         let tools: Arc<dyn ToolSet> = Arc::new(Tools(Arc::clone(&gate)));
@@ -282,8 +321,11 @@ mod tests {
         let open: Opener = Box::new(move |number| {
             let runtime =
                 Runtime::for_requests(Arc::clone(&tools), store.clone(), Arc::new(EventLog::new()));
-            let agent = agent.clone();
+            let (agent, opens) = (agent.clone(), Arc::clone(&opens));
             Box::pin(async move {
+                if number > 0 {
+                    opens.acquire().await?.forget();
+                }
                 let run =
                     ServedRun::open(runtime, &agent, "t", &format!("run-{number}"), 1).await?;
                 Ok((run, Box::new(()) as Kept))
@@ -334,30 +376,37 @@ mod tests {
         drop(again);
         assert_eq!(lanes.runs().len(), 2);
         lanes.close().await.unwrap();
-        let ended = lanes.take("quick").await.unwrap();
-        assert!(call_after_close(&ended).await);
+        assert!(matches!(lanes.take("quick").await, Err(LaneError::Closed)));
+    }
+
+    #[tokio::test]
+    async fn a_call_given_up_while_its_run_opens_leaves_the_room_it_took() {
+        let opens = Arc::new(Semaphore::new(0));
+        let (lanes, gate) = lanes_opening(2, Arc::clone(&opens)).await;
+        let first = lanes.take("hold").await.unwrap();
+        let holding = call(&first, "hold");
+        tokio::pin!(holding);
+        assert!(pending(holding.as_mut()).await, "hold waits at the gate");
+        {
+            let opening = lanes.take("quick");
+            tokio::pin!(opening);
+            assert!(pending(opening.as_mut()).await, "its run is opening");
+            // Given up here: the room it took for the run is free again.
+        }
+        opens.add_permits(1);
+        let second = tokio::time::timeout(std::time::Duration::from_secs(5), lanes.take("quick"))
+            .await
+            .expect("the room is there")
+            .unwrap();
+        assert_ne!(second.run().run_id(), "run-0");
+        drop(second);
+        gate.add_permits(1);
+        holding.await;
     }
 
     /// Whether `future` is still pending after a moment.
     async fn pending<F: Future>(future: Pin<&mut F>) -> bool {
         tokio::time::timeout(std::time::Duration::from_millis(20), future)
-            .await
-            .is_err()
-    }
-
-    async fn call_after_close(lane: &Lane<'_>) -> bool {
-        let call = ToolCall {
-            id: "late".into(),
-            name: "quick".into(),
-            args: json!({}),
-        };
-        lane.run()
-            .call(
-                vec![call],
-                &DeferApprovals,
-                Unanswered::Deny,
-                &Requester::default(),
-            )
             .await
             .is_err()
     }
@@ -372,7 +421,10 @@ mod tests {
         gate.add_permits(1);
         call(&first, "hold").await;
         drop(first);
-        let lane = waiting.await.unwrap();
+        let lane = tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("the waiting call was told a run is free")
+            .unwrap();
         assert_eq!(lane.run().run_id(), "run-0");
         assert_eq!(lanes.runs().len(), 1);
     }

@@ -85,11 +85,11 @@ async fn forward(
     loop {
         tokio::select! {
             biased;
+            _ = &mut ended => break,
             event = events.recv() => match event {
                 Some(event) => deliver(event, &audience).await,
                 None => return,
             },
-            _ = &mut ended => break,
         }
     }
     // Work of the request still running elsewhere may hold its watcher;

@@ -242,29 +242,36 @@ impl CordonMcp {
             cancel: cancel.clone(),
             asker: Some(asker),
         };
-        let lane = self
-            .shared
-            .lanes
-            .take(&resolved.tool)
-            .await
-            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
-        let served = lane
-            .run()
-            .call(vec![call], approver, unanswered, &requester);
-        // A client's `notifications/cancelled` stops the call's instance; the
-        // step commits what happened all the same.
-        let served = relay::relayed(audience, async {
-            tokio::pin!(served);
-            tokio::select! {
-                served = &mut served => served,
-                () = context.ct.cancelled() => {
-                    cancel.cancel();
-                    served.await
-                }
+        // A call cancelled while it waits for a run never runs, and nothing
+        // of it commits.
+        let lane = tokio::select! {
+            lane = self.shared.lanes.take(&resolved.tool) => {
+                lane.map_err(|error| ErrorData::internal_error(error.to_string(), None))?
             }
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the call was cancelled before it ran", None));
+            }
+        };
+        // A client's `notifications/cancelled` stops the call's instance; the
+        // step commits what happened all the same. The run is free again
+        // once it has, before the call's last notifications are sent.
+        let (requester, cancelled) = (&requester, &context.ct);
+        let served = relay::relayed(audience, async move {
+            let served = {
+                let served = lane.run().call(vec![call], approver, unanswered, requester);
+                tokio::pin!(served);
+                tokio::select! {
+                    served = &mut served => served,
+                    () = cancelled.cancelled() => {
+                        cancel.cancel();
+                        served.await
+                    }
+                }
+            };
+            drop(lane);
+            served
         })
         .await;
-        drop(lane);
         match served {
             Ok(Served::Committed {
                 records,

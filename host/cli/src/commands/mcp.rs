@@ -137,7 +137,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
             eprintln!(
                 "cordon mcp: {} tool(s) over stdio; each call is a step of run {run_id} in {store}{}",
                 server.tool_count(),
-                AT_ONCE
+                at_once(args.concurrency)
             );
             cordon_mcp::serve_stdio(server.clone()).await
         }
@@ -147,7 +147,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
                 "cordon mcp: {} tool(s) at http://{}{PATH}; each call is a step of run {run_id} in {store}{}",
                 server.tool_count(),
                 listener.local_addr()?,
-                AT_ONCE
+                at_once(args.concurrency)
             );
             tokio::select! {
                 served = listener.serve(server.clone()) => served.map_err(anyhow::Error::from),
@@ -160,9 +160,15 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the start line says of calls that arrive together.
-const AT_ONCE: &str =
-    " (calls made while it runs one are steps of runs named after it: -2, -3, ...)";
+/// What the start line says of calls made together, when up to
+/// `concurrency` run at once.
+fn at_once(concurrency: u16) -> &'static str {
+    if concurrency > 1 {
+        " (calls made while it runs one are steps of runs named after it: -2, -3, ...)"
+    } else {
+        ""
+    }
+}
 
 /// How the server opens run `number` of its runs: the first is `run_id`,
 /// the others `run_id-2`, `run_id-3`, ..., each of the same agent and

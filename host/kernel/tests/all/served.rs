@@ -133,6 +133,54 @@ async fn each_request_is_a_committed_step_whose_state_the_next_one_reads() {
 }
 
 #[tokio::test]
+async fn served_runs_of_one_thread_each_read_the_thread_state_the_other_committed() {
+    let store = Arc::new(MemoryCommitStore::new());
+    let agent = agent(Verdict::Allow, &[], 4).with_state_key(
+        "count",
+        cordon_kernel::StateKey::new(None)
+            .unwrap()
+            .in_scope(cordon_kernel::Scope::Thread)
+            .merged_by(cordon_kernel::MergePolicy::Commutative),
+    );
+    let mut runs = Vec::new();
+    for run_id in ["served-1", "served-2"] {
+        let tools = Arc::new(Functions::new().with("count", EFFECTFUL, counter()));
+        let runtime = Runtime::for_requests(tools, store.clone(), Arc::new(EventLog::new()));
+        runs.push(
+            ServedRun::open(runtime, &agent, "shared", run_id, 7)
+                .await
+                .unwrap(),
+        );
+    }
+    let mut seen = Vec::new();
+    for (number, run) in [&runs[0], &runs[1], &runs[0], &runs[1]]
+        .into_iter()
+        .enumerate()
+    {
+        let records = run
+            .call(
+                vec![call(&format!("c{number}"), "count", json!({}))],
+                &DeferApprovals,
+                Unanswered::Deny,
+                &Requester::default(),
+            )
+            .await
+            .unwrap()
+            .committed();
+        seen.push(output(&records[0])["saw"].clone());
+    }
+    assert_eq!(
+        seen,
+        [json!(0), json!(1), json!(2), json!(3)],
+        "each step saw every earlier step of the thread, whichever run made it"
+    );
+    assert_eq!(
+        store.thread_state("shared").await.unwrap()["count"],
+        json!(4)
+    );
+}
+
+#[tokio::test]
 async fn the_policy_judges_requested_calls_and_unoffered_tools_never_run() {
     let tools = Functions::new()
         .with("echo", READ_ONLY, echo())

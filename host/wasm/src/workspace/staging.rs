@@ -93,6 +93,9 @@ pub struct Staging {
     backend: String,
     /// Where a publication refused at a link is shown.
     live: Arc<dyn EventSink>,
+    /// The turn the steps of every run over this workspace take to commit
+    /// their changes.
+    turn: cordon_kernel::CommitTurn,
 }
 
 /// Why a call's changes were not staged: past a quota.
@@ -112,6 +115,7 @@ impl Staging {
         live: Arc<dyn EventSink>,
     ) -> Self {
         Self {
+            turn: cordon_kernel::CommitTurn::default(),
             committed: Mutex::new(Layer::default()),
             publishes: publishes && folder.is_some(),
             folder,
@@ -225,6 +229,10 @@ impl CallFiles {
 }
 
 impl FileLedger for Staging {
+    fn commit_turn(&self) -> Option<cordon_kernel::CommitTurn> {
+        Some(self.turn.clone())
+    }
+
     fn fits(&self, step: &FileWrites, call: &FileWrites) -> Result<(), QuotaExceeded> {
         let (bytes, entries) = measure(step, call);
         let limits = self.limits;

@@ -155,6 +155,15 @@ impl Runtime {
         effects: StepEffects,
         disposition: Disposition,
     ) -> Result<(), RunError> {
+        let turn = if effects.files.is_empty() {
+            None
+        } else {
+            self.files.commit_turn()
+        };
+        let _turn = match &turn {
+            Some(turn) => Some(turn.take().await),
+            None => None,
+        };
         let mut skills = std::mem::take(&mut cursor.dropped);
         skills.extend(effects.skills);
         let commit = StepCommit {
