@@ -13,6 +13,8 @@
 //! Run with `cargo bench -p cordon-cli --bench serve_at_once` after the test
 //! command has built the fixtures (`./scripts/test.sh`).
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -51,7 +53,7 @@ fn main() {
     .expect("permissions");
     println!(
         "cordon mcp --http, each commit on disk unless said; load {}",
-        load_average()
+        support::load_average()
     );
     let one = throughput(&project, 1, "disk");
     let many = throughput(&project, CLIENTS, "disk");
@@ -290,15 +292,4 @@ fn percentile(samples: &[Duration], fraction: f64) -> Duration {
 
 fn micros(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e6
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default()
 }

@@ -11,6 +11,8 @@
 //! command has built the bundled plugins, the example tools and the
 //! fixtures (`./scripts/test.sh`).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -90,7 +92,7 @@ fn main() {
         }
     }
 
-    println!("load average {}", load_average());
+    println!("load average {}", support::load_average());
     for build in &builds {
         let floor = median(|| build.time(&["--version"]));
         println!("{}: `cordon --version` {:.1} ms", build.label, ms(floor));
@@ -236,15 +238,4 @@ fn median(mut sample: impl FnMut() -> Duration) -> Duration {
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default()
 }

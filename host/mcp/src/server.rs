@@ -158,16 +158,6 @@ impl CordonMcp {
         self.shared.lanes.first_run_id()
     }
 
-    /// The ids of every run opened so far, first to last.
-    pub fn run_ids(&self) -> Vec<String> {
-        self.shared
-            .lanes
-            .runs()
-            .iter()
-            .map(|run| run.run_id().to_owned())
-            .collect()
-    }
-
     fn catalog(&self) -> Arc<Catalog> {
         Arc::clone(
             &self

@@ -1145,6 +1145,17 @@ mod tests {
     use serde_json::json;
     use std::sync::{Arc, Barrier};
 
+    /// Give `store` a flusher whose every sync fails: its WAL path runs
+    /// through a regular file in `dir`.
+    fn failing_syncs(dir: &tempfile::TempDir, store: &SqliteCommitStore) {
+        let blocker = dir.path().join("not-a-dir");
+        std::fs::write(&blocker, b"").unwrap();
+        store
+            .flusher
+            .set(Flusher::start(blocker.join("store.db-wal")).unwrap())
+            .unwrap();
+    }
+
     fn fresh() -> (tempfile::TempDir, PathBuf, SqliteCommitStore) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nested/runs.db");
@@ -1390,13 +1401,7 @@ mod tests {
     async fn a_commit_whose_sync_fails_is_answered_with_the_failure_and_the_store_takes_no_more() {
         let (dir, _path, store) = fresh();
         store.create_run(&header("r", 1)).await.unwrap();
-        // A WAL path through a regular file, so that every sync fails.
-        let blocker = dir.path().join("not-a-dir");
-        std::fs::write(&blocker, b"").unwrap();
-        store
-            .flusher
-            .set(Flusher::start(blocker.join("store.db-wal")).unwrap())
-            .unwrap();
+        failing_syncs(&dir, &store);
         let failed = store
             .commit(&step("r", 1, "x", Vec::new()), Durability::Disk)
             .await;
@@ -1424,13 +1429,7 @@ mod tests {
     async fn a_failed_sync_refuses_the_next_write_naming_the_file_and_is_reported_once() {
         let (dir, _path, store) = fresh();
         store.create_run(&header("r", 1)).await.unwrap();
-        // A WAL path through a regular file, so that every sync fails.
-        let blocker = dir.path().join("not-a-dir");
-        std::fs::write(&blocker, b"").unwrap();
-        store
-            .flusher
-            .set(Flusher::start(blocker.join("store.db-wal")).unwrap())
-            .unwrap();
+        failing_syncs(&dir, &store);
         store
             .commit(&step("r", 1, "x", Vec::new()), Durability::Process)
             .await

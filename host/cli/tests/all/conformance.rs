@@ -12,7 +12,7 @@ use std::process::Command;
 
 use cordon_test_artifacts as artifacts;
 
-use crate::support::mcp::HttpServer;
+use crate::support::mcp::{FIXTURES_ELICITING, HttpServer};
 use crate::support::{Project, text};
 
 fn suite(server: &HttpServer, requirements: &str) {
@@ -48,11 +48,7 @@ fn suite(server: &HttpServer, requirements: &str) {
 #[test]
 fn the_official_suite_passes_for_both_protocol_eras_beside_its_baseline() {
     let project = Project::new();
-    project.bundle(
-        "test",
-        "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\n[grants]\nelicit = true\n",
-        artifacts::MCP_FIXTURES,
-    );
+    project.bundle("test", FIXTURES_ELICITING, artifacts::MCP_FIXTURES);
     project.approve("test");
     project.write("permissions.toml", "default = \"allow\"\n");
     let server = HttpServer::start(&project, &[]);

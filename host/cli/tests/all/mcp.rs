@@ -11,7 +11,7 @@ use std::process::Command;
 use cordon_test_artifacts as artifacts;
 use serde_json::Value;
 
-use crate::support::mcp::HttpServer;
+use crate::support::mcp::{FIXTURES_ELICITING, FIXTURES_MANIFEST, HttpServer};
 use crate::support::{Project, text};
 
 /// The permissions every test serves under: jq runs, listing notes is
@@ -302,11 +302,7 @@ fn a_client_activating_a_skill_is_told_the_tools_changed_and_is_offered_its_tool
 #[test]
 fn a_components_progress_and_logs_reach_the_client_that_asked() {
     let project = project();
-    project.bundle(
-        "test",
-        "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\n[grants]\nelicit = true\n",
-        artifacts::MCP_FIXTURES,
-    );
+    project.bundle("test", FIXTURES_ELICITING, artifacts::MCP_FIXTURES);
     project.approve("test");
     project.write(
         "permissions.toml",
@@ -504,11 +500,7 @@ fn a_stateless_client_approves_through_input_required_and_a_tampered_state_is_re
 #[test]
 fn a_tool_not_granted_questions_is_refused_audited_and_the_server_goes_on() {
     let project = project();
-    project.bundle(
-        "test",
-        "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n",
-        artifacts::MCP_FIXTURES,
-    );
+    project.bundle("test", FIXTURES_MANIFEST, artifacts::MCP_FIXTURES);
     project.write(
         "permissions.toml",
         &PERMISSIONS.replace("allow = [\"jq.*\"]", "allow = [\"jq.*\", \"test.*\"]"),

@@ -12,18 +12,14 @@ use std::time::{Duration, Instant};
 use cordon_test_artifacts as artifacts;
 use serde_json::{Value, json};
 
-use crate::support::mcp::{HttpServer, answer, messages};
+use crate::support::mcp::{FIXTURES_MANIFEST, HttpServer, answer, messages};
 use crate::support::{Project, text};
 
 /// A project serving jq and the MCP fixtures, every call allowed.
 fn project() -> Project {
     let project = Project::new();
     project.bundled("jq", artifacts::JQ);
-    project.bundle(
-        "test",
-        "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n",
-        artifacts::MCP_FIXTURES,
-    );
+    project.bundle("test", FIXTURES_MANIFEST, artifacts::MCP_FIXTURES);
     project.write(
         "permissions.toml",
         "default = \"deny\"\nallow = [\"jq.*\", \"test.*\"]\n",

@@ -4,6 +4,13 @@ use serde_json::Value;
 
 use super::Project;
 
+/// The manifest of the MCP fixtures as bundle `test`, with no grants.
+pub(crate) const FIXTURES_MANIFEST: &str =
+    "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n";
+
+/// The MCP fixtures' manifest granting questions to the person.
+pub(crate) const FIXTURES_ELICITING: &str = "[plugin]\nname = \"test\"\nversion = \"0.1.0\"\nkind = \"tool\"\ncomponent = \"tool.wasm\"\n\n[grants]\nelicit = true\n";
+
 /// A `cordon mcp --http` of `project` on a port of its own, and its address.
 pub(crate) struct HttpServer {
     child: std::sync::Mutex<std::process::Child>,
