@@ -17,8 +17,8 @@ mod loading;
 mod present;
 mod progress;
 mod table;
+mod telemetry;
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use cordon_session::{context, operator, skillset, store};
@@ -33,7 +33,13 @@ use crate::cli::{
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
     let cli = Cli::parse();
-    init_tracing(cli.global.verbose);
+    let telemetry = match telemetry::init(cli.global.verbose) {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            eprintln!("cordon: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match runtime_for(&cli.command).enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -87,6 +93,7 @@ fn main() -> ExitCode {
     // workspace) was already abandoned at its call's deadline; do not wait for
     // it on the way out.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    telemetry.shutdown();
     match result {
         Ok(code) => code,
         Err(error) => {
@@ -135,38 +142,6 @@ fn completions(args: &cli::CompletionsArgs) -> ExitCode {
     let mut command = cli::Cli::command();
     clap_complete::generate(args.shell, &mut command, "cordon", &mut std::io::stdout());
     ExitCode::SUCCESS
-}
-
-/// Diagnostics on stderr: warnings, and with `-v`, `-vv` and `-vvv` Cordon's
-/// own information, debug and trace lines, while its dependencies stay at
-/// warnings; `-vvvv` lets theirs through too. `CORDON_LOG` overrides. Colours
-/// only on a terminal, and never with `NO_COLOR`.
-fn init_tracing(verbose: u8) {
-    let default = match verbose {
-        0 => "warn",
-        1 => "warn,cordon=info",
-        2 => "warn,cordon=debug",
-        3 => "warn,cordon=trace",
-        _ => "trace",
-    };
-    // A failed MCP transport is reported once, as Cordon's own error about
-    // the server; the client worker's log of it would say the same again.
-    // An MCP client's mistake (an unknown tool, bad arguments) is answered to
-    // that client, and is no warning for the person running the server.
-    let quieted = if verbose > 3 {
-        ""
-    } else {
-        ",rmcp::transport::worker=off,rmcp::service=error"
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default}{quieted}")));
-    let colour = std::io::stderr().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(colour)
-        .init();
 }
 
 /// Writing to a pipe whose reader has gone (`cordon runs list | head`) ends

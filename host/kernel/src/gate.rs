@@ -5,6 +5,8 @@
 //! denies (fail closed); rewritten arguments are judged by the policy again, so
 //! no hook can turn the policy's deny into an allow.
 
+use tracing::Instrument;
+
 use crate::agent::AgentDef;
 use crate::event::Event;
 use crate::hooks::{GateVerdict, HookPhase, HookSet};
@@ -13,6 +15,7 @@ use crate::message::ToolCall;
 use crate::policy::{Decider, Decision, Verdict};
 use crate::progress::Trail;
 use crate::skills::{ActiveSkills, skill_of};
+use crate::spans;
 use crate::state::json_kind;
 use crate::tool::{ToolAnnotations, ToolError, ToolErrorKind};
 
@@ -98,7 +101,14 @@ pub(crate) async fn judge(
     }
     let mut rewritten = false;
     for hook in hooks.handlers(HookPhase::BeforeToolCall) {
-        let outcome = hooks.before_tool_call(&hook, &call, step.view()).await;
+        let outcome = hooks
+            .before_tool_call(&hook, &call, step.view())
+            .instrument(spans::hook(
+                &hook,
+                HookPhase::BeforeToolCall,
+                Some(&call.id),
+            ))
+            .await;
         events.record(outcome.events);
         let next = match outcome.result {
             Err(error) => {

@@ -30,6 +30,7 @@ pub mod requester;
 pub mod run;
 pub mod served;
 pub mod skills;
+pub mod spans;
 pub mod state;
 pub mod tool;
 pub mod typed_state;
@@ -71,6 +72,7 @@ pub use served::{NO_APPROVER, Served, ServedRun, Unanswered};
 pub use skills::{
     ActiveSkills, SKILL_TOOL, SkillActivation, SkillCatalog, SkillChange, SkillRefusal, skill_of,
 };
+pub use spans::SpanContent;
 pub use state::{
     MemoryStateStore, StagedState, StateError, StateOp, StateReader, StateSnapshot, StateStore,
     StateStoreError, StateWrite, Touch, apply_writes,

@@ -119,6 +119,11 @@ pub trait ModelProvider: Send + Sync {
         request: ModelRequest<'a>,
         deltas: &'a (dyn Fn(ModelDelta) + Send + Sync),
     ) -> ModelFuture<'a>;
+
+    /// The model's name as a trace shows it: the provider's model id.
+    fn name(&self) -> &str {
+        "unnamed"
+    }
 }
 
 /// The port through which the loop finds the model a sub-agent names

@@ -4,6 +4,8 @@
 //! request, a failed after-tool-call hook withholds the observation, a failed
 //! step-end hook loses its writes. Every failure is a `hook-failed` event.
 
+use tracing::Instrument;
+
 use crate::event::Event;
 use crate::hooks::{
     HookPhase, HookSet, InferenceRequest, InferenceVerdict, Observation, StepSummary,
@@ -11,6 +13,7 @@ use crate::hooks::{
 use crate::merge::{Admit, Refusal, StateConflict, StepState, Writer};
 use crate::message::{CallResult, ToolCall};
 use crate::progress::Trail;
+use crate::spans;
 use crate::tool::{ToolError, ToolErrorKind};
 
 /// What the before-inference hooks decided.
@@ -59,7 +62,10 @@ pub(crate) async fn before_inference(
     let phase = HookPhase::BeforeInference;
     let mut context = Vec::new();
     for hook in hooks.handlers(phase) {
-        let outcome = hooks.before_inference(&hook, request, step.view()).await;
+        let outcome = hooks
+            .before_inference(&hook, request, step.view())
+            .instrument(spans::hook(&hook, phase, None))
+            .await;
         events.record(outcome.events);
         let writer = Writer::Hook {
             bundle: hook.clone(),
@@ -105,6 +111,7 @@ pub(crate) async fn observe(
     for hook in hooks.handlers(phase) {
         let outcome = hooks
             .after_tool_call(&hook, call, &result, step.view())
+            .instrument(spans::hook(&hook, phase, Some(&call.id)))
             .await;
         events.record(outcome.events);
         let writer = Writer::Hook {
@@ -146,7 +153,10 @@ pub(crate) async fn step_end(
 ) -> Result<(), StateConflict> {
     let phase = HookPhase::StepEnd;
     for hook in hooks.handlers(phase) {
-        let outcome = hooks.step_end(&hook, summary, step.view()).await;
+        let outcome = hooks
+            .step_end(&hook, summary, step.view())
+            .instrument(spans::hook(&hook, phase, None))
+            .await;
         events.record(outcome.events);
         let writer = Writer::Hook {
             bundle: hook.clone(),

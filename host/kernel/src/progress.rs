@@ -106,11 +106,13 @@ impl StepEvents {
 
 impl Trail for StepEvents {
     fn emit(&self, event: Event) {
+        crate::spans::audit(&event);
         self.live.emit(event.clone());
         self.lock().push(event);
     }
 
     fn record(&self, events: Vec<Event>) {
+        events.iter().for_each(crate::spans::audit);
         self.lock().extend(events);
     }
 }

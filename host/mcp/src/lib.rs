@@ -24,6 +24,7 @@ pub mod relay;
 pub mod sealed;
 pub mod server;
 pub mod stdio;
+mod trace;
 pub mod watch;
 
 pub use catalog::{Catalog, CatalogError};

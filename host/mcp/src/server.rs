@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use tracing::Instrument;
 
 use cordon_kernel::{
     Asker, CallResult, Cancellation, DeferApprovals, Deferred, PendingCall, Requester, Served,
@@ -429,7 +430,8 @@ impl ServerHandler for CordonMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context).await
+        let span = crate::trace::served_call(&request.name, &context);
+        self.call(request, context).instrument(span).await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

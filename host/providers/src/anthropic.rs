@@ -164,6 +164,10 @@ impl AnthropicModel {
 }
 
 impl ModelProvider for AnthropicModel {
+    fn name(&self) -> &str {
+        self.model.as_str()
+    }
+
     fn complete<'a>(
         &'a self,
         request: ModelRequest<'a>,

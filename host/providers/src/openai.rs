@@ -158,6 +158,10 @@ impl OpenAiModel {
 }
 
 impl ModelProvider for OpenAiModel {
+    fn name(&self) -> &str {
+        self.model.as_str()
+    }
+
     fn complete<'a>(
         &'a self,
         request: ModelRequest<'a>,

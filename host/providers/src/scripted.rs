@@ -126,6 +126,10 @@ impl ScriptedModel {
 }
 
 impl ModelProvider for ScriptedModel {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
     fn complete<'a>(
         &'a self,
         request: ModelRequest<'a>,

@@ -421,6 +421,11 @@ impl Assembly {
         Ok(Reloaded { tools, left_out })
     }
 
+    /// The instance pool the run's calls take their slots from.
+    pub fn pool(&self) -> cordon_wasm::Pool {
+        self.host.pool()
+    }
+
     /// The runtime that drives the run with `model`, the kernel showing its
     /// own events on `live`: the plugins as hooks, the skills' catalog, the
     /// workspace's file ledger, and the launch recorded in each run's header.

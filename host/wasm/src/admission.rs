@@ -75,6 +75,12 @@ impl Admission {
         self.size
     }
 
+    /// How many slots calls hold now.
+    pub(crate) fn held(&self) -> u32 {
+        let free = u32::try_from(self.slots.available_permits()).unwrap_or(u32::MAX);
+        self.size.saturating_sub(free)
+    }
+
     /// Hold the slots a chain needs once they are free: `slots` for one
     /// instance, or enough for a chain of nested calls when `nests`, and
     /// `reserved` more for what it starts beside (an interpreter a backend's

@@ -74,7 +74,7 @@ pub use manifest::{
     StateDeclaration, StateGrants,
 };
 pub use pin::Pinned;
-pub use plugins::{DirReport, PluginHost, Plugins};
+pub use plugins::{DirReport, PluginHost, Plugins, Pool};
 pub use profile::UntrustedProfile;
 pub use progress::LoadProgress;
 pub use safeguards::{Distrust, Holds, ReadOnly, Reserved, Safeguards, Trust, TrustError};

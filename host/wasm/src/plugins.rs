@@ -35,6 +35,22 @@ pub struct PluginHost {
     progress: Arc<dyn LoadProgress>,
 }
 
+/// The instance pool of a host, for whoever watches how full it is.
+#[derive(Clone)]
+pub struct Pool(Arc<Engine>);
+
+impl Pool {
+    /// How many slots calls hold now.
+    pub fn held(&self) -> u32 {
+        self.0.admission.held()
+    }
+
+    /// How many slots it has.
+    pub fn size(&self) -> u32 {
+        self.0.admission.size()
+    }
+}
+
 /// Every bundle of a plugins directory: those that loaded and why the others did not.
 pub struct DirReport {
     /// Bundles that loaded, in folder-name order.
@@ -44,6 +60,11 @@ pub struct DirReport {
 }
 
 impl PluginHost {
+    /// The instance pool every plugins folder this host loads shares.
+    pub fn pool(&self) -> Pool {
+        Pool(Arc::clone(&self.engine))
+    }
+
     /// A host with its own engine.
     pub fn new(config: HostConfig) -> Result<Self, EngineError> {
         Ok(Self {
@@ -489,6 +510,9 @@ impl ToolSet for Plugins {
     }
 
     fn call<'a>(&'a self, name: &'a str, args: Value, context: CallContext) -> ToolFuture<'a> {
+        if let Some(entry) = self.inner.tools.get(name) {
+            cordon_kernel::spans::component(|| entry.bundle.id(), &entry.bundle.digest);
+        }
         call::invoke(&self.inner, name, args, context)
     }
 

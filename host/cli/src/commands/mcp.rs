@@ -110,6 +110,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: McpArgs) -> anyhow::Result<Ex
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let run_id = format!("mcp-{}-{:06}", now.as_secs(), now.subsec_micros());
+    crate::telemetry::watch_pool(&assembly);
     let assembly = Arc::new(assembly);
     let lanes = Lanes::new(
         opener(
@@ -191,7 +192,8 @@ fn opener(
             let runtime = assembly
                 .runtime_for_requests(Arc::new(Relay))
                 .with_models(Arc::new(cordon_providers::SpecResolver))
-                .with_commits(durability.into());
+                .with_commits(durability.into())
+                .with_span_content(crate::telemetry::span_content());
             let created = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .unwrap_or_default()

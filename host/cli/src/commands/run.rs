@@ -11,15 +11,17 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use clap::Args;
+use cordon_kernel::spans;
 use cordon_kernel::{
     AgentDef, Approval, Approver, DEFAULT_THREAD, Disposition, EndCause, PendingCall, RunOutcome,
-    Runtime,
+    RunRecord, Runtime,
 };
 use cordon_providers::{ModelOptions, choice};
 use cordon_session::defaults::Defaults;
 use cordon_session::driving::Driving;
 use cordon_session::{Assembly, Launch};
 use cordon_store::{Enqueued, LeasedStore, PostgresCommitStore};
+use tracing::Instrument;
 
 use crate::approve::TerminalApprover;
 use crate::args::{AgentArgs, GlobalArgs, PluginsArg, SandboxArgs, SkillsArg, StoreArg};
@@ -234,8 +236,10 @@ impl Session {
             }
         }
         printer.mark_unsandboxed(assembly.unsandboxed.clone());
+        crate::telemetry::watch_pool(&assembly);
         let mut runtime = assembly
             .runtime(model, printer.clone())
+            .with_span_content(crate::telemetry::span_content())
             .with_models(Arc::new(cordon_providers::SpecResolver))
             .with_observer(printer.clone());
         let person = matches!(driver, Driver::Person(_));
@@ -392,13 +396,22 @@ pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<Ex
         queue_store(&location, "run --detach")?;
     }
     let launch = launch(global, &args.agent)?;
-    let session = Session::for_person(global, &args.agent, launch, &location).await?;
+    let mut session = Session::for_person(global, &args.agent, launch, &location).await?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let run_id = args
         .run_id
         .unwrap_or_else(|| format!("run-{}-{:06}", now.as_secs(), now.subsec_micros()));
+    // The run's header records the trace it begins, so a resumption, here
+    // or by a worker, goes on with it.
+    let span = spans::run();
+    spans::run_named(&span, &session.agent.name, &run_id);
+    if let Some(traceparent) = cordon_telemetry::context::traceparent(&span) {
+        session.runtime = session
+            .runtime
+            .with_run_metadata_entry("traceparent", traceparent);
+    }
     if args.detach {
         session
             .runtime
@@ -428,6 +441,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<Ex
                     now.as_secs(),
                     &args.prompt,
                 )
+                .instrument(span)
                 .await?
         }
         None => {
@@ -440,6 +454,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<Ex
                     now.as_secs(),
                     &args.prompt,
                 )
+                .instrument(span)
                 .await?
         }
     };
@@ -536,8 +551,20 @@ pub(crate) async fn resume(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Res
     let outcome = session
         .runtime
         .resume(&session.agent, &run_id, &decisions)
+        .instrument(resumed_span(&session.agent.name, &record))
         .await?;
     Ok(session.finish(&outcome))
+}
+
+/// The span of a drive of `record`'s run, which resumes it: under the span
+/// its trace began with, and linked to it, when that was recorded.
+pub(crate) fn resumed_span(agent: &str, record: &RunRecord) -> tracing::Span {
+    let span = spans::run();
+    if let Some(traceparent) = record.header.metadata.get("traceparent") {
+        cordon_telemetry::context::resume(&span, traceparent);
+    }
+    spans::run_named(&span, agent, &record.header.run_id);
+    span
 }
 
 /// Hold, while it lives, what says this process drives run `run_id` of a

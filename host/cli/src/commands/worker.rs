@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use tracing::Instrument;
 
 use clap::Args;
 use cordon_kernel::{CommitError, CommitStore, Disposition, PendingCall, RunError, RunOutcome};
@@ -176,6 +177,7 @@ async fn drive(
     let outcome = session
         .runtime
         .resume(&session.agent, &claimed.run_id, &decisions)
+        .instrument(super::run::resumed_span(&session.agent.name, &record))
         .await;
     renewal.abort();
     match outcome {

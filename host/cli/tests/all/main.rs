@@ -23,5 +23,6 @@ mod postgres;
 mod run;
 mod safeguards;
 mod skills;
+mod telemetry;
 mod workers;
 mod workspace;

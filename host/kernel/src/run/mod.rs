@@ -42,6 +42,7 @@ use crate::model::{ModelProvider, ModelResolver};
 use crate::progress::{Observer, StepEvents, Unobserved};
 use crate::reload::Reloadable;
 use crate::skills::{ActiveSkills, SkillCatalog, SkillChange};
+use crate::spans::SpanContent;
 use crate::state::StateWrite;
 use crate::tool::{ToolSet, ToolSpec};
 
@@ -195,6 +196,8 @@ pub struct Runtime {
     /// Whether a call nobody can answer now makes the run wait, or is
     /// denied: the sub-agents of a served call, which nobody resumes, deny.
     waits: bool,
+    /// Whether the spans of calls carry their arguments and results.
+    pub(crate) span_content: SpanContent,
 }
 
 impl Runtime {
@@ -228,6 +231,7 @@ impl Runtime {
             budget: None,
             opened: Arc::default(),
             waits: true,
+            span_content: SpanContent::Omitted,
         }
     }
 
@@ -447,9 +451,23 @@ impl Runtime {
         self
     }
 
+    /// Whether the spans of calls carry their arguments and results, as the
+    /// step commit records them ([`SpanContent::Omitted`] unless told).
+    pub fn with_span_content(mut self, content: SpanContent) -> Self {
+        self.span_content = content;
+        self
+    }
+
     /// Record `metadata` in the header of every run this runtime starts.
     pub fn with_run_metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
         self.metadata = Arc::new(metadata);
+        self
+    }
+
+    /// Record `key` = `value` too in the header of every run this runtime
+    /// starts.
+    pub fn with_run_metadata_entry(mut self, key: &str, value: String) -> Self {
+        Arc::make_mut(&mut self.metadata).insert(key.to_owned(), value);
         self
     }
 

@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use tracing::Instrument;
+
 use super::step::judge::apply_decisions;
 use super::{Cursor, RunError, RunOutcome, Runtime};
 use crate::agent::AgentDef;
@@ -17,6 +19,7 @@ use crate::policy::Verdict;
 use crate::progress::Trail;
 use crate::requester::Requester;
 use crate::skills::SkillChange;
+use crate::spans;
 
 impl Runtime {
     /// Continue run `run_id` from its last commit, applying `decisions` (by call
@@ -100,8 +103,11 @@ impl Runtime {
                 cursor.handed_down = handed_down;
                 cursor.again = unanswered(&records);
                 let step = cursor.step(agent);
+                // The step the run waited in goes on, under its own number.
+                let span = spans::step(&cursor.run_id, cursor.model_steps());
                 let waiting = self
                     .execute(&mut cursor, None, records, step, &Requester::default())
+                    .instrument(span)
                     .await?;
                 match waiting {
                     Some(waiting) => Ok(waiting),

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::step::judge::{Deny, Judge, Offer, Wait, Waiting, judge_and_ask};
 use super::{Cursor, RunError, RunOutcome, Runtime};
@@ -24,6 +25,7 @@ use crate::model::{ModelDelta, ModelRequest};
 use crate::phases::{self, Inference};
 use crate::progress::{Progress, Trail};
 use crate::requester::Requester;
+use crate::spans;
 use crate::tool::ToolSpec;
 
 /// Why a sub-agent of a served call denies what it would ask about.
@@ -66,13 +68,29 @@ impl Runtime {
         mut cursor: Cursor,
     ) -> Result<RunOutcome, RunError> {
         loop {
+            let span = spans::step(&cursor.run_id, cursor.model_steps() + 1);
+            if let Some(outcome) = self.step(agent, &mut cursor).instrument(span).await? {
+                return Ok(outcome);
+            }
+        }
+    }
+
+    /// One model step of the run at `cursor`: the model's turn, its calls
+    /// judged, asked about, run and committed. Returns where the run stands
+    /// when it waits or ends with the step, `None` when it goes on.
+    async fn step(
+        &self,
+        agent: &Arc<AgentDef>,
+        cursor: &mut Cursor,
+    ) -> Result<Option<RunOutcome>, RunError> {
+        {
             let Calls {
                 assistant,
                 calls,
                 offered,
                 mut step,
-            } = match self.turn(agent, &mut cursor).await? {
-                Turn::Over(outcome) => return Ok(outcome),
+            } = match self.turn(agent, cursor).await? {
+                Turn::Over(outcome) => return Ok(Some(outcome)),
                 Turn::Calls(calls) => *calls,
             };
             let judge = Judge {
@@ -117,20 +135,16 @@ impl Runtime {
             };
             match judged {
                 Ok(records) => {
-                    let waiting = self
-                        .execute(
-                            &mut cursor,
-                            Some(assistant),
-                            records,
-                            step,
-                            &Requester::default(),
-                        )
-                        .await?;
-                    if let Some(waiting) = waiting {
-                        return Ok(waiting);
-                    }
+                    self.execute(
+                        cursor,
+                        Some(assistant),
+                        records,
+                        step,
+                        &Requester::default(),
+                    )
+                    .await
                 }
-                Err(waiting) => return self.wait(&mut cursor, assistant, waiting, step).await,
+                Err(waiting) => Ok(Some(self.wait(cursor, assistant, waiting, step).await?)),
             }
         }
     }
@@ -186,11 +200,27 @@ impl Runtime {
             tools: &offered,
             state: visible.as_ref(),
         };
-        let response = match self.model.complete(request, &deltas).await {
+        let span = spans::model(self.model.name());
+        let response = match self
+            .model
+            .complete(request, &deltas)
+            .instrument(span.clone())
+            .await
+        {
             Ok(response) => response,
-            Err(error) => return self.over(cursor, EndCause::Error(error.to_string())).await,
+            Err(error) => {
+                spans::model_failed(&span, &error);
+                return self.over(cursor, EndCause::Error(error.to_string())).await;
+            }
         };
         let usage = response.usage;
+        spans::model_answered(
+            &span,
+            usage.input_tokens,
+            usage.output_tokens,
+            response.tool_calls.len(),
+        );
+        drop(span);
         if let Some(budget) = self.budget() {
             budget.spend(usage.input_tokens + usage.output_tokens);
         }

@@ -22,6 +22,11 @@ impl HttpServer {
     /// `cordon mcp --permissions permissions.toml --http 127.0.0.1:0` in
     /// `project`, with `extra` flags.
     pub(crate) fn start(project: &Project, extra: &[&str]) -> Self {
+        Self::start_with_env(project, extra, &[])
+    }
+
+    /// [`HttpServer::start`] with the variables `env` set.
+    pub(crate) fn start_with_env(project: &Project, extra: &[&str], env: &[(&str, &str)]) -> Self {
         use std::io::BufRead;
         let mut args = vec![
             "mcp",
@@ -33,6 +38,7 @@ impl HttpServer {
         args.extend_from_slice(extra);
         let mut child = project
             .command(&args)
+            .envs(env.iter().copied())
             .stderr(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .spawn()
@@ -117,8 +123,19 @@ impl HttpServer {
     /// A 2026-07-28 request of `method` with `params` (and the per-request
     /// `_meta` that era requires): the JSON-RPC message answering it.
     pub(crate) fn stateless(&self, method: &str, params: Value, capabilities: Value) -> Value {
+        self.stateless_with(method, params, capabilities, &[])
+    }
+
+    /// [`HttpServer::stateless`] with the `extra` headers.
+    pub(crate) fn stateless_with(
+        &self,
+        method: &str,
+        params: Value,
+        capabilities: Value,
+        extra: &[(&str, &str)],
+    ) -> Value {
         let (status, response) = self
-            .try_stateless(method, params, capabilities)
+            .try_stateless_with(method, params, capabilities, extra)
             .unwrap_or_else(|error| panic!("no answer to {method}: {error}"));
         answer(&response).unwrap_or_else(|| panic!("no answer to {method} ({status}): {response}"))
     }
@@ -129,8 +146,19 @@ impl HttpServer {
     pub(crate) fn try_stateless(
         &self,
         method: &str,
+        params: Value,
+        capabilities: Value,
+    ) -> std::io::Result<(u16, String)> {
+        self.try_stateless_with(method, params, capabilities, &[])
+    }
+
+    /// [`HttpServer::try_stateless`] with the `extra` headers.
+    fn try_stateless_with(
+        &self,
+        method: &str,
         mut params: Value,
         capabilities: Value,
+        extra: &[(&str, &str)],
     ) -> std::io::Result<(u16, String)> {
         let meta = serde_json::json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -151,6 +179,7 @@ impl HttpServer {
         if !name.is_empty() {
             headers.push(("Mcp-Name", &name));
         }
+        headers.extend_from_slice(extra);
         self.try_send("POST", "/mcp", &headers, &body.to_string())
     }
 

@@ -9,6 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub(crate) mod mcp;
+pub(crate) mod otlp;
 
 use cordon_test_artifacts as artifacts;
 use serde_json::Value;

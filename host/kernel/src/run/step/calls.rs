@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use tracing::{Instrument, Span};
 
 use crate::agent::AgentDef;
 use crate::commit::{Intent, PendingCall, PendingReason, ToolRecord};
@@ -26,6 +27,7 @@ use crate::progress::Trail;
 use crate::requester::Requester;
 use crate::run::{Cursor, Intents, RunError, Runtime};
 use crate::skills::SkillActivation;
+use crate::spans;
 use crate::state::StateWrite;
 use crate::tool::{Reach, ToolCallOutcome, ToolError, ToolErrorKind};
 
@@ -132,6 +134,10 @@ impl Runtime {
             .iter()
             .map(|&index| CallGate::top(&nested, &records[index].call.id))
             .collect();
+        let spans: Vec<Span> = runnable
+            .iter()
+            .map(|&index| spans::tool_call(&records[index].call, &records[index].decision))
+            .collect();
         let underlay = self.files.underlay();
         let mut handed_down = std::mem::take(&mut cursor.handed_down);
         let rerun = std::mem::take(&mut cursor.again);
@@ -142,15 +148,22 @@ impl Runtime {
         let calls: Vec<RunningCall<'_>> = runnable
             .iter()
             .zip(&gates)
-            .map(|(&index, gate)| {
+            .zip(&spans)
+            .map(|((&index, gate), span)| {
                 let call = &records[index].call;
                 let Some(name) = delegation::spec::sub_agent(&agent, &call.name) else {
-                    let outcome = self.tools.call(
-                        &call.name,
-                        call.args.clone(),
-                        gate.context(Arc::clone(&view), Arc::clone(&underlay)),
-                    );
-                    return Box::pin(async move { Ok(Ran::Tool(outcome.await)) }) as RunningCall;
+                    // The tool set names its component while the call's span
+                    // is current.
+                    let outcome = span.in_scope(|| {
+                        self.tools.call(
+                            &call.name,
+                            call.args.clone(),
+                            gate.context(Arc::clone(&view), Arc::clone(&underlay)),
+                        )
+                    });
+                    return Box::pin(
+                        async move { Ok(Ran::Tool(outcome.await)) }.instrument(span.clone()),
+                    ) as RunningCall;
                 };
                 children += 1;
                 let limit = agent.delegation.max_children_per_step;
@@ -174,17 +187,22 @@ impl Runtime {
                     skills: Arc::clone(&skills),
                     thread: &thread,
                 });
-                Box::pin(async move {
-                    Ok(match delegated.await? {
-                        Delegated::Done(outcome) => Ran::Tool(outcome),
-                        Delegated::Waiting { run_id, pending } => Ran::Waiting { run_id, pending },
-                    })
-                })
+                Box::pin(
+                    async move {
+                        Ok(match delegated.await? {
+                            Delegated::Done(outcome) => Ran::Tool(outcome),
+                            Delegated::Waiting { run_id, pending } => {
+                                Ran::Waiting { run_id, pending }
+                            }
+                        })
+                    }
+                    .instrument(span.clone()),
+                )
             })
             .collect();
         let outcomes = futures_util::future::join_all(calls).await;
         let mut waiting = Vec::new();
-        for ((index, ran), gate) in runnable.iter().zip(outcomes).zip(&gates) {
+        for (((index, ran), gate), span) in runnable.iter().zip(outcomes).zip(&gates).zip(&spans) {
             let call = &records[*index].call;
             let outcome = match ran? {
                 Ran::Tool(outcome) => outcome,
@@ -196,8 +214,10 @@ impl Runtime {
                     continue;
                 }
             };
-            self.events.record(outcome.events);
-            self.events.record(gate.take_events());
+            span.in_scope(|| {
+                self.events.record(outcome.events);
+                self.events.record(gate.take_events());
+            });
             let mut blocks = Vec::new();
             let mut result = match outcome.result {
                 Ok(output) => {
@@ -222,7 +242,7 @@ impl Runtime {
             }
             let result = match result {
                 Ok((content, writes, files, skills)) => {
-                    match self.admit_call(step, call, writes, files, skills)? {
+                    match span.in_scope(|| self.admit_call(step, call, writes, files, skills))? {
                         Ok(None) => CallResult::Output(content),
                         Ok(Some(again)) => CallResult::Output(again),
                         Err(error) => CallResult::Error(error),
@@ -237,7 +257,9 @@ impl Runtime {
                 call,
                 result,
             )
+            .instrument(span.clone())
             .await?;
+            spans::call_ended(span, call, &observed, self.span_content);
             records[*index].children = gate.take_children();
             // A hook that judged the result saw its JSON alone, so it cannot
             // vouch for blocks it never saw: they reach no one.
@@ -288,7 +310,14 @@ impl Runtime {
             Err(Refusal::Conflict(conflict)) => return Err(conflict.into()),
         }
         step.admit_files(writer, files)?;
+        let activated: Vec<String> = skills
+            .iter()
+            .map(|activation| activation.skill.clone())
+            .collect();
         let again = step.admit_skills(&call.id, skills);
+        for skill in activated.iter().filter(|skill| !again.contains(skill)) {
+            spans::skill_activated(skill);
+        }
         Ok(Ok((!again.is_empty()).then(|| {
             serde_json::json!({
                 "skills": again,

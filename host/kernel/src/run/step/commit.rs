@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument;
+
 use crate::commit::CommitError;
 use crate::commit::{Disposition, Durability, EndCause, StepCommit, ToolRecord};
 use crate::files::FileChange;
@@ -16,6 +18,7 @@ use crate::policy::Verdict;
 use crate::progress::Progress;
 use crate::requester::Requester;
 use crate::run::{Cursor, RunError, RunOutcome, Runtime};
+use crate::spans;
 use crate::tool::{ToolError, ToolErrorKind};
 
 impl Runtime {
@@ -80,6 +83,9 @@ impl Runtime {
                     record.decision.denial(),
                 ))
             });
+            if record.decision.verdict == Verdict::Deny {
+                spans::call_denied(&record.call, &record.decision, result, self.span_content);
+            }
             let status = match result {
                 CallResult::Output(_) => CallStatus::Succeeded,
                 CallResult::Error(_) if record.decision.verdict == Verdict::Deny => {
@@ -180,10 +186,21 @@ impl Runtime {
             usage: cursor.usage.take(),
             files: self.files.changes(&effects.files),
         };
-        let receipt = self
+        let durability = reach(self.commits, &commit.files);
+        let span = spans::commit(&commit.run_id, commit.seq, durability);
+        let receipt = match self
             .store
-            .commit(&commit, reach(self.commits, &commit.files))
-            .await?;
+            .commit(&commit, durability)
+            .instrument(span.clone())
+            .await
+        {
+            Ok(receipt) => receipt,
+            Err(error) => {
+                spans::commit_failed(&span);
+                return Err(error.into());
+            }
+        };
+        drop(span);
         self.files.confirm(&commit.files);
         cursor.unpublished |= !commit.files.is_empty();
         if cursor.unpublished && !matches!(commit.disposition, Disposition::Waiting { .. }) {

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::agent::AgentDef;
 use crate::approval::{Approval, Approver};
@@ -21,6 +22,7 @@ use crate::policy::{Decider, Decision, Verdict};
 use crate::progress::{Observer, Progress, Trail};
 use crate::run::RunError;
 use crate::skills::ActiveSkills;
+use crate::spans;
 use crate::tool::{ToolAnnotations, ToolError, ToolErrorKind};
 
 /// Who judges a step's calls, and where each decision shows.
@@ -175,7 +177,10 @@ pub(crate) async fn ask<N: NoAnswer>(
     if pending.is_empty() {
         return Ok(records);
     }
-    match approver.decide(&pending).await {
+    let span = spans::approval(pending.len());
+    let answers = approver.decide(&pending).instrument(span.clone()).await;
+    spans::approval_answered(&span, answers.as_deref());
+    match answers {
         Some(answers) if answers.len() == pending.len() => {
             for (waiting, approval) in pending.iter().zip(answers) {
                 answer(&mut records, &waiting.call.id, approval);
