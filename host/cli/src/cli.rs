@@ -19,6 +19,7 @@ use crate::commands::run::{ResumeArgs, RunArgs};
 use crate::commands::runs::{DeleteRunsArgs, ListRunsArgs, ShowRunArgs};
 use crate::commands::sdk::{BindingsArgs, ComponentArgs};
 use crate::commands::skills::{SkillsCheckArgs, SkillsListArgs};
+use crate::commands::ui::UiArgs;
 use crate::commands::worker::WorkerArgs;
 
 /// Run agents whose tools run as sandboxed WebAssembly components.
@@ -61,6 +62,13 @@ pub(crate) enum Command {
     /// (once the run in hand settles) or, with --until-idle, when no run is
     /// left to claim.
     Worker(WorkerArgs),
+    /// Inspect runs in the browser: the runs and their outcomes, a run's
+    /// steps and parallel calls over time with verdicts, hooks, approvals
+    /// and sub-agents' runs, a call's arguments, result, events and file
+    /// diff; and approve or deny the calls a run waits on, which resumes it
+    /// as `runs resume` does. Listens on loopback only, behind a token it
+    /// prints with the address.
+    Ui(UiArgs),
     /// Inspect plugin bundles.
     #[command(subcommand)]
     Plugins(PluginsCommand),

@@ -52,6 +52,7 @@ fn main() -> ExitCode {
             Command::Run(args) => commands::run::run(&cli.global, args).await,
             Command::Mcp(args) => commands::mcp::run(&cli.global, args).await,
             Command::Worker(args) => commands::worker::run(&cli.global, args).await,
+            Command::Ui(args) => commands::ui::run(&cli.global, args).await,
             Command::Runs(RunsCommand::Resume(args)) => {
                 commands::run::resume(&cli.global, *args).await
             }

@@ -44,6 +44,33 @@ pub struct ToolRecord {
     /// message ([`Message::Tool`]), never in the record.
     #[serde(skip)]
     pub blocks: Vec<ContentBlock>,
+    /// When it ran and for how long; `None` for a call that never ran
+    /// (denied, waiting) and for a tool's own calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<CallTiming>,
+}
+
+/// When a call ran: what a timeline of a step's calls needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallTiming {
+    /// Its start, in milliseconds since the Unix epoch.
+    pub started_ms: u64,
+    /// How long it took, from its start to its outcome, in microseconds.
+    pub took_us: u64,
+}
+
+impl CallTiming {
+    /// A call that started at `wall` (read when `clock` was) and ended now.
+    pub fn since(wall: std::time::SystemTime, clock: std::time::Instant) -> Self {
+        let started_ms = wall
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX));
+        let took_us = u64::try_from(clock.elapsed().as_micros()).unwrap_or(u64::MAX);
+        Self {
+            started_ms,
+            took_us,
+        }
+    }
 }
 
 impl ToolRecord {
@@ -56,6 +83,7 @@ impl ToolRecord {
             result: self.result.clone(),
             children: self.children.clone(),
             blocks: Vec::new(),
+            timing: self.timing,
         }
     }
 }

@@ -377,6 +377,7 @@ impl CallGate {
             result: Some(result.clone()),
             children,
             blocks: Vec::new(),
+            timing: None,
         });
         match (result, effects) {
             (CallResult::Output(content), Some((writes, files))) => ToolCallOutcome {

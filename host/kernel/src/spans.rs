@@ -20,7 +20,7 @@ use tracing::{Level, Span};
 
 use crate::approval::Approval;
 use crate::commit::Durability;
-use crate::event::Event;
+use crate::event::{Event, LimitKind};
 use crate::hooks::HookPhase;
 use crate::message::{CallResult, ToolCall};
 use crate::policy::Decision;
@@ -310,17 +310,11 @@ pub(crate) fn audit(event: &Event) {
             tool,
             limit,
             detail,
-        } => tracing::event!(
-            name: "audit",
-            target: TARGET,
-            Level::INFO,
-            cordon.event = "limit-exceeded",
-            cordon.bundle = bundle.as_str(),
-            cordon.limit = kebab(limit),
-            gen_ai.tool.name = tool.as_str(),
-            cordon.reason = detail.as_str(),
-            "limit-exceeded",
-        ),
+        } => {
+            // The call's span, when this is its limit, names it too.
+            Span::current().record("cordon.limit", kebab(limit));
+            limit_exceeded(bundle, tool, *limit, detail);
+        }
         Event::SkillDenied {
             skill,
             call_id,
@@ -367,6 +361,21 @@ pub(crate) fn audit(event: &Event) {
         | Event::ObservationReplaced { .. }
         | Event::ContextAdded { .. } => {}
     }
+}
+
+/// The `limit-exceeded` span event.
+fn limit_exceeded(bundle: &str, tool: &str, limit: LimitKind, detail: &str) {
+    tracing::event!(
+        name: "audit",
+        target: TARGET,
+        Level::INFO,
+        cordon.event = "limit-exceeded",
+        cordon.bundle = bundle,
+        cordon.limit = kebab(&limit),
+        gen_ai.tool.name = tool,
+        cordon.reason = detail,
+        "limit-exceeded",
+    );
 }
 
 /// Raise the activation of `skill` on the current span.

@@ -631,6 +631,11 @@ pub async fn a_waiting_run_lists_its_pending_calls_and_takes_their_decisions<B: 
         result: Some(CallResult::Output(json!({"written": true}))),
         children: Vec::new(),
         blocks: Vec::new(),
+        // When the call ran travels with it, for the run's timeline.
+        timing: Some(cordon_kernel::CallTiming {
+            started_ms: 1_765_000_000_123,
+            took_us: 4_567,
+        }),
     }];
     store.commit(&decided, Durability::Disk).await.unwrap();
     let record = store.load("r").await.unwrap();

@@ -95,7 +95,7 @@ fn nothing_changed(run: &str, step: Option<u32>, changed: &[u32]) -> String {
 
 /// One path's change in unified diff form, which `patch -p1` applies. Names
 /// are quoted as git quotes them, so no name can forge a line of the diff.
-fn render(change: &FileChange) -> String {
+pub(crate) fn render(change: &FileChange) -> String {
     let path = &change.path;
     match (&change.before, &change.after) {
         (FileState::Directory, FileState::Absent) => {

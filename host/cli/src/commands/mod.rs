@@ -14,4 +14,5 @@ pub(crate) mod run;
 pub(crate) mod runs;
 pub(crate) mod sdk;
 pub(crate) mod skills;
+pub(crate) mod ui;
 pub(crate) mod worker;

@@ -144,7 +144,7 @@ pub(crate) async fn list(global: &GlobalArgs, args: ListRunsArgs) -> anyhow::Res
 
 /// `runs` as trees, newest root first, each followed by its sub-agents'
 /// runs in the order their calls were made, depth first.
-fn as_trees(runs: Vec<RunSummary>) -> Vec<RunSummary> {
+pub(crate) fn as_trees(runs: Vec<RunSummary>) -> Vec<RunSummary> {
     let mut children: BTreeMap<String, Vec<RunSummary>> = BTreeMap::new();
     let mut roots = Vec::new();
     let ids: std::collections::BTreeSet<String> =
@@ -245,14 +245,12 @@ pub(crate) async fn delete(global: &GlobalArgs, args: DeleteRunsArgs) -> anyhow:
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) async fn show(global: &GlobalArgs, args: ShowRunArgs) -> anyhow::Result<ExitCode> {
-    let store = open(&args.store.location(global)).await?;
-    let record = store
-        .load(&store::run_named(&*store, &args.run).await?)
-        .await?;
-    let state = record.state()?;
-    let thread_state = store.thread_state(&record.header.thread).await?;
-    let delegated: Vec<RunSummary> = store
+/// The runs of `store` whose parent is `record`'s run: its sub-agents'.
+async fn delegated_by(
+    store: &store::RunStore,
+    record: &RunRecord,
+) -> anyhow::Result<Vec<RunSummary>> {
+    Ok(store
         .runs()
         .await?
         .into_iter()
@@ -262,20 +260,41 @@ pub(crate) async fn show(global: &GlobalArgs, args: ShowRunArgs) -> anyhow::Resu
                 .as_ref()
                 .is_some_and(|parent| parent.run_id == record.header.run_id)
         })
-        .collect();
+        .collect())
+}
+
+/// `record` as `runs show --json` prints it: its header, its sub-agents'
+/// runs, its commits and intent, its state and its thread's, and where it
+/// stands.
+pub(crate) async fn shown(
+    store: &store::RunStore,
+    record: &RunRecord,
+) -> anyhow::Result<serde_json::Value> {
+    let delegated = delegated_by(store, record).await?;
+    Ok(json!({
+        "run": record.header,
+        "sub_runs": delegated.iter().map(|run| &run.header.run_id).collect::<Vec<_>>(),
+        "commits": record.commits,
+        "intent": record.intent,
+        "state": record.state()?,
+        "thread_state": store.thread_state(&record.header.thread).await?,
+        "disposition": record.disposition(),
+    }))
+}
+
+pub(crate) async fn show(global: &GlobalArgs, args: ShowRunArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&args.store.location(global)).await?;
+    let record = store
+        .load(&store::run_named(&*store, &args.run).await?)
+        .await?;
     if args.json {
-        let value = json!({
-            "run": record.header,
-            "sub_runs": delegated.iter().map(|run| &run.header.run_id).collect::<Vec<_>>(),
-            "commits": record.commits,
-            "intent": record.intent,
-            "state": state,
-            "thread_state": thread_state,
-            "disposition": record.disposition(),
-        });
+        let value = shown(&store, &record).await?;
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
+    let state = record.state()?;
+    let thread_state = store.thread_state(&record.header.thread).await?;
+    let delegated = delegated_by(&store, &record).await?;
     let location = args.store.location(global);
     let file = location.file();
     print_text(&record, file);

@@ -24,5 +24,6 @@ mod run;
 mod safeguards;
 mod skills;
 mod telemetry;
+mod ui;
 mod workers;
 mod workspace;

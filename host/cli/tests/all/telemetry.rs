@@ -173,6 +173,7 @@ fn a_run_is_one_trace_of_its_steps_calls_and_commits_with_metrics_and_no_argumen
 
     let looped = span(&spans, "execute_tool hostile.loop");
     assert_eq!(attr(looped, "cordon.outcome").as_deref(), Some("limit"));
+    assert_eq!(attr(looped, "cordon.limit").as_deref(), Some("fuel"));
     let limit = looped
         .events
         .iter()

@@ -396,6 +396,7 @@ async fn interrupted(store: &MemoryCommitStore, tool: &str) {
                         by: cordon_kernel::Decider::Policy,
                     },
                     result: None,
+                    timing: None,
                 }],
             },
             Durability::Disk,

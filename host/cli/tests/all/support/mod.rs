@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 pub(crate) mod mcp;
 pub(crate) mod otlp;
+pub(crate) mod ui;
 
 use cordon_test_artifacts as artifacts;
 use serde_json::Value;

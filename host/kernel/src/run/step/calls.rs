@@ -5,12 +5,13 @@
 //! step and its result passes the after-tool-call hooks.
 
 use std::sync::Arc;
+use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 use tracing::{Instrument, Span};
 
 use crate::agent::AgentDef;
-use crate::commit::{Intent, PendingCall, PendingReason, ToolRecord};
+use crate::commit::{CallTiming, Intent, PendingCall, PendingReason, ToolRecord};
 use crate::delegation::{
     self,
     child::{Delegated, Delegation},
@@ -200,9 +201,19 @@ impl Runtime {
                 )
             })
             .collect();
-        let outcomes = futures_util::future::join_all(calls).await;
+        // Each call's clock starts when it is first polled, so calls run at
+        // once show as overlapping.
+        let timed = calls.into_iter().map(|call| async move {
+            let (wall, clock) = (SystemTime::now(), Instant::now());
+            let ran = call.await;
+            (ran, CallTiming::since(wall, clock))
+        });
+        let outcomes = futures_util::future::join_all(timed).await;
         let mut waiting = Vec::new();
-        for (((index, ran), gate), span) in runnable.iter().zip(outcomes).zip(&gates).zip(&spans) {
+        for (((index, (ran, timing)), gate), span) in
+            runnable.iter().zip(outcomes).zip(&gates).zip(&spans)
+        {
+            records[*index].timing = Some(timing);
             let call = &records[*index].call;
             let outcome = match ran? {
                 Ran::Tool(outcome) => outcome,

@@ -277,6 +277,7 @@ pub(crate) fn judged(call: ToolCall, decision: Decision) -> ToolRecord {
         result: None,
         children: Vec::new(),
         blocks: Vec::new(),
+        timing: None,
     }
 }
 
@@ -292,6 +293,7 @@ fn not_run(call: &ToolCall, why: &str, message: String) -> ToolRecord {
         ))),
         children: Vec::new(),
         blocks: Vec::new(),
+        timing: None,
     }
 }
 
@@ -344,5 +346,6 @@ fn unoffered(call: ToolCall) -> ToolRecord {
         ))),
         children: Vec::new(),
         blocks: Vec::new(),
+        timing: None,
     }
 }
