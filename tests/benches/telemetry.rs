@@ -4,7 +4,8 @@
 //! with the OpenTelemetry layer exporting over OTLP/HTTP to a receiver on
 //! loopback that answers at once, against the same with no subscriber. The
 //! two alternate, round by round, in one process on one thread (the layer is
-//! that thread's default subscriber while it is on).
+//! that thread's default subscriber while it is on); the bytes the receiver
+//! got show the spans were exported.
 //!
 //! Run with `cargo bench -p cordon-tests --bench telemetry`.
 
@@ -12,6 +13,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use cordon_kernel::{
@@ -30,7 +32,8 @@ const STEPS: usize = 200;
 const ROUNDS: usize = 9;
 
 fn main() {
-    let endpoint = discarding_receiver();
+    let received = Arc::new(AtomicUsize::new(0));
+    let endpoint = discarding_receiver(Arc::clone(&received));
     // SAFETY: no other thread exists yet to read the environment.
     unsafe { std::env::set_var("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint) };
     let telemetry = Telemetry::from_env().expect("telemetry");
@@ -48,16 +51,32 @@ fn main() {
         let served_off = served(&plugins, &events, "off").await;
         let served_on = served(&plugins, &events, "on").await;
         for round in 0..ROUNDS {
+            // Exported first: a callsite first reached with no subscriber on
+            // the thread is cached as never enabled, and would stay so.
+            {
+                let _on = tracing::dispatcher::set_default(&dispatch);
+                steps_on.push(step_time(&plugins, &events, round).await);
+                calls_on.push(call_time(&served_on, round).await);
+            }
             steps_off.push(step_time(&plugins, &events, round).await);
             calls_off.push(call_time(&served_off, round).await);
-            let _on = tracing::dispatcher::set_default(&dispatch);
-            steps_on.push(step_time(&plugins, &events, round).await);
-            calls_on.push(call_time(&served_on, round).await);
         }
-        report("loop step (one hostile.echo call, commits in memory)", steps_on, steps_off);
-        report("served tool call (judged, run, committed in memory)", calls_on, calls_off);
+        report(
+            "loop step (one hostile.echo call, commits in memory)",
+            steps_on,
+            steps_off,
+        );
+        report(
+            "served tool call (judged, run, committed in memory)",
+            calls_on,
+            calls_off,
+        );
     });
     telemetry.shutdown();
+    // The layer was on: what it exported reached the receiver.
+    let bytes = received.load(Ordering::SeqCst);
+    assert!(bytes > 0, "nothing was exported");
+    println!("exported {bytes} bytes of spans and metrics");
 }
 
 fn report(what: &str, on: Vec<Duration>, off: Vec<Duration>) {
@@ -72,11 +91,12 @@ fn report(what: &str, on: Vec<Duration>, off: Vec<Duration>) {
 }
 
 /// A receiver on loopback that reads each export and answers 200 at once.
-fn discarding_receiver() -> String {
+fn discarding_receiver(received: Arc<AtomicUsize>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("listener");
     let endpoint = format!("http://{}", listener.local_addr().expect("address"));
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
+            let received = Arc::clone(&received);
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().expect("stream"));
                 let mut stream = stream;
@@ -99,6 +119,7 @@ fn discarding_receiver() -> String {
                     }
                     let mut body = vec![0; length];
                     reader.read_exact(&mut body).expect("body");
+                    received.fetch_add(body.len(), Ordering::SeqCst);
                     if stream
                         .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
                         .is_err()

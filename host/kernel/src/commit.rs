@@ -64,7 +64,9 @@ impl CallTiming {
     pub fn since(wall: std::time::SystemTime, clock: std::time::Instant) -> Self {
         let started_ms = wall
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX));
+            .map_or(0, |since| {
+                u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+            });
         let took_us = u64::try_from(clock.elapsed().as_micros()).unwrap_or(u64::MAX);
         Self {
             started_ms,

@@ -41,10 +41,9 @@ pub use approval::{Approval, ApprovalFuture, Approver, DeferApprovals};
 pub use ask::{Answer, AskFuture, Asker, Deferred, Question, Unasked};
 pub use cancel::{Cancellation, Cancelled};
 pub use commit::{
-    CallTiming,
-    CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, Durability, EndCause, Intent,
-    MemoryCommitStore, ParentLink, PendingCall, PendingReason, Receipt, RunHeader, RunRecord,
-    RunSummary, StepCommit, ToolRecord,
+    CallTiming, CommitError, CommitStore, Continued, DEFAULT_THREAD, Disposition, Durability,
+    EndCause, Intent, MemoryCommitStore, ParentLink, PendingCall, PendingReason, Receipt,
+    RunHeader, RunRecord, RunSummary, StepCommit, ToolRecord,
 };
 pub use content::{ContentBlock, ResourceBody};
 pub use delegation::{DelegationLimits, SubAgent};

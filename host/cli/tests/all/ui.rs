@@ -57,14 +57,16 @@ fn the_token_holder_sees_the_runs_and_a_decision_resumes_the_run_as_runs_resume_
     assert_eq!(run["steps"], serde_json::json!([0, 1]), "{run}");
     assert_eq!(run["pending"][0]["call"]["id"], "call-1-1", "{run}");
     assert_eq!(
-        run["pending"][0]["why"],
-        "permission rule `notes.add` asks",
+        run["pending"][0]["why"], "permission rule `notes.add` asks",
         "{run}"
     );
     // The allowed call beside it ran, and says when.
     let listed_call = &run["commits"][1]["tools"][1];
     assert_eq!(listed_call["call"]["name"], "notes.list", "{run}");
-    assert!(listed_call["timing"]["started_ms"].as_u64().unwrap() > 0, "{run}");
+    assert!(
+        listed_call["timing"]["started_ms"].as_u64().unwrap() > 0,
+        "{run}"
+    );
 
     let bearer = format!("Bearer {}", inspector.token);
     let own = format!("http://{}", inspector.address);
@@ -80,7 +82,10 @@ fn the_token_holder_sees_the_runs_and_a_decision_resumes_the_run_as_runs_resume_
     let answer: Value = serde_json::from_str(decided.1.split_once("\r\n\r\n").unwrap().1).unwrap();
     assert_eq!(answer["ok"], true, "{answer}");
     assert!(
-        answer["output"].as_str().unwrap().contains("run r1 ended (final answer)"),
+        answer["output"]
+            .as_str()
+            .unwrap()
+            .contains("run r1 ended (final answer)"),
         "{answer}"
     );
     let shown = project.show("r1");
@@ -92,6 +97,9 @@ fn the_token_holder_sees_the_runs_and_a_decision_resumes_the_run_as_runs_resume_
     );
 }
 
+/// A request from elsewhere: what it is, its headers, the status it gets.
+type Refused<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
+
 #[test]
 fn another_host_another_origin_no_token_or_a_plain_form_is_refused_and_the_run_still_waits() {
     let project = waiting();
@@ -100,14 +108,45 @@ fn another_host_another_origin_no_token_or_a_plain_form_is_refused_and_the_run_s
     let own = format!("http://{}", inspector.address);
     let decision = r#"{"run": "r1", "decisions": {"call-1-1": "approve"}}"#;
     let json = ("Content-Type", "application/json");
-    let rebound = format!("attacker.example:{}", inspector.address.split(':').nth(1).unwrap());
-    let refused: [(&str, Vec<(&str, &str)>, u16); 6] = [
+    let rebound = format!(
+        "attacker.example:{}",
+        inspector.address.split(':').nth(1).unwrap()
+    );
+    let refused: [Refused; 6] = [
         ("no token", vec![("Origin", &own), json], 401),
-        ("another token", vec![("Authorization", "Bearer 0123"), ("Origin", &own), json], 401),
-        ("another site's page", vec![("Authorization", &bearer), ("Origin", "http://attacker.example"), json], 403),
-        ("an opaque origin", vec![("Authorization", &bearer), ("Origin", "null"), json], 403),
-        ("DNS rebinding", vec![("Authorization", &bearer), ("Host", &rebound), json], 403),
-        ("a plain form", vec![("Authorization", &bearer), ("Origin", &own), ("Content-Type", "text/plain")], 415),
+        (
+            "another token",
+            vec![("Authorization", "Bearer 0123"), ("Origin", &own), json],
+            401,
+        ),
+        (
+            "another site's page",
+            vec![
+                ("Authorization", &bearer),
+                ("Origin", "http://attacker.example"),
+                json,
+            ],
+            403,
+        ),
+        (
+            "an opaque origin",
+            vec![("Authorization", &bearer), ("Origin", "null"), json],
+            403,
+        ),
+        (
+            "DNS rebinding",
+            vec![("Authorization", &bearer), ("Host", &rebound), json],
+            403,
+        ),
+        (
+            "a plain form",
+            vec![
+                ("Authorization", &bearer),
+                ("Origin", &own),
+                ("Content-Type", "text/plain"),
+            ],
+            415,
+        ),
     ];
     for (what, headers, status) in refused {
         let (got, response) = inspector.send("POST", "/api/decide", &headers, decision);
@@ -132,4 +171,358 @@ fn the_inspector_answers_on_loopback_only() {
         stderr.contains("--listen 0.0.0.0:0") && stderr.contains("loopback only"),
         "{stderr}"
     );
+}
+
+/// Chromium driven over WebDriver, from Debian's `chromium` and
+/// `chromium-driver` (`scripts/toolchains.sh browser` installs them).
+mod browser {
+    use std::net::TcpListener;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use fantoccini::{Client, ClientBuilder, Locator};
+
+    /// A chromedriver on a port of its own, stopped when dropped.
+    pub(super) struct Driver {
+        child: Child,
+        port: u16,
+        profile: tempfile::TempDir,
+    }
+
+    impl Driver {
+        pub(super) fn start() -> Self {
+            let port = free_port();
+            let child = Command::new("chromedriver")
+                .arg(format!("--port={port}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|error| {
+                    panic!(
+                        "cannot start chromedriver ({error}); install Chromium and its driver: \
+                         scripts/toolchains.sh browser (apt-get install chromium chromium-driver)"
+                    )
+                });
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+                assert!(Instant::now() < deadline, "chromedriver never listened");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Self {
+                child,
+                port,
+                profile: tempfile::tempdir().unwrap(),
+            }
+        }
+
+        /// A fresh headless Chromium.
+        pub(super) async fn browser(&self) -> Client {
+            let capabilities = serde_json::json!({
+                "goog:chromeOptions": {
+                    "args": [
+                        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        "--window-size=1400,900", "--no-first-run",
+                        format!("--user-data-dir={}", self.profile.path().display()),
+                    ],
+                },
+            });
+            let serde_json::Value::Object(capabilities) = capabilities else {
+                unreachable!()
+            };
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                .capabilities(capabilities)
+                .connect(&format!("http://127.0.0.1:{}", self.port))
+                .await
+                .expect("a Chromium session")
+        }
+    }
+
+    impl Drop for Driver {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    fn free_port() -> u16 {
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    }
+
+    /// The text of the element `css` matches, once it has some matching
+    /// `wanted`, waiting up to 30 s.
+    pub(super) async fn text_once(
+        browser: &Client,
+        css: &str,
+        wanted: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(element) = browser.find(Locator::Css(css)).await
+                && let Ok(text) = element.text().await
+                && wanted(&text)
+            {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{css} never showed what was wanted"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Keep a screenshot of the page as `name` in the folder
+    /// `CORDON_UI_SCREENSHOTS` names (the documentation's are made so);
+    /// always check it is a PNG.
+    pub(super) async fn screenshot(browser: &Client, name: &str) {
+        let png = browser.screenshot().await.unwrap();
+        assert!(
+            png.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "a screenshot is a PNG"
+        );
+        if let Some(folder) = std::env::var_os("CORDON_UI_SCREENSHOTS") {
+            std::fs::write(std::path::Path::new(&folder).join(name), png).unwrap();
+        }
+    }
+
+    /// A page of another site, on a port of its own, that tries to decide
+    /// about run `run` through the inspector at `inspector` with `token`
+    /// (as if it had leaked): a plain form post, then a JSON post with the
+    /// token; its title becomes `tried` once both have been sent.
+    pub(super) fn attacker(inspector: &str, token: &str, run: &str) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let page = format!(
+            "<!doctype html><title>attacker</title><script>\n\
+             const body = JSON.stringify({{run: '{run}', decisions: {{'call-1-1': 'approve'}}}});\n\
+             (async () => {{\n\
+               try {{ await fetch('http://{inspector}/api/decide', {{method: 'POST', mode: 'no-cors', headers: {{'Content-Type': 'text/plain'}}, body}}); }} catch (e) {{}}\n\
+               try {{ await fetch('http://{inspector}/api/decide', {{method: 'POST', headers: {{'Content-Type': 'application/json', 'Authorization': 'Bearer {token}'}}, body}}); }} catch (e) {{}}\n\
+               document.title = 'tried';\n\
+             }})();\n\
+             </script>"
+        );
+        std::thread::spawn(move || {
+            use std::io::{BufRead, BufReader, Write};
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 2 {
+                    line.clear();
+                }
+                let mut stream = stream;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+            }
+        });
+        format!("http://{address}/")
+    }
+}
+
+/// The demo's lead run, as `scripts/demo.sh` makes it: two sub-agents'
+/// runs, an edit the reviewer is denied, and the editor's write waiting
+/// for a person (`call-2-1/call-1-2`).
+fn demo() -> Project {
+    let project = Project::new();
+    project.bundled("dir", artifacts::DIR);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    project.copy_folder(&root.join("examples/demo"), "examples/demo");
+    project.copy_folder(&root.join("examples/demo/project"), "lead-project");
+    let output = project.cordon(&[
+        "run",
+        "--agent",
+        "examples/demo/lead.toml",
+        "--workspace",
+        "lead-project",
+        "--run-id",
+        "lead",
+        "Make the greeting friendlier",
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
+    project
+}
+
+fn lead(project: &Project) -> Value {
+    let output = project.cordon(&[
+        "runs",
+        "show",
+        "lead",
+        "--json",
+        "--workspace",
+        "lead-project",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_chromium_the_demos_timeline_renders_an_approval_resumes_it_and_other_pages_are_refused()
+{
+    use fantoccini::Locator;
+
+    let project = demo();
+    let inspector = Inspector::start_with(&project, &["--workspace", "lead-project"]);
+    let driver = browser::Driver::start();
+    let browser = driver.browser().await;
+    let row = |run: &str| format!("#runs tbody tr[data-run=\"{run}\"]");
+
+    browser.goto(&inspector.url).await.unwrap();
+    browser::text_once(&browser, &row("lead"), |text| {
+        text.contains("waiting on 1 call(s)")
+    })
+    .await;
+    browser::text_once(&browser, &row("lead/call-1-1"), |text| {
+        text.contains("final answer")
+    })
+    .await;
+    browser::screenshot(&browser, "ui-runs.png").await;
+
+    // The reviewer's run: its edit denied by its own rule, a grey bar.
+    browser
+        .find(Locator::Css(&row("lead/call-1-1")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser::text_once(&browser, "#timeline", |text| text.contains("edit")).await;
+    let denied = browser
+        .find(Locator::Css(".bar[data-call=\"call-1-2\"]"))
+        .await
+        .unwrap();
+    assert_eq!(
+        denied.attr("class").await.unwrap().as_deref(),
+        Some("bar deny")
+    );
+    denied.click().await.unwrap();
+    let parent = browser::text_once(&browser, "#run-links", |text| !text.is_empty()).await;
+    assert!(
+        parent.contains("delegated by lead (call call-1-1)"),
+        "{parent}"
+    );
+    let facts = browser::text_once(&browser, "#detail-facts", |text| text.contains("deny")).await;
+    assert!(facts.contains("edit"), "the rule that decided: {facts}");
+    browser::screenshot(&browser, "ui-call.png").await;
+
+    // The lead's run: its steps, each sub-agent a bar with its duration,
+    // and the write waiting beneath the editor's call.
+    browser
+        .find(Locator::Css(&row("lead")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let timeline = browser::text_once(&browser, "#timeline", |text| {
+        text.contains("agent.reviewer") && text.contains("agent.editor")
+    })
+    .await;
+    assert!(
+        timeline.contains("step 1") && timeline.contains("step 2"),
+        "{timeline}"
+    );
+    let reviewer = browser
+        .find(Locator::Css(".bar[data-call=\"call-1-1\"]"))
+        .await
+        .unwrap();
+    assert_eq!(
+        reviewer.attr("class").await.unwrap().as_deref(),
+        Some("bar ok")
+    );
+    assert!(
+        reviewer.text().await.unwrap().ends_with(" ms"),
+        "a duration"
+    );
+    let links = browser::text_once(&browser, "#run-links", |text| !text.is_empty()).await;
+    assert!(links.contains("lead/call-2-1"), "{links}");
+    browser::text_once(&browser, "#pending", |text| {
+        text.contains("call-2-1/call-1-2")
+    })
+    .await;
+    browser::screenshot(&browser, "ui-timeline.png").await;
+
+    // Another site's page, even holding the token, decides nothing.
+    let attacker = browser::attacker(&inspector.address, &inspector.token, "lead");
+    browser.goto(&attacker).await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while browser.title().await.unwrap() != "tried" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the attacker's page never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(lead(&project)["disposition"]["disposition"], "waiting");
+
+    // Without the token the page shows no run and says why.
+    browser
+        .goto(&format!("http://{}/", inspector.address))
+        .await
+        .unwrap();
+    browser
+        .execute("sessionStorage.clear()", Vec::new())
+        .await
+        .unwrap();
+    browser.refresh().await.unwrap();
+    let problem = browser::text_once(&browser, "#problem", |text| !text.is_empty()).await;
+    assert!(problem.contains("token"), "{problem}");
+    assert!(
+        browser
+            .find_all(Locator::Css("#runs tbody tr"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Approved from the page, the run resumes as `runs resume lead
+    // --approve call-2-1/call-1-2` would, and the store shows it. (The
+    // address differs from the page's by its fragment alone, so it loads
+    // again only when asked.)
+    browser.goto(&inspector.url).await.unwrap();
+    browser.refresh().await.unwrap();
+    browser::text_once(&browser, &row("lead"), |_| true).await;
+    browser
+        .find(Locator::Css(&row("lead")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser
+        .wait()
+        .for_element(Locator::Css(
+            "#pending tr[data-call=\"call-2-1/call-1-2\"] input.approve",
+        ))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser
+        .find(Locator::Css("#resume"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let resumed =
+        browser::text_once(&browser, "#resumed", |text| text.contains("run lead ended")).await;
+    assert!(resumed.contains("final answer"), "{resumed}");
+    let shown = lead(&project);
+    assert_eq!(shown["disposition"]["disposition"], "ended", "{shown}");
+    let changelog = project
+        .read("lead-project/CHANGELOG.md")
+        .unwrap_or_default();
+    assert!(
+        changelog.contains("exclamation mark"),
+        "the approved write reached the folder"
+    );
+    browser.close().await.unwrap();
 }

@@ -144,18 +144,42 @@ mod tests {
         ];
         assert_eq!(guard().admit(&parts(Method::POST, &good), true), Ok(()));
         let with = |name: &str, value: &str| {
-            let mut headers: Vec<(&str, &str)> =
-                good.iter().filter(|(key, _)| *key != name).copied().collect();
+            let mut headers: Vec<(&str, &str)> = good
+                .iter()
+                .filter(|(key, _)| *key != name)
+                .copied()
+                .collect();
             headers.push((name, value));
             guard().admit(&parts(Method::POST, &headers), true)
         };
-        for host in ["evil.example:4567", "127.0.0.1:80", "127.0.0.1", "localhost.evil:4567"] {
-            assert_eq!(with("host", host), Err(Refusal::Host(host.into())), "{host}");
+        for host in [
+            "evil.example:4567",
+            "127.0.0.1:80",
+            "127.0.0.1",
+            "localhost.evil:4567",
+        ] {
+            assert_eq!(
+                with("host", host),
+                Err(Refusal::Host(host.into())),
+                "{host}"
+            );
         }
-        for origin in ["http://evil.example", "null", "https://127.0.0.1:4567", "http://127.0.0.1:9"] {
-            assert_eq!(with("origin", origin), Err(Refusal::Origin(origin.into())), "{origin}");
+        for origin in [
+            "http://evil.example",
+            "null",
+            "https://127.0.0.1:4567",
+            "http://127.0.0.1:9",
+        ] {
+            assert_eq!(
+                with("origin", origin),
+                Err(Refusal::Origin(origin.into())),
+                "{origin}"
+            );
         }
-        assert_eq!(with("authorization", "Bearer 00112233445566778899aabbccddeefe"), Err(Refusal::Token));
+        assert_eq!(
+            with("authorization", "Bearer 00112233445566778899aabbccddeefe"),
+            Err(Refusal::Token)
+        );
         assert_eq!(with("authorization", TOKEN), Err(Refusal::Token));
         assert_eq!(with("content-type", "text/plain"), Err(Refusal::NotJson));
     }
@@ -166,6 +190,9 @@ mod tests {
         assert_eq!(guard().admit(&page, false), Ok(()));
         assert_eq!(guard().admit(&page, true), Err(Refusal::Token));
         let rebound = parts(Method::GET, &[("host", "attacker.example:4567")]);
-        assert!(matches!(guard().admit(&rebound, false), Err(Refusal::Host(_))));
+        assert!(matches!(
+            guard().admit(&rebound, false),
+            Err(Refusal::Host(_))
+        ));
     }
 }

@@ -77,7 +77,8 @@ pub(crate) async fn run(global: &GlobalArgs, args: UiArgs) -> anyhow::Result<Exi
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
     let mut secret = [0_u8; 32];
-    getrandom::fill(&mut secret).map_err(|error| anyhow::anyhow!("no randomness for the launch's token: {error}"))?;
+    getrandom::fill(&mut secret)
+        .map_err(|error| anyhow::anyhow!("no randomness for the launch's token: {error}"))?;
     let token: String = secret.iter().map(|byte| format!("{byte:02x}")).collect();
     let inspector = Arc::new(Inspector {
         store,
@@ -118,7 +119,11 @@ async fn answer(inspector: &Inspector, request: Request<Incoming>) -> Response<F
     }
     if !data {
         return match (parts.method == Method::GET, page::asset(&path)) {
-            (true, Some(asset)) => respond(StatusCode::OK, asset.kind, Bytes::from_static(asset.body.as_bytes())),
+            (true, Some(asset)) => respond(
+                StatusCode::OK,
+                asset.kind,
+                Bytes::from_static(asset.body.as_bytes()),
+            ),
             _ => text(StatusCode::NOT_FOUND, "no such page"),
         };
     }
@@ -146,17 +151,18 @@ async fn answer(inspector: &Inspector, request: Request<Incoming>) -> Response<F
                 (_, None) => Err(anyhow::anyhow!("name the commit: &seq=N")),
             }
         }
-        (&Method::POST, "/api/decide") => {
-            match Limited::new(body, MAX_BODY).collect().await {
-                Ok(body) => api::decide(&inspector.resumer, &body.to_bytes()).await,
-                Err(error) => Err(anyhow::anyhow!("the decisions could not be read: {error}")),
-            }
-        }
+        (&Method::POST, "/api/decide") => match Limited::new(body, MAX_BODY).collect().await {
+            Ok(body) => api::decide(&inspector.resumer, &body.to_bytes()).await,
+            Err(error) => Err(anyhow::anyhow!("the decisions could not be read: {error}")),
+        },
         _ => return text(StatusCode::NOT_FOUND, "no such request"),
     };
     match answered {
         Ok(value) => json_answer(StatusCode::OK, &value),
-        Err(error) => json_answer(StatusCode::BAD_REQUEST, &json!({ "error": format!("{error:#}") })),
+        Err(error) => json_answer(
+            StatusCode::BAD_REQUEST,
+            &json!({ "error": format!("{error:#}") }),
+        ),
     }
 }
 
@@ -165,7 +171,11 @@ fn json_answer(status: StatusCode, value: &Value) -> Response<Full<Bytes>> {
 }
 
 fn text(status: StatusCode, message: &str) -> Response<Full<Bytes>> {
-    respond(status, "text/plain; charset=utf-8", Bytes::from(format!("{message}\n")))
+    respond(
+        status,
+        "text/plain; charset=utf-8",
+        Bytes::from(format!("{message}\n")),
+    )
 }
 
 /// An answer with the headers every answer carries: the page's policy, no
@@ -175,13 +185,25 @@ fn respond(status: StatusCode, kind: &'static str, body: Bytes) -> Response<Full
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, hyper::header::HeaderValue::from_static(kind));
-    headers.insert(CACHE_CONTROL, hyper::header::HeaderValue::from_static("no-store"));
+    headers.insert(
+        CACHE_CONTROL,
+        hyper::header::HeaderValue::from_static("no-store"),
+    );
     headers.insert(
         "content-security-policy",
         hyper::header::HeaderValue::from_static(page::CONTENT_SECURITY_POLICY),
     );
-    headers.insert("x-content-type-options", hyper::header::HeaderValue::from_static("nosniff"));
-    headers.insert("referrer-policy", hyper::header::HeaderValue::from_static("no-referrer"));
-    headers.insert("x-frame-options", hyper::header::HeaderValue::from_static("DENY"));
+    headers.insert(
+        "x-content-type-options",
+        hyper::header::HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        "referrer-policy",
+        hyper::header::HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        "x-frame-options",
+        hyper::header::HeaderValue::from_static("DENY"),
+    );
     response
 }

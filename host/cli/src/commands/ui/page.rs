@@ -13,7 +13,10 @@ pub(crate) struct Asset {
 pub(crate) fn asset(path: &str) -> Option<Asset> {
     let (kind, body) = match path {
         "/" | "/index.html" => ("text/html; charset=utf-8", include_str!("page/index.html")),
-        "/app.js" => ("text/javascript; charset=utf-8", include_str!("page/app.js")),
+        "/app.js" => (
+            "text/javascript; charset=utf-8",
+            include_str!("page/app.js"),
+        ),
         "/app.css" => ("text/css; charset=utf-8", include_str!("page/app.css")),
         _ => return None,
     };

@@ -41,7 +41,8 @@ pub(crate) struct Resumer {
 impl Resumer {
     /// Resume runs of the store `store` names with the settings of `global`.
     pub(crate) fn new(global: &GlobalArgs, store: OsString) -> anyhow::Result<Self> {
-        let program = std::env::current_exe().context("finding the cordon binary to resume runs with")?;
+        let program =
+            std::env::current_exe().context("finding the cordon binary to resume runs with")?;
         let absolute = |path: &PathBuf| -> anyhow::Result<OsString> {
             Ok(std::path::absolute(path)
                 .with_context(|| format!("resolving {}", path.display()))?

@@ -19,15 +19,25 @@ pub(crate) struct Inspector {
 impl Inspector {
     /// `cordon ui` of `project`'s store.
     pub(crate) fn start(project: &Project) -> Self {
+        Self::start_with(project, &[])
+    }
+
+    /// `cordon ui` of `project` with the flags `extra`.
+    pub(crate) fn start_with(project: &Project, extra: &[&str]) -> Self {
+        let mut args = vec!["ui"];
+        args.extend_from_slice(extra);
         let mut child = project
-            .command(&["ui"])
+            .command(&args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let mut lines = std::io::BufReader::new(stdout).lines();
-        let first = lines.next().expect("the inspector said where it is").unwrap();
+        let first = lines
+            .next()
+            .expect("the inspector said where it is")
+            .unwrap();
         let url = first
             .split_whitespace()
             .find(|word| word.starts_with("http://"))
@@ -59,7 +69,10 @@ impl Inspector {
             "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
             body.len()
         );
-        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        if !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+        {
             request.push_str(&format!("Host: {}\r\n", self.address));
         }
         for (name, value) in headers {

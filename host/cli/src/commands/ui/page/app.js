@@ -106,6 +106,7 @@ async function openRun(runId) {
 
 function showRun(run) {
   $('run-pane').hidden = false;
+  $('resumed').hidden = true;
   $('detail').hidden = true;
   $('run-title').textContent = 'Run ' + run.run.run_id + ' of ' + run.run.agent;
   const disposition = run.disposition;
@@ -113,8 +114,9 @@ function showRun(run) {
     el('span', { class: 'outcome-' + disposition.disposition }, outcome(disposition)),
     disposition.answer ? ' — ' + disposition.answer : '');
   const links = [];
-  if (run.run.parent) {
-    links.push('delegated by ', el('a', { href: '#', on: { click: (event) => { event.preventDefault(); openRun(run.run.parent.run_id); } } }, run.run.parent.run_id), ' ');
+  const parent = run.run.parent && run.run.parent['run-id'];
+  if (parent) {
+    links.push('delegated by ', el('a', { href: '#', class: 'parent-run', on: { click: (event) => { event.preventDefault(); openRun(parent); } } }, parent), ' (call ' + run.run.parent['call-id'] + ') ');
   }
   if (run.sub_runs.length) {
     links.push('sub-agents\' runs: ');
@@ -130,7 +132,6 @@ function showRun(run) {
 function showWaiting(run) {
   const waiting = run.disposition.disposition === 'waiting' && !run.run.parent;
   $('waiting').hidden = !waiting;
-  $('resumed').hidden = true;
   if (!waiting) return;
   const rows = run.pending.map((pending) => {
     const name = 'decision-' + pending.call.id;
@@ -193,7 +194,7 @@ function showTimeline(run) {
     const bars = commit.tools.map((record, order) => {
       const position = record.timing
         ? { left: (100 * (record.timing.started_ms - start) / span) + '%', width: Math.max(100 * record.timing.took_us / 1000 / span, 0.5) + '%' }
-        : { left: (order * 2) + '%', width: '1.5%' };
+        : { left: '0%', width: 'auto' };
       const took = record.timing ? ' ' + (record.timing.took_us / 1000).toFixed(1) + ' ms' : '';
       return el('button', {
         type: 'button',
