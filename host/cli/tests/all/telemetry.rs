@@ -360,6 +360,49 @@ fn content_asked_for_is_what_the_store_keeps_after_the_hooks_redact_it() {
 }
 
 #[test]
+fn a_skills_activation_is_an_event_on_the_call_that_activated_it() {
+    let project = Project::new();
+    project.write(
+        "skills/tidy/SKILL.md",
+        "---\nname: tidy\ndescription: Tidy the notes. Use when asked to tidy.\n---\n# Tidy\nKeep it short.\n",
+    );
+    project.write(
+        "agent.toml",
+        "name = \"t\"\nskills = [\"skills\"]\n[permissions]\ndefault = \"allow\"\n",
+    );
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"skill\"\nargs = { name = \"tidy\" }\n[[turn]]\ntext = \"Done.\"\n",
+    );
+    let receiver = Receiver::start();
+    let output = project
+        .command(&[
+            "run",
+            "--agent",
+            "agent.toml",
+            "--model",
+            "scripted:script.toml",
+            "go",
+        ])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .env("HOME", project.home())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let spans = receiver.spans();
+    let call = span(&spans, "execute_tool skill");
+    let activated = call
+        .events
+        .iter()
+        .find(|event| event.name == "skill-activated")
+        .unwrap_or_else(|| panic!("no activation event: {call:?}"));
+    assert_eq!(
+        attribute(&activated.attributes, "cordon.skill").as_deref(),
+        Some("tidy")
+    );
+}
+
+#[test]
 fn the_sdk_switch_sends_nothing_and_a_protocol_cordon_cannot_speak_is_refused() {
     let project = project();
     project.write("agent.toml", AGENT);
