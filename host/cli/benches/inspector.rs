@@ -6,16 +6,18 @@
 //! Run with `cargo bench -p cordon-cli --bench inspector` (needs Debian's
 //! `chromium` and `chromium-driver`: `scripts/toolchains.sh browser`).
 
+#[path = "../tests/all/support/browser.rs"]
+mod browser;
 mod support;
 
 use std::io::{BufRead, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use browser::Driver;
 use cordon_test_artifacts::{NOTES, PLUGINS_DIR};
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::{Client, Locator};
 
 const ROUNDS: usize = 7;
 
@@ -178,65 +180,6 @@ fn answer_time(address: &str, token: &str, run: &str) -> (Duration, usize) {
         bytes = response.len();
     }
     (median(times), bytes)
-}
-
-/// A chromedriver on a port of its own.
-struct Driver {
-    child: Child,
-    port: u16,
-    profile: tempfile::TempDir,
-}
-
-impl Driver {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .expect("port")
-            .local_addr()
-            .expect("address")
-            .port();
-        let child = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver (scripts/toolchains.sh browser installs it)");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver never listened");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self {
-            child,
-            port,
-            profile: tempfile::tempdir().expect("profile"),
-        }
-    }
-
-    async fn browser(&self) -> Client {
-        let serde_json::Value::Object(capabilities) = serde_json::json!({
-            "goog:chromeOptions": {
-                "args": [
-                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                    "--window-size=1400,900", "--no-first-run",
-                    format!("--user-data-dir={}", self.profile.path().display()),
-                ],
-            },
-        }) else {
-            unreachable!()
-        };
-        ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(capabilities)
-            .connect(&format!("http://127.0.0.1:{}", self.port))
-            .await
-            .expect("a Chromium session")
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {

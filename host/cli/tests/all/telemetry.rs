@@ -65,6 +65,20 @@ fn exported(
         .unwrap()
 }
 
+/// `cordon run` of `agent.toml` with `script.toml` as run `run_id`.
+fn scripted(run_id: &str) -> [&str; 8] {
+    [
+        "run",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+        "--run-id",
+        run_id,
+        "go",
+    ]
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
@@ -106,21 +120,7 @@ fn a_run_is_one_trace_of_its_steps_calls_and_commits_with_metrics_and_no_argumen
     project.write("agent.toml", AGENT);
     project.write("script.toml", SCRIPT);
     let receiver = Receiver::start();
-    let output = exported(
-        &project,
-        &receiver,
-        &[],
-        &[
-            "run",
-            "--agent",
-            "agent.toml",
-            "--model",
-            "scripted:script.toml",
-            "--run-id",
-            "r1",
-            "go",
-        ],
-    );
+    let output = exported(&project, &receiver, &[], &scripted("r1"));
     assert!(output.status.success(), "{}", text(&output.stderr));
     let spans = receiver.spans();
 
@@ -253,21 +253,7 @@ fn a_resumed_run_goes_on_with_its_trace_and_carries_content_only_when_asked() {
          args = { title = \"Milk\", body = \"buy milk\" }\n\n[[turn]]\ntext = \"Done.\"\n",
     );
     let first = Receiver::start();
-    let output = exported(
-        &project,
-        &first,
-        &[],
-        &[
-            "run",
-            "--agent",
-            "agent.toml",
-            "--model",
-            "scripted:script.toml",
-            "--run-id",
-            "r1",
-            "go",
-        ],
-    );
+    let output = exported(&project, &first, &[], &scripted("r1"));
     assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
     let waited = first.spans();
     let started = span(&waited, "invoke_agent t");
@@ -333,14 +319,7 @@ fn content_asked_for_is_what_the_store_keeps_after_the_hooks_redact_it() {
         &project,
         &receiver,
         &[("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")],
-        &[
-            "run",
-            "--agent",
-            "agent.toml",
-            "--model",
-            "scripted:script.toml",
-            "go",
-        ],
+        &scripted("r1"),
     );
     assert!(output.status.success(), "{}", text(&output.stderr));
     let spans = receiver.spans();
@@ -362,6 +341,7 @@ fn content_asked_for_is_what_the_store_keeps_after_the_hooks_redact_it() {
 #[test]
 fn a_skills_activation_is_an_event_on_the_call_that_activated_it() {
     let project = Project::new();
+    project.bundled("notes", artifacts::NOTES);
     project.write(
         "skills/tidy/SKILL.md",
         "---\nname: tidy\ndescription: Tidy the notes. Use when asked to tidy.\n---\n# Tidy\nKeep it short.\n",
@@ -376,14 +356,7 @@ fn a_skills_activation_is_an_event_on_the_call_that_activated_it() {
     );
     let receiver = Receiver::start();
     let output = project
-        .command(&[
-            "run",
-            "--agent",
-            "agent.toml",
-            "--model",
-            "scripted:script.toml",
-            "go",
-        ])
+        .command(&scripted("r1"))
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
         .env("HOME", project.home())
         .output()
@@ -408,14 +381,7 @@ fn the_sdk_switch_sends_nothing_and_a_protocol_cordon_cannot_speak_is_refused() 
     project.write("agent.toml", AGENT);
     project.write("script.toml", "[[turn]]\ntext = \"Done.\"\n");
     let receiver = Receiver::start();
-    let run = [
-        "run",
-        "--agent",
-        "agent.toml",
-        "--model",
-        "scripted:script.toml",
-        "go",
-    ];
+    let run = scripted("r1");
     let output = exported(&project, &receiver, &[("OTEL_SDK_DISABLED", "true")], &run);
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert_eq!(receiver.requests(), 0);

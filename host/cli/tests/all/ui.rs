@@ -173,84 +173,15 @@ fn the_inspector_answers_on_loopback_only() {
     );
 }
 
-/// Chromium driven over WebDriver, from Debian's `chromium` and
-/// `chromium-driver` (`scripts/toolchains.sh browser` installs them).
+/// What the browser test does in Chromium: wait for text, keep
+/// screenshots, and play another site's page.
 mod browser {
     use std::net::TcpListener;
-    use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant};
 
-    use fantoccini::{Client, ClientBuilder, Locator};
+    use fantoccini::{Client, Locator};
 
-    /// A chromedriver on a port of its own, stopped when dropped.
-    pub(super) struct Driver {
-        child: Child,
-        port: u16,
-        profile: tempfile::TempDir,
-    }
-
-    impl Driver {
-        pub(super) fn start() -> Self {
-            let port = free_port();
-            let child = Command::new("chromedriver")
-                .arg(format!("--port={port}"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|error| {
-                    panic!(
-                        "cannot start chromedriver ({error}); install Chromium and its driver: \
-                         scripts/toolchains.sh browser (apt-get install chromium chromium-driver)"
-                    )
-                });
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-                assert!(Instant::now() < deadline, "chromedriver never listened");
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Self {
-                child,
-                port,
-                profile: tempfile::tempdir().unwrap(),
-            }
-        }
-
-        /// A fresh headless Chromium.
-        pub(super) async fn browser(&self) -> Client {
-            let capabilities = serde_json::json!({
-                "goog:chromeOptions": {
-                    "args": [
-                        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                        "--window-size=1400,900", "--no-first-run",
-                        format!("--user-data-dir={}", self.profile.path().display()),
-                    ],
-                },
-            });
-            let serde_json::Value::Object(capabilities) = capabilities else {
-                unreachable!()
-            };
-            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-                .capabilities(capabilities)
-                .connect(&format!("http://127.0.0.1:{}", self.port))
-                .await
-                .expect("a Chromium session")
-        }
-    }
-
-    impl Drop for Driver {
-        fn drop(&mut self) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-
-    fn free_port() -> u16 {
-        TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    }
+    pub(super) use crate::support::browser::Driver;
 
     /// The text of the element `css` matches, once it has some matching
     /// `wanted`, waiting up to 30 s.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+pub(crate) mod browser;
 pub(crate) mod mcp;
 pub(crate) mod otlp;
 pub(crate) mod ui;
