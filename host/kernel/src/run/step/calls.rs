@@ -210,8 +210,9 @@ impl Runtime {
         });
         let outcomes = futures_util::future::join_all(timed).await;
         let mut waiting = Vec::new();
+        // Each call's span ends with what the model observes of it.
         for (((index, (ran, timing)), gate), span) in
-            runnable.iter().zip(outcomes).zip(&gates).zip(&spans)
+            runnable.iter().zip(outcomes).zip(&gates).zip(spans)
         {
             records[*index].timing = Some(timing);
             let call = &records[*index].call;
@@ -270,7 +271,7 @@ impl Runtime {
             )
             .instrument(span.clone())
             .await?;
-            spans::call_ended(span, call, &observed, self.span_content);
+            spans::call_ended(&span, call, &observed, self.span_content);
             records[*index].children = gate.take_children();
             // A hook that judged the result saw its JSON alone, so it cannot
             // vouch for blocks it never saw: they reach no one.
