@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::support::mcp::{FIXTURES_MANIFEST, HttpServer};
 use crate::support::otlp::{Receiver, attribute, names, span};
-use crate::support::{Project, text};
+use crate::support::{Project, postgres_schema, text};
 
 /// Notes, jq and the hostile fixture, whose endless loop runs out of fuel.
 fn project() -> Project {
@@ -300,6 +300,57 @@ fn a_resumed_run_goes_on_with_its_trace_and_carries_content_only_when_asked() {
         !first.ever_sent("buy milk"),
         "the first drive was not asked to"
     );
+}
+
+#[test]
+fn a_run_a_worker_drives_joins_the_trace_its_submission_began() {
+    let Some(url) = postgres_schema("a worker's trace", "traced") else {
+        return;
+    };
+    let project = project();
+    project.write(
+        "agent.toml",
+        "name = \"t\"\n[permissions]\ndefault = \"allow\"\n",
+    );
+    project.write(
+        "script.toml",
+        "[[turn]]\n[[turn.call]]\ntool = \"notes.add\"\nargs = { title = \"Milk\", body = \"buy milk\" }\n\
+         [[turn]]\ntext = \"Done.\"\n",
+    );
+    let submitter = Receiver::start();
+    let mut submit = scripted("r1").to_vec();
+    submit.splice(1..1, ["--detach", "--store", url.as_str()]);
+    let output = exported(&project, &submitter, &[], &submit);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let submitted = submitter.spans();
+    let started = span(&submitted, "invoke_agent t");
+
+    let driver = Receiver::start();
+    let output = exported(
+        &project,
+        &driver,
+        &[],
+        &[
+            "worker",
+            "--store",
+            &url,
+            "--name",
+            "w1",
+            "--poll-ms",
+            "50",
+            "--until-idle",
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let driven = driver.spans();
+    let run = span(&driven, "invoke_agent t");
+    assert_eq!(
+        run.trace_id, started.trace_id,
+        "the worker joins the run's trace"
+    );
+    assert_eq!(run.parent_span_id, started.span_id);
+    let note = span(&driven, "execute_tool notes.add");
+    assert_eq!(note.trace_id, started.trace_id);
 }
 
 #[test]
