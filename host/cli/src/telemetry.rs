@@ -26,10 +26,7 @@ pub(crate) fn init(verbose: u8) -> Result<Telemetry, TelemetryError> {
 /// Whether the spans of calls carry their arguments and results, as the
 /// environment asks (checked already at start-up).
 pub(crate) fn span_content() -> SpanContent {
-    match Settings::from_env().map(|settings| settings.content) {
-        Ok(cordon_telemetry::Content::Captured) => SpanContent::Kept,
-        _ => SpanContent::Omitted,
-    }
+    Settings::from_env().map_or(SpanContent::Omitted, |settings| settings.content)
 }
 
 /// Diagnostics on stderr: warnings, and with `-v`, `-vv` and `-vvv` Cordon's

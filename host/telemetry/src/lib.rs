@@ -33,7 +33,7 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::registry::LookupSpan;
 
 pub use measures::{Occupancy, observe_pool};
-pub use settings::{Content, Settings, SettingsError, Signal};
+pub use settings::{Settings, SettingsError, Signal, Wire};
 
 use measures::{Measures, MeasuresLayer};
 
@@ -88,11 +88,11 @@ impl Telemetry {
         };
         let traces = match settings.traces {
             Signal::Off => None,
-            Signal::Otlp => {
+            Signal::Otlp(wire) => {
                 let exporter = opentelemetry_otlp::SpanExporter::builder()
                     .with_http()
                     .with_shared_http_client(client::shared()?)
-                    .with_protocol(protocol("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+                    .with_protocol(protocol(wire))
                     .build()
                     .map_err(|source| TelemetryError::Exporter {
                         signal: "traces",
@@ -108,11 +108,11 @@ impl Telemetry {
         };
         let metrics = match settings.metrics {
             Signal::Off => None,
-            Signal::Otlp => {
+            Signal::Otlp(wire) => {
                 let exporter = opentelemetry_otlp::MetricExporter::builder()
                     .with_http()
                     .with_shared_http_client(client::shared()?)
-                    .with_protocol(protocol("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"))
+                    .with_protocol(protocol(wire))
                     .build()
                     .map_err(|source| TelemetryError::Exporter {
                         signal: "metrics",
@@ -143,10 +143,7 @@ impl Telemetry {
 
     /// Whether spans carry arguments and results, for the runtime.
     pub fn span_content(&self) -> SpanContent {
-        match self.settings.content {
-            Content::Captured => SpanContent::Kept,
-            Content::Omitted => SpanContent::Omitted,
-        }
+        self.settings.content
     }
 
     /// The layer that turns the loop's spans into exported spans and
@@ -193,16 +190,10 @@ impl Telemetry {
     }
 }
 
-/// The protocol a signal's variable (or the general one) names: JSON when
-/// it says `http/json`, protobuf otherwise. The settings refused anything
-/// else already.
-fn protocol(signal: &str) -> opentelemetry_otlp::Protocol {
-    let named = std::env::var(signal)
-        .ok()
-        .filter(|value| !value.trim().is_empty())
-        .or_else(|| std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL").ok());
-    match named.as_deref().map(str::trim) {
-        Some("http/json") => opentelemetry_otlp::Protocol::HttpJson,
-        _ => opentelemetry_otlp::Protocol::HttpBinary,
+/// The exporter's name for `wire`.
+fn protocol(wire: Wire) -> opentelemetry_otlp::Protocol {
+    match wire {
+        Wire::Protobuf => opentelemetry_otlp::Protocol::HttpBinary,
+        Wire::Json => opentelemetry_otlp::Protocol::HttpJson,
     }
 }

@@ -7,6 +7,8 @@
 //! `true`. A value Cordon cannot honour is an error naming the variable,
 //! never a silent fallback.
 
+use cordon_kernel::SpanContent;
+
 /// A variable whose value Cordon cannot honour.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{variable} = {value:?}: {why}")]
@@ -24,17 +26,17 @@ pub struct SettingsError {
 pub enum Signal {
     /// Not exported.
     Off,
-    /// Exported over OTLP.
-    Otlp,
+    /// Exported over OTLP/HTTP, encoded as this says.
+    Otlp(Wire),
 }
 
-/// Whether spans carry a call's arguments and result.
+/// How OTLP/HTTP encodes what it sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Content {
-    /// They do not (the default).
-    Omitted,
-    /// They do, as the store keeps them.
-    Captured,
+pub enum Wire {
+    /// `http/protobuf`, the default.
+    Protobuf,
+    /// `http/json`.
+    Json,
 }
 
 /// What the environment asks.
@@ -46,7 +48,7 @@ pub struct Settings {
     /// instance pool.
     pub metrics: Signal,
     /// Whether spans carry arguments and results.
-    pub content: Content,
+    pub content: SpanContent,
 }
 
 impl Settings {
@@ -59,10 +61,10 @@ impl Settings {
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, SettingsError> {
         let set = |name: &str| var(name).filter(|value| !value.trim().is_empty());
         let content = match set("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT") {
-            None => Content::Omitted,
+            None => SpanContent::Omitted,
             Some(value) => match value.trim().to_ascii_lowercase().as_str() {
-                "true" => Content::Captured,
-                "false" => Content::Omitted,
+                "true" => SpanContent::Kept,
+                "false" => SpanContent::Omitted,
                 _ => {
                     return Err(SettingsError {
                         variable: "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
@@ -84,29 +86,17 @@ impl Settings {
         let endpoint = set("OTEL_EXPORTER_OTLP_ENDPOINT").is_some();
         let traces = signal(
             &set,
-            "OTEL_TRACES_EXPORTER",
+            ["OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"],
             endpoint || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").is_some(),
         )?;
         let metrics = signal(
             &set,
-            "OTEL_METRICS_EXPORTER",
+            [
+                "OTEL_METRICS_EXPORTER",
+                "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+            ],
             endpoint || set("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT").is_some(),
         )?;
-        for (variable, exported) in [
-            (
-                "OTEL_EXPORTER_OTLP_PROTOCOL",
-                traces != Signal::Off || metrics != Signal::Off,
-            ),
-            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", traces != Signal::Off),
-            (
-                "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
-                metrics != Signal::Off,
-            ),
-        ] {
-            if let Some(value) = set(variable).filter(|_| exported) {
-                protocol(variable, value)?;
-            }
-        }
         Ok(Self {
             traces,
             metrics,
@@ -116,34 +106,46 @@ impl Settings {
 
     /// Whether anything is exported.
     pub fn exports(&self) -> bool {
-        self.traces == Signal::Otlp || self.metrics == Signal::Otlp
+        self.traces != Signal::Off || self.metrics != Signal::Off
     }
 }
 
-/// The exporter `variable` names, or OTLP when an endpoint was given for it.
+/// The signal whose exporter and protocol `[exporter, protocol]` name:
+/// exported when the exporter says `otlp`, or when it is unset and an
+/// endpoint was given; encoded as its own protocol variable says, else the
+/// general one, else protobuf.
 fn signal(
     set: &impl Fn(&str) -> Option<String>,
-    variable: &'static str,
+    [exporter, protocol]: [&'static str; 2],
     endpoint: bool,
 ) -> Result<Signal, SettingsError> {
-    let Some(value) = set(variable) else {
-        return Ok(if endpoint { Signal::Otlp } else { Signal::Off });
+    let exported = match set(exporter) {
+        None => endpoint,
+        Some(value) => match value.trim() {
+            "otlp" => true,
+            "none" => false,
+            _ => {
+                return Err(SettingsError {
+                    variable: exporter,
+                    value,
+                    why: "Cordon exports over OTLP only: say `otlp` or `none`",
+                });
+            }
+        },
+    };
+    if !exported {
+        return Ok(Signal::Off);
+    }
+    let (variable, value) = match set(protocol) {
+        Some(value) => (protocol, value),
+        None => match set("OTEL_EXPORTER_OTLP_PROTOCOL") {
+            Some(value) => ("OTEL_EXPORTER_OTLP_PROTOCOL", value),
+            None => return Ok(Signal::Otlp(Wire::Protobuf)),
+        },
     };
     match value.trim() {
-        "otlp" => Ok(Signal::Otlp),
-        "none" => Ok(Signal::Off),
-        _ => Err(SettingsError {
-            variable,
-            value,
-            why: "Cordon exports over OTLP only: say `otlp` or `none`",
-        }),
-    }
-}
-
-/// Refuse a protocol the HTTP exporter does not speak.
-fn protocol(variable: &'static str, value: String) -> Result<(), SettingsError> {
-    match value.trim() {
-        "http/protobuf" | "http/json" => Ok(()),
+        "http/protobuf" => Ok(Signal::Otlp(Wire::Protobuf)),
+        "http/json" => Ok(Signal::Otlp(Wire::Json)),
         _ => Err(SettingsError {
             variable,
             value,
@@ -168,12 +170,12 @@ mod tests {
     fn nothing_is_exported_unless_an_endpoint_or_an_exporter_asks() {
         let none = settings(&[]).unwrap();
         assert!(!none.exports());
-        assert_eq!(none.content, Content::Omitted);
+        assert_eq!(none.content, SpanContent::Omitted);
         let endpoint =
             settings(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")]).unwrap();
         assert_eq!(
             (endpoint.traces, endpoint.metrics),
-            (Signal::Otlp, Signal::Otlp)
+            (Signal::Otlp(Wire::Protobuf), Signal::Otlp(Wire::Protobuf))
         );
         let traces_only = settings(&[(
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -182,10 +184,24 @@ mod tests {
         .unwrap();
         assert_eq!(
             (traces_only.traces, traces_only.metrics),
-            (Signal::Otlp, Signal::Off)
+            (Signal::Otlp(Wire::Protobuf), Signal::Off)
+        );
+        let encoded = settings(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json"),
+        ])
+        .unwrap();
+        assert_eq!(
+            (encoded.traces, encoded.metrics),
+            (Signal::Otlp(Wire::Json), Signal::Otlp(Wire::Protobuf)),
+            "a signal's own protocol comes before the general one"
         );
         let named = settings(&[("OTEL_METRICS_EXPORTER", "otlp")]).unwrap();
-        assert_eq!((named.traces, named.metrics), (Signal::Off, Signal::Otlp));
+        assert_eq!(
+            (named.traces, named.metrics),
+            (Signal::Off, Signal::Otlp(Wire::Protobuf))
+        );
     }
 
     #[test]
@@ -195,7 +211,10 @@ mod tests {
             ("OTEL_METRICS_EXPORTER", "none"),
         ])
         .unwrap();
-        assert_eq!((quiet.traces, quiet.metrics), (Signal::Otlp, Signal::Off));
+        assert_eq!(
+            (quiet.traces, quiet.metrics),
+            (Signal::Otlp(Wire::Protobuf), Signal::Off)
+        );
         let disabled = settings(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
             ("OTEL_SDK_DISABLED", "true"),
@@ -220,6 +239,6 @@ mod tests {
         assert!(content.to_string().contains("`true`"), "{content}");
         let captured =
             settings(&[("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")]).unwrap();
-        assert_eq!(captured.content, Content::Captured);
+        assert_eq!(captured.content, SpanContent::Kept);
     }
 }
