@@ -83,69 +83,67 @@ impl Runtime {
         agent: &Arc<AgentDef>,
         cursor: &mut Cursor,
     ) -> Result<Option<RunOutcome>, RunError> {
-        {
-            let Calls {
-                assistant,
+        let Calls {
+            assistant,
+            calls,
+            offered,
+            mut step,
+        } = match self.turn(agent, cursor).await? {
+            Turn::Over(outcome) => return Ok(Some(outcome)),
+            Turn::Calls(calls) => *calls,
+        };
+        let judge = Judge {
+            agent,
+            skills: &cursor.skills,
+            hooks: self.hooks.as_ref(),
+            events: self.events.as_ref(),
+            observer: self.observer.as_ref(),
+        };
+        // A tool the step did not offer is judged all the same: the
+        // agent's list and policy answer for it.
+        let offer = |name: &str| {
+            Offer::Judged(
+                offered
+                    .iter()
+                    .find(|spec| spec.name == name)
+                    .map(|spec| spec.annotations)
+                    .unwrap_or_default(),
+            )
+        };
+        let judged = if self.waits() {
+            judge_and_ask(
+                &judge,
+                &mut step,
                 calls,
-                offered,
-                mut step,
-            } = match self.turn(agent, cursor).await? {
-                Turn::Over(outcome) => return Ok(Some(outcome)),
-                Turn::Calls(calls) => *calls,
-            };
-            let judge = Judge {
-                agent,
-                skills: &cursor.skills,
-                hooks: self.hooks.as_ref(),
-                events: self.events.as_ref(),
-                observer: self.observer.as_ref(),
-            };
-            // A tool the step did not offer is judged all the same: the
-            // agent's list and policy answer for it.
-            let offer = |name: &str| {
-                Offer::Judged(
-                    offered
-                        .iter()
-                        .find(|spec| spec.name == name)
-                        .map(|spec| spec.annotations)
-                        .unwrap_or_default(),
+                offer,
+                self.approver.as_ref(),
+                Wait,
+            )
+            .await?
+        } else {
+            let judged = judge_and_ask(
+                &judge,
+                &mut step,
+                calls,
+                offer,
+                self.approver.as_ref(),
+                Deny(SERVED_CANNOT_WAIT),
+            );
+            let Ok(records) = judged.await?;
+            Ok(records)
+        };
+        match judged {
+            Ok(records) => {
+                self.execute(
+                    cursor,
+                    Some(assistant),
+                    records,
+                    step,
+                    &Requester::default(),
                 )
-            };
-            let judged = if self.waits() {
-                judge_and_ask(
-                    &judge,
-                    &mut step,
-                    calls,
-                    offer,
-                    self.approver.as_ref(),
-                    Wait,
-                )
-                .await?
-            } else {
-                let judged = judge_and_ask(
-                    &judge,
-                    &mut step,
-                    calls,
-                    offer,
-                    self.approver.as_ref(),
-                    Deny(SERVED_CANNOT_WAIT),
-                );
-                let Ok(records) = judged.await?;
-                Ok(records)
-            };
-            match judged {
-                Ok(records) => {
-                    self.execute(
-                        cursor,
-                        Some(assistant),
-                        records,
-                        step,
-                        &Requester::default(),
-                    )
-                    .await
-                }
-                Err(waiting) => Ok(Some(self.wait(cursor, assistant, waiting, step).await?)),
+                .await
             }
+            Err(waiting) => Ok(Some(self.wait(cursor, assistant, waiting, step).await?)),
         }
     }
 
