@@ -153,6 +153,24 @@ fn another_host_another_origin_no_token_or_a_plain_form_is_refused_and_the_run_s
         assert_eq!(got, status, "{what}: {response}");
         assert_eq!(disposition(&project), "waiting", "{what} changed the run");
     }
+    // A body past the inspector's bound is not read, with the token or not.
+    let bearer_json = [
+        ("Authorization", bearer.as_str()),
+        ("Origin", own.as_str()),
+        json,
+    ];
+    let padded = format!(
+        r#"{{"run": "r1", "decisions": {{"call-1-1": "approve"}}, "reason": "{}"}}"#,
+        "x".repeat(100 * 1024)
+    );
+    let (status, response) = inspector.send("POST", "/api/decide", &bearer_json, &padded);
+    assert_eq!(status, 400, "{response}");
+    assert!(response.contains("could not be read"), "{response}");
+    assert_eq!(
+        disposition(&project),
+        "waiting",
+        "an oversized body changed the run"
+    );
     // Reads need the token too: the store holds every call's arguments.
     let (status, response) = inspector.send("GET", "/api/run?id=r1", &[], "");
     assert_eq!(status, 401, "{response}");
@@ -204,6 +222,18 @@ mod browser {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// Click the element `css` matches, once there is one.
+    pub(super) async fn click(browser: &Client, css: &str) {
+        browser
+            .wait()
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|error| panic!("no {css}: {error}"))
+            .click()
+            .await
+            .unwrap();
     }
 
     /// Keep a screenshot of the page as `name` in the folder
@@ -299,6 +329,29 @@ async fn in_chromium_the_demos_timeline_renders_an_approval_resumes_it_and_other
     use fantoccini::Locator;
 
     let project = demo();
+    // A model's output that is markup, waiting beside the demo's run.
+    project.write(
+        "hostile.toml",
+        "name = \"x\"\nsandbox = \"dir\"\ntools = [\"read\"]\n[permissions]\ndefault = \"ask\"\n",
+    );
+    project.write(
+        "hostile-script.toml",
+        "[[turn]]\ntext = \"<script>document.title = 'pwned'</script>\"\n[[turn.call]]\ntool = \"read\"\n\
+         args = { path = \"<img src=x onerror=\\\"document.title='pwned'\\\">\" }\n",
+    );
+    let output = project.cordon(&[
+        "run",
+        "--agent",
+        "hostile.toml",
+        "--model",
+        "scripted:hostile-script.toml",
+        "--workspace",
+        "lead-project",
+        "--run-id",
+        "markup",
+        "go",
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
     let inspector = Inspector::start_with(&project, &["--workspace", "lead-project"]);
     let driver = browser::Driver::start();
     let browser = driver.browser().await;
@@ -313,16 +366,43 @@ async fn in_chromium_the_demos_timeline_renders_an_approval_resumes_it_and_other
         text.contains("final answer")
     })
     .await;
+
+    // What a model wrote is shown as text: no element of it, no script run.
+    browser::click(&browser, &row("markup")).await;
+    let pending = browser::text_once(&browser, "#pending", |text| text.contains("onerror")).await;
+    assert!(pending.contains("<img src=x"), "{pending}");
+    let bar = browser::text_once(&browser, "#timeline", |text| text.contains("read")).await;
+    assert!(!bar.is_empty());
+    assert!(
+        browser
+            .find_all(Locator::Css("#run-pane img, #run-pane script"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_ne!(browser.title().await.unwrap(), "pwned");
+    browser.refresh().await.unwrap();
+    browser::text_once(&browser, &row("lead"), |_| true).await;
+    // The runs list filtered to the demo's tree, as the book shows it.
+    browser
+        .find(Locator::Css("#filter-run"))
+        .await
+        .unwrap()
+        .send_keys("lead")
+        .await
+        .unwrap();
+    assert!(
+        browser
+            .find_all(Locator::Css(&row("markup")))
+            .await
+            .unwrap()
+            .is_empty(),
+        "the filter leaves out other runs"
+    );
     browser::screenshot(&browser, "ui-runs.png").await;
 
     // The reviewer's run: its edit denied by its own rule, a grey bar.
-    browser
-        .find(Locator::Css(&row("lead/call-1-1")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    browser::click(&browser, &row("lead/call-1-1")).await;
     browser::text_once(&browser, "#timeline", |text| text.contains("edit")).await;
     let denied = browser
         .find(Locator::Css(".bar[data-call=\"call-1-2\"]"))
@@ -344,13 +424,7 @@ async fn in_chromium_the_demos_timeline_renders_an_approval_resumes_it_and_other
 
     // The lead's run: its steps, each sub-agent a bar with its duration,
     // and the write waiting beneath the editor's call.
-    browser
-        .find(Locator::Css(&row("lead")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    browser::click(&browser, &row("lead")).await;
     let timeline = browser::text_once(&browser, "#timeline", |text| {
         text.contains("agent.reviewer") && text.contains("agent.editor")
     })
@@ -419,30 +493,13 @@ async fn in_chromium_the_demos_timeline_renders_an_approval_resumes_it_and_other
     browser.goto(&inspector.url).await.unwrap();
     browser.refresh().await.unwrap();
     browser::text_once(&browser, &row("lead"), |_| true).await;
-    browser
-        .find(Locator::Css(&row("lead")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    browser
-        .wait()
-        .for_element(Locator::Css(
-            "#pending tr[data-call=\"call-2-1/call-1-2\"] input.approve",
-        ))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    browser
-        .find(Locator::Css("#resume"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    browser::click(&browser, &row("lead")).await;
+    browser::click(
+        &browser,
+        "#pending tr[data-call=\"call-2-1/call-1-2\"] input.approve",
+    )
+    .await;
+    browser::click(&browser, "#resume").await;
     let resumed =
         browser::text_once(&browser, "#resumed", |text| text.contains("run lead ended")).await;
     assert!(resumed.contains("final answer"), "{resumed}");

@@ -89,35 +89,12 @@ impl HttpServer {
         headers: &[(&str, &str)],
         body: &str,
     ) -> std::io::Result<(u16, String)> {
-        use std::io::{Read, Write};
-        let mut stream = std::net::TcpStream::connect(&self.address)?;
-        let mut request = format!(
-            "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        if !headers
-            .iter()
-            .any(|(name, _)| name.eq_ignore_ascii_case("host"))
-        {
-            request.push_str(&format!("Host: {}\r\n", self.address));
-        }
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        stream.write_all(request.as_bytes())?;
-        // A refused body may be cut off; what was sent is enough.
-        let _ = stream.write_all(body.as_bytes());
-        let mut response = Vec::new();
-        let _ = stream.read_to_end(&mut response);
-        let response = String::from_utf8_lossy(&response).into_owned();
-        let status = response
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .ok_or_else(|| std::io::Error::other(format!("no status in {response:?}")))?;
-        Ok((status, response))
+        let mut all = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        all.extend_from_slice(headers);
+        super::http::send(&self.address, method, path, &all, body)
     }
 
     /// A 2026-07-28 request of `method` with `params` (and the per-request

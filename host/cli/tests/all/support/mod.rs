@@ -9,6 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub(crate) mod browser;
+pub(crate) mod http;
 pub(crate) mod mcp;
 pub(crate) mod otlp;
 pub(crate) mod ui;

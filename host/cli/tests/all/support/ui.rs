@@ -1,6 +1,6 @@
 //! A `cordon ui` of a project on a port of its own, and raw HTTP to it.
 
-use std::io::{BufRead, Read, Write};
+use std::io::BufRead;
 use std::process::{Child, Stdio};
 
 use super::Project;
@@ -54,9 +54,8 @@ impl Inspector {
         }
     }
 
-    /// `method path` with `headers` and `body`, as a browser on this
-    /// machine would send it when `own` (its Host), else with only the
-    /// headers given: the status and the whole response.
+    /// `method path` with exactly `headers` (and `Host` unless one names
+    /// it) and `body`: the status and the whole response.
     pub(crate) fn send(
         &self,
         method: &str,
@@ -64,31 +63,8 @@ impl Inspector {
         headers: &[(&str, &str)],
         body: &str,
     ) -> (u16, String) {
-        let mut stream = std::net::TcpStream::connect(&self.address).unwrap();
-        let mut request = format!(
-            "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        if !headers
-            .iter()
-            .any(|(name, _)| name.eq_ignore_ascii_case("host"))
-        {
-            request.push_str(&format!("Host: {}\r\n", self.address));
-        }
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        request.push_str(body);
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let status = response
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .unwrap_or_else(|| panic!("no status in {response:?}"));
-        (status, response)
+        super::http::send(&self.address, method, path, headers, body)
+            .unwrap_or_else(|error| panic!("no answer from {}: {error}", self.address))
     }
 
     /// `GET path` with the token, as the page asks: the JSON answer.
