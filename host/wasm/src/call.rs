@@ -20,6 +20,9 @@ use crate::guarded::{self, Body, check_size};
 use crate::plugins::PluginsInner;
 use crate::sandbox::builder::CallBuilder;
 
+/// What a tool's `call` returns.
+type Returned = Result<wit::ToolOutput, wit::ToolError>;
+
 /// Call `name` with `args` in `context`.
 pub(crate) fn invoke<'a>(
     plugins: &'a Arc<PluginsInner>,
@@ -39,7 +42,7 @@ pub(crate) fn invoke<'a>(
             );
         }
         let bundle = &entry.bundle;
-        let Exports::Tool(indices) = &bundle.exports else {
+        let Exports::Tool(exports) = &bundle.exports else {
             return failed(
                 ToolErrorKind::NotFound,
                 format!("bundle `{}` provides no tools", bundle.manifest.name),
@@ -59,12 +62,14 @@ pub(crate) fn invoke<'a>(
             .attaching();
         // Written straight to a buffer: `Display` would go through a formatter.
         let args = serde_json::to_string(&args).expect("a JSON value always serializes");
-        let (indices, called) = (indices.clone(), entry.local.clone());
+        let (index, called) = (exports.call, entry.local.clone());
         let body: Body<Result<wit::ToolOutput, wit::ToolError>> =
             Box::new(move |store, instance| {
                 Box::pin(async move {
-                    let guest = indices.load(&mut *store, &instance)?;
-                    guest.call_call(&mut *store, &called, &args).await
+                    let call =
+                        instance.get_typed_func::<(&str, &str), (Returned,)>(&mut *store, index)?;
+                    let (returned,) = call.call_async(&mut *store, (&called, &args)).await?;
+                    Ok(returned)
                 })
             });
         let finished = guarded::call(&plugins.engine, call, !granted.is_empty(), body).await;

@@ -16,7 +16,8 @@ use wasmtime::component::InstancePre;
 
 use super::described;
 use super::{
-    Bundle, BundleError, Exports, HookExports, LoadedBundle, Origin, Request, kind_export,
+    Bundle, BundleError, Exports, HookExports, LoadedBundle, Origin, Request, ToolExports,
+    kind_export,
 };
 use crate::audit::Audit;
 use crate::bindings::{
@@ -144,7 +145,7 @@ pub(crate) async fn load_read(
                 BundleKind::Interpreter | BundleKind::Command => {
                     Exports::Interpreter(interpreter::GuestIndices::new(&pre).map_err(wrong)?)
                 }
-                _ => Exports::Tool(tool::GuestIndices::new(&pre).map_err(wrong)?),
+                _ => Exports::Tool(ToolExports::new(&pre).map_err(wrong)?),
             }
         }
     };
@@ -164,7 +165,7 @@ pub(crate) async fn load_read(
         exports,
     });
     let Described(tools, validators) = match &bundle.exports {
-        Exports::Tool(indices) => describe(engine, &bundle, indices, &path).await?,
+        Exports::Tool(exports) => describe(engine, &bundle, &exports.indices, &path).await?,
         Exports::Hooks(_) | Exports::Workspace(_) | Exports::Interpreter(_) => Described::default(),
     };
     let (tools, validators) = match origin.skill {

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use cordon_kernel::skills::SKILL_TOOL_SEPARATOR as SEPARATOR;
 use cordon_kernel::{HookPhase, Reach, ToolSpec};
-use wasmtime::component::InstancePre;
+use wasmtime::component::{ComponentExportIndex, InstancePre};
 
 use crate::approvals::{Admission, Approvals, Presented, Unapproved};
 use crate::bindings::{
@@ -67,7 +67,7 @@ pub struct Bundle {
 /// Where to find the exports the host calls, looked up once at load.
 pub(crate) enum Exports {
     /// A tool component's `tool` interface.
-    Tool(tool::GuestIndices),
+    Tool(ToolExports),
     /// The hook phases the manifest lists; phases it does not list stay `None`
     /// even when the component exports them, so they are never called.
     Hooks(HookExports),
@@ -75,6 +75,27 @@ pub(crate) enum Exports {
     Workspace(workspace::GuestIndices),
     /// An interpreter's `interpreter` interface.
     Interpreter(interpreter::GuestIndices),
+}
+
+/// A tool component's `tool` interface, and its `call` function on its own:
+/// a call type-checks only the function it calls, not the whole interface.
+pub(crate) struct ToolExports {
+    pub(crate) indices: tool::GuestIndices,
+    pub(crate) call: ComponentExportIndex,
+}
+
+impl ToolExports {
+    /// Look the interface and its `call` up in what `pre` instantiates.
+    pub(crate) fn new(pre: &InstancePre<CallState>) -> wasmtime::Result<Self> {
+        let indices = tool::GuestIndices::new(pre)?;
+        let component = pre.component();
+        let interface = format!("{TOOL_EXPORT}@{CONTRACT_VERSION}");
+        let call = component
+            .get_export_index(None, &interface)
+            .and_then(|interface| component.get_export_index(Some(&interface), "call"))
+            .ok_or_else(|| wasmtime::format_err!("no `call` in `{interface}`"))?;
+        Ok(Self { indices, call })
+    }
 }
 
 /// A hook component's phases, each present only when the manifest lists it.
