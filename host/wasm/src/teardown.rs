@@ -79,17 +79,17 @@ impl Drop for Reaper {
     }
 }
 
-/// Drop every store `parked` holds, outside its lock; `reaped` when the
-/// reaper does, so that the next parked store sends another.
+/// Drop every store `parked` holds, each outside its lock, keeping the
+/// queue's room for the next; `reaped` when the reaper does, so that the
+/// next parked store sends another.
 fn drain(parked: &Mutex<Parked>, reaped: bool) {
-    let stores = {
-        let mut parked = parked.lock().unwrap_or_else(PoisonError::into_inner);
-        if reaped {
-            parked.reaper = false;
-        }
-        std::mem::take(&mut parked.stores)
-    };
-    drop(stores);
+    let lock = || parked.lock().unwrap_or_else(PoisonError::into_inner);
+    if reaped {
+        lock().reaper = false;
+    }
+    while let Some(store) = lock().stores.pop() {
+        drop(store);
+    }
 }
 
 /// Whether this call runs on a current-thread runtime.
