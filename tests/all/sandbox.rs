@@ -584,6 +584,62 @@ async fn many_more_concurrent_calls_than_instance_slots_all_succeed() {
     assert!(limit_events(&loaded).is_empty());
 }
 
+#[tokio::test]
+async fn on_one_thread_finished_instances_free_their_slots_once_it_yields() {
+    // `#[tokio::test]` runs on a current-thread runtime, as `cordon mcp`
+    // does: a finished call's instance is parked, and dropped by the next
+    // call to start or by the task that runs once the thread yields.
+    let host = cordon_wasm::PluginHost::new(cordon_wasm::HostConfig {
+        max_instances: 4,
+        ..cordon_wasm::HostConfig::default()
+    })
+    .unwrap();
+    let pool = host.pool();
+    let fixture = Fixture::new();
+    fixture.bundle(
+        "hostile",
+        &manifest("hostile", ""),
+        Path::new(artifacts::HOSTILE),
+    );
+    let loaded = fixture
+        .load_on(host, cordon_wasm::Safeguards::default())
+        .await;
+    let freed = || async {
+        for _ in 0..10 {
+            if pool.held() == 0 {
+                return true;
+            }
+            tokio::task::yield_now().await;
+        }
+        false
+    };
+    let burst = (0..64).map(|index| loaded.call("hostile.echo", json!({ "n": index })));
+    for (index, outcome) in futures_util::future::join_all(burst)
+        .await
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(outcome.unwrap().content, json!({ "n": index }));
+    }
+    assert!(
+        freed().await,
+        "{} slots still held after the burst",
+        pool.held()
+    );
+    for index in 0..20 {
+        loaded
+            .call("hostile.echo", json!({ "n": index }))
+            .await
+            .unwrap();
+        assert!(pool.held() <= 1, "call {index}: {} slots held", pool.held());
+    }
+    assert!(
+        freed().await,
+        "{} slots still held after the calls",
+        pool.held()
+    );
+}
+
 /// `fixture`'s bundles loaded on a host whose instance pool has one slot.
 async fn on_one_slot(fixture: &Fixture) -> Loaded {
     let host = cordon_wasm::PluginHost::new(cordon_wasm::HostConfig {
