@@ -101,21 +101,25 @@ pub(crate) async fn call<T>(
             ));
         }
     };
-    let running = held.scope(tokio::time::timeout(timeout, async {
-        let instance = bundle.pre.instantiate_async(&mut store).await?;
-        body(&mut store, instance).await
-    }));
-    // Dropping the running call drops its instance: a cancelled call
-    // stops where it is, and nothing it staged survives. The call is polled
-    // first, so a call that ends at once never waits on its cancellation.
-    let returned = match cancel {
-        None => running.await,
-        Some(cancel) if cancel.is_cancelled() => return Finished::failed(cancelled(label)),
-        Some(cancel) => tokio::select! {
-            biased;
-            returned = running => returned,
-            () = cancel.cancelled() => return Finished::failed(cancelled(label)),
-        },
+    let returned = {
+        // Pinned where it is, so that waiting on it beside the cancellation
+        // moves nothing.
+        let mut running = std::pin::pin!(held.scope(tokio::time::timeout(timeout, async {
+            let instance = bundle.pre.instantiate_async(&mut store).await?;
+            body(&mut store, instance).await
+        })));
+        // Dropping the running call drops its instance: a cancelled call
+        // stops where it is, and nothing it staged survives. The call is polled
+        // first, so a call that ends at once never waits on its cancellation.
+        match cancel {
+            None => running.await,
+            Some(cancel) if cancel.is_cancelled() => return Finished::failed(cancelled(label)),
+            Some(cancel) => tokio::select! {
+                biased;
+                returned = &mut running => returned,
+                () = cancel.cancelled() => return Finished::failed(cancelled(label)),
+            },
+        }
     };
     let state = store.data_mut();
     let output = state
