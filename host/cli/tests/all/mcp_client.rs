@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Project, text};
+use crate::support::{Project, scripted_run, text};
 
 /// A project whose plugins folder is empty: every tool is a server's.
 fn project() -> Project {
@@ -53,18 +53,7 @@ fn script(calls: &[(&str, &str)]) -> String {
 }
 
 fn run(project: &Project, extra: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut args = vec![
-        "run",
-        "--agent",
-        "agent.toml",
-        "--model",
-        "scripted:script.toml",
-        "--run-id",
-        "r1",
-    ];
-    args.extend_from_slice(extra);
-    args.push("go");
-    let mut command = project.command(&args);
+    let mut command = project.command(&scripted_run("r1", extra));
     for (name, value) in env {
         command.env(name, value);
     }

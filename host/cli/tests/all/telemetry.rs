@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::support::mcp::{FIXTURES_MANIFEST, HttpServer};
 use crate::support::otlp::{Receiver, attribute, names, span};
-use crate::support::{Project, postgres_schema, text};
+use crate::support::{Project, postgres_schema, scripted_run, text};
 
 /// Notes, jq and the hostile fixture, whose endless loop runs out of fuel.
 fn project() -> Project {
@@ -65,18 +65,23 @@ fn exported(
         .unwrap()
 }
 
-/// `cordon run` of `agent.toml` with `script.toml` as run `run_id`.
-fn scripted(run_id: &str) -> [&str; 8] {
-    [
-        "run",
-        "--agent",
-        "agent.toml",
-        "--model",
-        "scripted:script.toml",
-        "--run-id",
-        run_id,
-        "go",
-    ]
+/// Assert that `run`, opened by `who`, continues the trace `started` began:
+/// in the same trace, its child, and linked to it.
+fn continues(run: &Span, started: &Span, who: &str) {
+    assert_eq!(
+        run.trace_id, started.trace_id,
+        "{who} joins the run's trace"
+    );
+    assert_eq!(
+        run.parent_span_id, started.span_id,
+        "{who}'s span is its child"
+    );
+    assert!(
+        run.links
+            .iter()
+            .any(|link| link.span_id == started.span_id && link.trace_id == started.trace_id),
+        "{who}'s span links the run's first: {run:?}"
+    );
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -120,7 +125,7 @@ fn a_run_is_one_trace_of_its_steps_calls_and_commits_with_metrics_and_no_argumen
     project.write("agent.toml", AGENT);
     project.write("script.toml", SCRIPT);
     let receiver = Receiver::start();
-    let output = exported(&project, &receiver, &[], &scripted("r1"));
+    let output = exported(&project, &receiver, &[], &scripted_run("r1", &[]));
     assert!(output.status.success(), "{}", text(&output.stderr));
     let spans = receiver.spans();
 
@@ -253,7 +258,7 @@ fn a_resumed_run_goes_on_with_its_trace_and_carries_content_only_when_asked() {
          args = { title = \"Milk\", body = \"buy milk\" }\n\n[[turn]]\ntext = \"Done.\"\n",
     );
     let first = Receiver::start();
-    let output = exported(&project, &first, &[], &scripted("r1"));
+    let output = exported(&project, &first, &[], &scripted_run("r1", &[]));
     assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
     let waited = first.spans();
     let started = span(&waited, "invoke_agent t");
@@ -273,17 +278,7 @@ fn a_resumed_run_goes_on_with_its_trace_and_carries_content_only_when_asked() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let resumed = second.spans();
     let run = span(&resumed, "invoke_agent t");
-    assert_eq!(
-        run.trace_id, started.trace_id,
-        "the resumption joins the run's trace"
-    );
-    assert_eq!(run.parent_span_id, started.span_id);
-    assert!(
-        run.links
-            .iter()
-            .any(|link| link.span_id == started.span_id && link.trace_id == started.trace_id),
-        "{run:?}"
-    );
+    continues(run, started, "the resumption");
     // The step the run waited in goes on under its own number.
     let step = span(&resumed, "step 1");
     assert_eq!(step.parent_span_id, run.span_id);
@@ -318,8 +313,7 @@ fn a_run_a_worker_drives_joins_the_trace_its_submission_began() {
          [[turn]]\ntext = \"Done.\"\n",
     );
     let submitter = Receiver::start();
-    let mut submit = scripted("r1").to_vec();
-    submit.splice(1..1, ["--detach", "--store", url.as_str()]);
+    let submit = scripted_run("r1", &["--detach", "--store", url.as_str()]);
     let output = exported(&project, &submitter, &[], &submit);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let submitted = submitter.spans();
@@ -344,11 +338,7 @@ fn a_run_a_worker_drives_joins_the_trace_its_submission_began() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let driven = driver.spans();
     let run = span(&driven, "invoke_agent t");
-    assert_eq!(
-        run.trace_id, started.trace_id,
-        "the worker joins the run's trace"
-    );
-    assert_eq!(run.parent_span_id, started.span_id);
+    continues(run, started, "the worker");
     let note = span(&driven, "execute_tool notes.add");
     assert_eq!(note.trace_id, started.trace_id);
 }
@@ -370,7 +360,7 @@ fn content_asked_for_is_what_the_store_keeps_after_the_hooks_redact_it() {
         &project,
         &receiver,
         &[("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")],
-        &scripted("r1"),
+        &scripted_run("r1", &[]),
     );
     assert!(output.status.success(), "{}", text(&output.stderr));
     let spans = receiver.spans();
@@ -407,7 +397,7 @@ fn a_skills_activation_is_an_event_on_the_call_that_activated_it() {
     );
     let receiver = Receiver::start();
     let output = project
-        .command(&scripted("r1"))
+        .command(&scripted_run("r1", &[]))
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
         .env("HOME", project.home())
         .output()
@@ -432,7 +422,7 @@ fn the_sdk_switch_sends_nothing_and_a_protocol_cordon_cannot_speak_is_refused() 
     project.write("agent.toml", AGENT);
     project.write("script.toml", "[[turn]]\ntext = \"Done.\"\n");
     let receiver = Receiver::start();
-    let run = scripted("r1");
+    let run = scripted_run("r1", &[]);
     let output = exported(&project, &receiver, &[("OTEL_SDK_DISABLED", "true")], &run);
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert_eq!(receiver.requests(), 0);

@@ -236,6 +236,19 @@ mod browser {
             .unwrap();
     }
 
+    /// The timeline's bar of call `call`, and its class.
+    pub(super) async fn bar(
+        browser: &Client,
+        call: &str,
+    ) -> (fantoccini::elements::Element, String) {
+        let bar = browser
+            .find(Locator::Css(&format!(".bar[data-call=\"{call}\"]")))
+            .await
+            .unwrap_or_else(|error| panic!("no bar for {call}: {error}"));
+        let class = bar.attr("class").await.unwrap().unwrap_or_default();
+        (bar, class)
+    }
+
     /// Keep a screenshot of the page as `name` in the folder
     /// `CORDON_UI_SCREENSHOTS` names (the documentation's are made so);
     /// always check it is a PNG.
@@ -404,14 +417,8 @@ async fn in_chromium_the_demos_timeline_renders_an_approval_resumes_it_and_other
     // The reviewer's run: its edit denied by its own rule, a grey bar.
     browser::click(&browser, &row("lead/call-1-1")).await;
     browser::text_once(&browser, "#timeline", |text| text.contains("edit")).await;
-    let denied = browser
-        .find(Locator::Css(".bar[data-call=\"call-1-2\"]"))
-        .await
-        .unwrap();
-    assert_eq!(
-        denied.attr("class").await.unwrap().as_deref(),
-        Some("bar deny")
-    );
+    let (denied, class) = browser::bar(&browser, "call-1-2").await;
+    assert_eq!(class, "bar deny");
     denied.click().await.unwrap();
     let parent = browser::text_once(&browser, "#run-links", |text| !text.is_empty()).await;
     assert!(
@@ -433,14 +440,8 @@ async fn in_chromium_the_demos_timeline_renders_an_approval_resumes_it_and_other
         timeline.contains("step 1") && timeline.contains("step 2"),
         "{timeline}"
     );
-    let reviewer = browser
-        .find(Locator::Css(".bar[data-call=\"call-1-1\"]"))
-        .await
-        .unwrap();
-    assert_eq!(
-        reviewer.attr("class").await.unwrap().as_deref(),
-        Some("bar ok")
-    );
+    let (reviewer, class) = browser::bar(&browser, "call-1-1").await;
+    assert_eq!(class, "bar ok");
     assert!(
         reviewer.text().await.unwrap().ends_with(" ms"),
         "a duration"

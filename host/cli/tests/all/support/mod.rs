@@ -191,16 +191,7 @@ impl Project {
     /// `cordon run` of `agent.toml` with `script.toml` as run `run_id`, with
     /// `extra` flags.
     pub(crate) fn run_scripted(&self, run_id: &str, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "run",
-            "--agent",
-            "agent.toml",
-            "--model",
-            "scripted:script.toml",
-        ];
-        args.extend_from_slice(extra);
-        args.extend(["--run-id", run_id, "go"]);
-        self.cordon(&args)
+        self.cordon(&scripted_run(run_id, extra))
     }
 
     /// Start `cordon run` of `agent.toml` with `script.toml` as run `run_id`
@@ -208,16 +199,7 @@ impl Project {
     /// of its first tool calls, which are then running.
     pub(crate) fn spawn_until_calls_start(&self, run_id: &str) -> Child {
         let mut child = self
-            .command(&[
-                "run",
-                "--agent",
-                "agent.toml",
-                "--model",
-                "scripted:script.toml",
-                "--run-id",
-                run_id,
-                "go",
-            ])
+            .command(&scripted_run(run_id, &[]))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -358,4 +340,19 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         index += 1;
     }
     found
+}
+
+/// The arguments of `cordon run` of `agent.toml` with `script.toml` as run
+/// `run_id`, with `extra` flags.
+pub(crate) fn scripted_run<'a>(run_id: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--agent",
+        "agent.toml",
+        "--model",
+        "scripted:script.toml",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--run-id", run_id, "go"]);
+    args
 }
